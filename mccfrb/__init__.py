@@ -1,0 +1,18 @@
+"""mccfrb: Monte Carlo CFR with baselines for OpenSpiel, in numba."""
+
+from mccfrb.evaluation import best_response_values
+from mccfrb.evaluation import counterfactual_regrets
+from mccfrb.evaluation import counterfactual_values
+from mccfrb.evaluation import expected_value
+from mccfrb.evaluation import exploitability
+from mccfrb.evaluation import nash_conv
+from mccfrb.games import load_game
+from mccfrb.policy import table_from_policy
+from mccfrb.policy import to_pyspiel_dict
+from mccfrb.policy import to_pyspiel_policy
+from mccfrb.policy import to_tabular_policy
+from mccfrb.policy import uniform_table
+from mccfrb.tree import GameTree
+from mccfrb.tree import compile_tree
+
+__version__ = "0.1.0"

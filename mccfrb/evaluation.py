@@ -1,0 +1,95 @@
+"""Exact evaluation of strategy profiles on the compiled tree.
+
+NashConv = BR_0(sigma_1) + BR_1(sigma_0) - (u_0 + u_1), and exploitability is
+NashConv / 2, as OpenSpiel defines them for two-player games.
+"""
+
+import functools
+
+import numpy as np
+import pyspiel
+
+from mccfrb import games
+from mccfrb import policy as policy_lib
+from mccfrb import tree as tree_lib
+from mccfrb.kernels import exact
+
+
+@functools.lru_cache(maxsize=8)
+def _compile_cached(game_string):
+  return tree_lib.compile_tree(pyspiel.load_game(game_string))
+
+
+def as_tree(game_or_tree):
+  """The `GameTree` of a game string, `pyspiel.Game` or `GameTree`.
+
+  Compiled trees of games are cached by their game string (8 most recent).
+  """
+  if isinstance(game_or_tree, tree_lib.GameTree):
+    return game_or_tree
+  game = games.load_game(game_or_tree)
+  return _compile_cached(str(game))
+
+
+def best_response_values(tree, strategy):
+  """[BR_0(sigma_1), BR_1(sigma_0)] for an mccfrb strategy table."""
+  n, i = tree.num_nodes, tree.num_infosets
+  opp_reach, values = np.empty(n), np.empty(n)
+  own_level = np.empty(n, dtype=np.int32)
+  infoset_level = np.empty(i, dtype=np.int32)
+  best_action = np.empty(i, dtype=np.int32)
+  cfv = np.empty((i, tree.max_actions))
+  return np.array([
+      exact.best_response_value(
+          *tree.kernel_args(), tree.utility_sum, tree.infoset_num_actions,
+          strategy, p, opp_reach, own_level, infoset_level, best_action, cfv,
+          values) for p in (0, 1)])
+
+
+def expected_value(tree, strategy):
+  """Player 0's expected utility when both play `strategy`."""
+  values = np.empty(tree.num_nodes)
+  exact.node_values(*tree.kernel_args(), strategy, values)
+  return float(values[0])
+
+
+def node_values(tree, strategy):
+  """Player 0's expected utility below every node, float64[N]."""
+  values = np.empty(tree.num_nodes)
+  exact.node_values(*tree.kernel_args(), strategy, values)
+  return values
+
+
+def counterfactual_values(tree, strategy):
+  """v_i(I, a) for every infoset-action, in the acting player's utility."""
+  cfv = np.empty((tree.num_infosets, tree.max_actions))
+  exact.counterfactual_values(
+      *tree.kernel_args(), tree.utility_sum, strategy,
+      np.empty((tree.num_nodes, 3)), np.empty(tree.num_nodes), cfv)
+  return cfv
+
+
+def counterfactual_regrets(tree, strategy):
+  """r(I, a) = v(I, a) - sum_b sigma(I, b) v(I, b); padding columns are 0."""
+  cfv = counterfactual_values(tree, strategy)
+  regrets = cfv - np.sum(strategy * cfv, axis=1, keepdims=True)
+  legal = np.arange(tree.max_actions)[None, :] < tree.infoset_num_actions[:, None]
+  return np.where(legal, regrets, 0.0)
+
+
+def nash_conv(game_or_tree, policy):
+  """NashConv of `policy` (sum of both players' best-response gains).
+
+  Args:
+    game_or_tree: game string, `pyspiel.Game` or compiled `GameTree`.
+    policy: an mccfrb table, an OpenSpiel `TabularPolicy`, a pyspiel policy
+      or a dict {information state string: [(action, prob)]}.
+  """
+  tree = as_tree(game_or_tree)
+  strategy = policy_lib.table_from_policy(tree, policy)
+  return float(best_response_values(tree, strategy).sum() - tree.utility_sum)
+
+
+def exploitability(game_or_tree, policy):
+  """NashConv / 2, OpenSpiel's `exploitability` for two-player games."""
+  return nash_conv(game_or_tree, policy) / 2.0

@@ -1,0 +1,133 @@
+"""Loading and validating OpenSpiel games for mccfrb.
+
+`load_game` is the single entry point through which every solver, evaluator
+and experiment obtains a game. It resolves name aliases, converts
+simultaneous-move and normal-form games to turn-based ones, and rejects games
+the algorithms cannot handle with a `ValueError` that says what to do instead.
+"""
+
+import difflib
+import re
+
+import pyspiel
+
+# Friendly names accepted on top of OpenSpiel's registered names.
+ALIASES = {"matching_pennies": "matrix_mp"}
+
+_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _check_parameter_syntax(spec, params):
+  """Raises ValueError unless `params` looks like `k=v,k=v` with balanced ()."""
+  depth = 0
+  for ch in params:
+    depth += {"(": 1, ")": -1}.get(ch, 0)
+    if depth < 0:
+      break
+  if depth != 0:
+    raise ValueError(
+        f"Malformed game string {spec!r}: unbalanced parentheses. Use "
+        "'name(key=value,key=value)', e.g. 'goofspiel(num_cards=4)'.")
+  # Split the top level on commas and check every item is key=value.
+  items, depth, current = [], 0, ""
+  for ch in params:
+    if ch == "," and depth == 0:
+      items.append(current)
+      current = ""
+      continue
+    depth += {"(": 1, ")": -1}.get(ch, 0)
+    current += ch
+  items.append(current)
+  for item in items:
+    if not item.strip() and len(items) == 1:
+      continue  # 'name()' has no parameters.
+    key, eq, value = item.partition("=")
+    if not eq or not _NAME_RE.match(key.strip()) or not value.strip():
+      raise ValueError(
+          f"Malformed game string {spec!r}: parameter {item!r} is not of the "
+          "form key=value. Use 'name(key=value,key=value)', e.g. "
+          "'goofspiel(num_cards=4,imp_info=True)'.")
+
+
+def _load_from_string(spec):
+  spec = spec.strip()
+  name, paren, rest = spec.partition("(")
+  name = name.strip()
+  if not _NAME_RE.match(name):
+    raise ValueError(
+        f"Malformed game string {spec!r}: {name!r} is not a game name. Use "
+        "'name' or 'name(key=value,...)', e.g. 'leduc_poker'.")
+  name = ALIASES.get(name, name)
+  registered = pyspiel.registered_names()
+  if name not in registered:
+    close = difflib.get_close_matches(
+        name, list(registered) + list(ALIASES), n=3, cutoff=0.6)
+    hint = (f" Did you mean {', '.join(repr(c) for c in close)}?" if close
+            else " See pyspiel.registered_names() for the full list.")
+    raise ValueError(f"Unknown game {name!r}.{hint}")
+  if paren:
+    if not rest.endswith(")"):
+      raise ValueError(
+          f"Malformed game string {spec!r}: it must end with ')'. Use "
+          "'name(key=value,key=value)'.")
+    _check_parameter_syntax(spec, rest[:-1])
+    spec = name + "(" + rest
+  else:
+    spec = name
+  try:
+    return pyspiel.load_game(spec)
+  except pyspiel.SpielError as e:
+    raise ValueError(
+        f"OpenSpiel could not load {spec!r}: {e}. Check the parameter names "
+        "and values against the game's documentation.") from e
+
+
+def load_game(spec):
+  """Loads and validates a two-player zero-sum game for mccfrb.
+
+  Args:
+    spec: an OpenSpiel game string with optional parameters (for example
+      'leduc_poker' or 'goofspiel(num_cards=4,imp_info=True)'), the alias
+      'matching_pennies' (OpenSpiel's 'matrix_mp'), or an already-loaded
+      `pyspiel.Game`.
+
+  Returns:
+    A sequential (turn-based) `pyspiel.Game`. Simultaneous-move and
+    normal-form games are converted with `pyspiel.convert_to_turn_based`.
+
+  Raises:
+    ValueError: unknown game name (with close names suggested), malformed
+      parameter string, not exactly two players, not zero- or constant-sum,
+      sampled (non-enumerable) chance, or no information state strings.
+    TypeError: `spec` is neither a string nor a `pyspiel.Game`.
+  """
+  if isinstance(spec, pyspiel.Game):
+    game = spec
+  elif isinstance(spec, str):
+    game = _load_from_string(spec)
+  else:
+    raise TypeError(
+        f"load_game takes a game string or a pyspiel.Game, not {type(spec)}.")
+  gtype = game.get_type()
+  if game.num_players() != 2:
+    raise ValueError(
+        f"{game} has {game.num_players()} players; mccfrb solves two-player "
+        "games only. Load it with players=2 if the game allows it.")
+  if gtype.utility not in (pyspiel.GameType.Utility.ZERO_SUM,
+                           pyspiel.GameType.Utility.CONSTANT_SUM):
+    raise ValueError(
+        f"{game} is {gtype.utility.name}, not zero-sum or constant-sum; "
+        "counterfactual regret minimization here targets two-player "
+        "zero-sum games.")
+  if gtype.chance_mode == pyspiel.GameType.ChanceMode.SAMPLED_STOCHASTIC:
+    raise ValueError(
+        f"{game} has sampled chance outcomes that cannot be enumerated; "
+        "mccfrb needs explicit chance probabilities to compile the tree.")
+  if gtype.dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS:
+    game = pyspiel.convert_to_turn_based(game)
+    gtype = game.get_type()
+  if not gtype.provides_information_state_string:
+    raise ValueError(
+        f"{game} provides no information state strings, which mccfrb uses "
+        "to identify information sets.")
+  return game

@@ -1,0 +1,246 @@
+"""Exact full-tree traversals: strategies, reach, values, best responses.
+
+Every kernel takes the tree arrays in the order of `GameTree.kernel_args()`:
+(node_kind, node_player, node_infoset, child_start, num_children, edge_prob,
+utility). Children have larger ids than their parents, so a forward loop over
+ids is a top-down sweep and a reverse loop a bottom-up sweep. Node kinds:
+0 chance, 1 decision, 2 terminal.
+"""
+
+from numba import njit
+
+
+@njit(cache=True)
+def regret_matching_row(regrets, infoset, num_actions, out):
+  """Regret matching for one infoset (seed 004; ALGORITHMS.md "Notation").
+
+  sigma(I, a) = R+(I, a) / sum_b R+(I, b), uniform if the sum is 0.
+
+  Args:
+    regrets: float64[I, A] cumulative regrets.
+    infoset: the row to read.
+    num_actions: the number of legal actions of that row.
+    out: float64[>= num_actions], filled in place.
+  """
+  total = 0.0
+  for a in range(num_actions):
+    r = regrets[infoset, a]
+    if r > 0.0:
+      total += r
+  if total > 0.0:
+    for a in range(num_actions):
+      r = regrets[infoset, a]
+      out[a] = r / total if r > 0.0 else 0.0
+  else:
+    for a in range(num_actions):
+      out[a] = 1.0 / num_actions
+
+
+@njit(cache=True)
+def regret_matching(regrets, num_actions, out):
+  """Current strategy of every infoset by regret matching; fills `out`."""
+  for i in range(regrets.shape[0]):
+    regret_matching_row(regrets, i, num_actions[i], out[i])
+
+
+@njit(cache=True)
+def normalize_rows(cumulative, num_actions, out):
+  """Average strategy: each row of `cumulative` normalized, uniform if zero.
+
+  Args:
+    cumulative: float64[I, A] cumulative strategy weights.
+    num_actions: int32[I].
+    out: float64[I, A], filled in place (padding columns set to 0).
+  """
+  for i in range(cumulative.shape[0]):
+    n = num_actions[i]
+    total = 0.0
+    for a in range(n):
+      total += cumulative[i, a]
+    for a in range(out.shape[1]):
+      if a >= n:
+        out[i, a] = 0.0
+      elif total > 0.0:
+        out[i, a] = cumulative[i, a] / total
+      else:
+        out[i, a] = 1.0 / n
+
+
+@njit(cache=True)
+def reach_probabilities(kind, player, infoset, child_start, num_children,
+                        edge_prob, strategy, reach):
+  """Top-down reach probabilities of every node under `strategy`.
+
+  Args:
+    strategy: float64[I, A] behaviour strategy of both players.
+    reach: float64[N, 3], filled in place: columns are player 0's own reach,
+      player 1's own reach and chance's reach, so pi(h) is their product and
+      pi_{-i}(h) = reach[h, 1 - i] * reach[h, 2].
+  """
+  reach[0, 0] = 1.0
+  reach[0, 1] = 1.0
+  reach[0, 2] = 1.0
+  for n in range(kind.shape[0]):
+    k = kind[n]
+    if k == 2:
+      continue
+    s = child_start[n]
+    for j in range(num_children[n]):
+      c = s + j
+      reach[c, 0] = reach[n, 0]
+      reach[c, 1] = reach[n, 1]
+      reach[c, 2] = reach[n, 2]
+      if k == 0:
+        reach[c, 2] *= edge_prob[c]
+      else:
+        reach[c, player[n]] *= strategy[infoset[n], j]
+
+
+@njit(cache=True)
+def node_values(kind, player, infoset, child_start, num_children, edge_prob,
+                utility, strategy, values):
+  """Expected utility of player 0 below every node under `strategy`.
+
+  v(h) = sum_a sigma(h, a) v(ha), chance weighted by its probabilities.
+
+  Args:
+    values: float64[N], filled in place.
+  """
+  for n in range(kind.shape[0] - 1, -1, -1):
+    k = kind[n]
+    if k == 2:
+      values[n] = utility[n]
+      continue
+    s = child_start[n]
+    v = 0.0
+    if k == 0:
+      for j in range(num_children[n]):
+        v += edge_prob[s + j] * values[s + j]
+    else:
+      i = infoset[n]
+      for j in range(num_children[n]):
+        v += strategy[i, j] * values[s + j]
+    values[n] = v
+
+
+@njit(cache=True)
+def counterfactual_values(kind, player, infoset, child_start, num_children,
+                          edge_prob, utility, utility_sum, strategy, reach,
+                          values, cfv):
+  """Counterfactual values v_i(I, a) = sum_{h in I} pi_{-i}(h) u_i(ha).
+
+  The value is in the acting player's own utility (u_1 = utility_sum - u_0),
+  Zinkevich et al. 2007, Eq. for v_i(sigma, I).
+
+  Args:
+    reach: float64[N, 3] scratch, filled with `reach_probabilities`.
+    values: float64[N] scratch, filled with player 0's `node_values`.
+    cfv: float64[I, A], overwritten with the counterfactual values.
+  """
+  reach_probabilities(kind, player, infoset, child_start, num_children,
+                      edge_prob, strategy, reach)
+  node_values(kind, player, infoset, child_start, num_children, edge_prob,
+              utility, strategy, values)
+  cfv[:, :] = 0.0
+  for n in range(kind.shape[0]):
+    if kind[n] != 1:
+      continue
+    p = player[n]
+    w = reach[n, 1 - p] * reach[n, 2]
+    if w == 0.0:
+      continue
+    s = child_start[n]
+    i = infoset[n]
+    for j in range(num_children[n]):
+      v = values[s + j] if p == 0 else utility_sum - values[s + j]
+      cfv[i, j] += w * v
+
+
+@njit(cache=True)
+def best_response_value(kind, player, infoset, child_start, num_children,
+                        edge_prob, utility, utility_sum, num_actions, strategy,
+                        br_player, opp_reach, own_level, infoset_level,
+                        best_action, cfv, values):
+  """Value of a best response of `br_player` to the other's `strategy`.
+
+  BR_i(sigma_{-i}) = max over pure sigma_i of u_i(sigma_i, sigma_{-i}). With
+  perfect recall an infoset's histories share the number of the responder's
+  own earlier decisions (its level), and deeper infosets have larger levels.
+  So infosets are decided level by level from the deepest: one bottom-up
+  sweep per level accumulates cfv(I, a) = sum_{h in I} pi_{-i}(h) v(ha) for
+  the infosets of that level, whose subtrees are already decided.
+
+  Args:
+    strategy: float64[I, A]; rows of `br_player` are ignored.
+    br_player: 0 or 1.
+    opp_reach, values: float64[N] scratch. own_level: int32[N] scratch.
+    infoset_level, best_action: int32[I] scratch. cfv: float64[I, A] scratch.
+
+  Returns:
+    The best-response value in `br_player`'s utility.
+  """
+  n_nodes = kind.shape[0]
+  opp_reach[0] = 1.0
+  own_level[0] = 0
+  infoset_level[:] = -1
+  max_level = 0
+  for n in range(n_nodes):
+    k = kind[n]
+    if k == 2:
+      continue
+    s = child_start[n]
+    c = num_children[n]
+    if k == 0:
+      for j in range(c):
+        opp_reach[s + j] = opp_reach[n] * edge_prob[s + j]
+        own_level[s + j] = own_level[n]
+    elif player[n] == br_player:
+      lev = own_level[n]
+      infoset_level[infoset[n]] = lev
+      if lev > max_level:
+        max_level = lev
+      for j in range(c):
+        opp_reach[s + j] = opp_reach[n]
+        own_level[s + j] = lev + 1
+    else:
+      i = infoset[n]
+      for j in range(c):
+        opp_reach[s + j] = opp_reach[n] * strategy[i, j]
+        own_level[s + j] = own_level[n]
+  cfv[:, :] = 0.0
+  best_action[:] = 0
+  # Level -1 is the final pass, with every infoset decided.
+  for level in range(max_level, -2, -1):
+    for n in range(n_nodes - 1, -1, -1):
+      k = kind[n]
+      if k == 2:
+        values[n] = utility[n] if br_player == 0 else utility_sum - utility[n]
+        continue
+      s = child_start[n]
+      v = 0.0
+      if k == 0:
+        for j in range(num_children[n]):
+          v += edge_prob[s + j] * values[s + j]
+      elif player[n] != br_player:
+        i = infoset[n]
+        for j in range(num_children[n]):
+          v += strategy[i, j] * values[s + j]
+      else:
+        i = infoset[n]
+        lev = infoset_level[i]
+        if lev > level:
+          v = values[s + best_action[i]]
+        elif lev == level:
+          w = opp_reach[n]
+          for j in range(num_children[n]):
+            cfv[i, j] += w * values[s + j]
+      values[n] = v
+    if level >= 0:
+      for i in range(infoset_level.shape[0]):
+        if infoset_level[i] == level:
+          best = 0
+          for j in range(1, num_actions[i]):
+            if cfv[i, j] > cfv[i, best]:
+              best = j
+          best_action[i] = best
+  return values[0]

@@ -1,0 +1,26 @@
+"""Installs mccfrb: Monte Carlo CFR with baselines for OpenSpiel."""
+
+import setuptools
+
+setuptools.setup(
+    name="mccfrb",
+    version="0.1.0",
+    description=("Monte Carlo CFR with baselines: numba solvers over compiled "
+                 "OpenSpiel game trees."),
+    long_description=open("README.md", encoding="utf-8").read(),
+    long_description_content_type="text/markdown",
+    packages=setuptools.find_packages(include=["mccfrb", "mccfrb.*"]),
+    python_requires=">=3.11",
+    install_requires=[
+        "open_spiel>=1.6",
+        "numpy>=1.26",
+        "numba>=0.59",
+        "absl-py>=2.0",
+        "pandas>=2.0",
+        "matplotlib>=3.8",
+    ],
+    extras_require={
+        "test": ["pytest>=8"],
+        "ray": ["ray>=2.9"],
+    },
+)
