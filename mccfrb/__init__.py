@@ -12,6 +12,10 @@ from mccfrb.policy import to_pyspiel_dict
 from mccfrb.policy import to_pyspiel_policy
 from mccfrb.policy import to_tabular_policy
 from mccfrb.policy import uniform_table
+from mccfrb.solvers import AVERAGINGS
+from mccfrb.solvers import BASELINES
+from mccfrb.solvers import MCCFRbSolver
+from mccfrb.solvers import OutcomeSamplingSolver
 from mccfrb.tree import GameTree
 from mccfrb.tree import compile_tree
 

@@ -1,0 +1,296 @@
+"""Outcome-sampling MCCFR with baselines: one episode kernel for every variant.
+
+Equations cite Schmid et al. 2019 (VR-MCCFR, arXiv:1809.03057) and the thesis
+in shared/seeds/000 (Fig. 3.1); see ALGORITHMS.md. Variants are integer codes:
+
+  baseline_kind: 0 none, 1 thesis (direct or, with decay > 0, exponential
+    average of the 1/xi-corrected value, per update player and infoset),
+    3 learned (infoset-keyed average of the child estimate), 4 history (per
+    tree edge, chance included), 5 predictive (Davis et al. 2020), 6 oracle
+    (exact values under the current strategy, recomputed before each episode).
+  averaging: 0 stochastic (OpenSpiel), 1 optimistic (Lanctot 2013 section 4,
+    the thesis's choice).
+
+Baseline storage: the thesis tables are indexed (player, infoset, action) in
+that player's utility; the other kinds store player 0's utility (the value
+for player 1 is utility_sum - b), learned as (infoset, action), history,
+predictive and oracle by the id of the child node the edge leads to.
+"""
+
+from numba import njit
+
+from mccfrb.kernels.exact import node_values
+from mccfrb.kernels.exact import regret_matching
+from mccfrb.kernels.exact import regret_matching_row
+
+
+@njit(cache=True)
+def sample_index(probs, count, u):
+  """Inverse-CDF sampling of an index in [0, count) from a uniform `u`.
+
+  Never returns an index of probability 0, even when rounding leaves
+  `u` above the cumulative sum.
+  """
+  cumulative = 0.0
+  last_positive = -1
+  for a in range(count):
+    if probs[a] > 0.0:
+      last_positive = a
+      cumulative += probs[a]
+      if u < cumulative:
+        return a
+  return last_positive
+
+
+@njit(cache=True)
+def averaged(old, count, target, decay):
+  """Running mean (decay <= 0: (b k + target) / (k + 1), thesis Fig. 3.1) or
+  exponentially decaying average (1 - decay) b + decay target."""
+  if decay > 0.0:
+    return (1.0 - decay) * old + decay * target
+  return (old * count + target) / (count + 1.0)
+
+
+@njit(cache=True)
+def baseline_slot(baseline_kind, node_kind, infoset, child, update_player,
+                  num_infosets, max_actions, action):
+  """Index into the flat baseline table of edge (node, action), -1 if b = 0."""
+  if baseline_kind == 0:
+    return -1
+  if baseline_kind == 1:
+    if node_kind != 1:
+      return -1
+    return (update_player * num_infosets + infoset) * max_actions + action
+  if baseline_kind == 3:
+    if node_kind != 1:
+      return -1
+    return infoset * max_actions + action
+  return child
+
+
+@njit(cache=True)
+def episode(kind, player, infoset, child_start, num_children, edge_prob,
+            utility, utility_sum, regrets, regret_acc, regret_sq, avg,
+            avg_last, baseline, baseline_count, baseline_kind, averaging,
+            epsilon, decay, t, update_player, update_average, track_squares,
+            rng, path_node, path_action, path_sigma, path_xi, path_reach,
+            child_est):
+  """One outcome-sampling episode for `update_player`; tables change in place.
+
+  Down the tree: at every node, sigma^t by regret matching on `regrets`; the
+  sampling policy xi is eps-uniform mixed with sigma at the update player's
+  nodes, sigma at the opponent's and chance's probabilities at chance nodes;
+  one uniform from `rng` per node picks the action.
+
+  Up the path (Schmid et al. 2019, Eqs. 9-10), with u(z) = u_i(z):
+    u(h, a) = b(h, a) + (u(h a*) - b(h, a*)) / xi(h, a*)   if a = a*,
+    u(h, a) = b(h, a)                                      otherwise,
+    u(h) = sum_a sigma(h, a) u(h, a);
+  at the update player's nodes (Eq. 11 with Eq. 2)
+    R_I(a) += pi_{-i}(h) / q(h) * (u(h, a) - u(h))   into `regret_acc`;
+  stochastic averaging adds pi_i(h) sigma(I, a) / q(h) there; optimistic
+  averaging adds (t - c_I) pi_owner(h) sigma(I, a) at the opponent's nodes
+  and sets c_I = t. Then the baseline of the sampled edge is updated (after
+  its use, so the estimate stays unbiased). Predictive baselines are reset
+  afterwards by a second bottom-up pass under the new strategy sigma^{t+1}.
+
+  Args:
+    regrets: float64[I, A], read for sigma^t (and sigma^{t+1}).
+    regret_acc: float64[I, A] receiving the regret increments (the same array
+      as `regrets` in training; a separate one for frozen-strategy studies).
+    regret_sq: float64[I, A], sums of squared increments if `track_squares`.
+    avg, avg_last: cumulative strategy float64[I, A] and the last-update
+      iteration int64[I] (optimistic averaging).
+    baseline, baseline_count: flat float64 / int64 tables (module docstring).
+    t: the iteration number (1-based); update_player: 0 or 1.
+    update_average: False leaves `avg` and `avg_last` untouched.
+    rng: np.random.Generator, advanced in place.
+    path_*: scratch of max_depth rows; child_est: float64[A] scratch.
+
+  Returns:
+    (u(root) for the update player, nodes touched).
+  """
+  num_infosets = regrets.shape[0]
+  max_actions = regrets.shape[1]
+  n = 0
+  d = 0
+  my_reach = 1.0
+  opp_reach = 1.0
+  opp_own_reach = 1.0
+  sample_reach = 1.0
+  while kind[n] != 2:
+    path_node[d] = n
+    path_reach[d, 0] = my_reach
+    path_reach[d, 1] = opp_reach
+    path_reach[d, 2] = opp_own_reach
+    path_reach[d, 3] = sample_reach
+    s = child_start[n]
+    c = num_children[n]
+    sigma = path_sigma[d]
+    xi = path_xi[d]
+    if kind[n] == 0:
+      for j in range(c):
+        sigma[j] = edge_prob[s + j]
+        xi[j] = edge_prob[s + j]
+    else:
+      regret_matching_row(regrets, infoset[n], c, sigma)
+      if player[n] == update_player:
+        for j in range(c):
+          xi[j] = epsilon / c + (1.0 - epsilon) * sigma[j]
+      else:
+        for j in range(c):
+          xi[j] = sigma[j]
+    a = sample_index(xi, c, rng.random())
+    path_action[d] = a
+    if kind[n] == 0:
+      opp_reach *= sigma[a]
+    elif player[n] == update_player:
+      my_reach *= sigma[a]
+    else:
+      opp_reach *= sigma[a]
+      opp_own_reach *= sigma[a]
+    sample_reach *= xi[a]
+    n = s + a
+    d += 1
+  depth = d
+  terminal_value = utility[n] if update_player == 0 else utility_sum - utility[n]
+  value = terminal_value
+  for d in range(depth - 1, -1, -1):
+    n = path_node[d]
+    a_s = path_action[d]
+    s = child_start[n]
+    c = num_children[n]
+    k = kind[n]
+    iset = infoset[n]
+    sigma = path_sigma[d]
+    for j in range(c):
+      slot = baseline_slot(baseline_kind, k, iset, s + j, update_player,
+                           num_infosets, max_actions, j)
+      if slot < 0:
+        child_est[j] = 0.0
+      elif baseline_kind == 1 or update_player == 0:
+        child_est[j] = baseline[slot]
+      else:
+        child_est[j] = utility_sum - baseline[slot]
+    b_s = child_est[a_s]
+    child_est[a_s] = b_s + (value - b_s) / path_xi[d, a_s]
+    est = 0.0
+    for j in range(c):
+      est += sigma[j] * child_est[j]
+    if k == 1:
+      if player[n] == update_player:
+        w = path_reach[d, 1] / path_reach[d, 3]
+        for j in range(c):
+          x = w * (child_est[j] - est)
+          regret_acc[iset, j] += x
+          if track_squares:
+            regret_sq[iset, j] += x * x
+        if update_average and averaging == 0:
+          for j in range(c):
+            avg[iset, j] += path_reach[d, 0] * sigma[j] / path_reach[d, 3]
+      elif update_average and averaging == 1:
+        w = (t - avg_last[iset]) * path_reach[d, 2]
+        for j in range(c):
+          avg[iset, j] += w * sigma[j]
+        avg_last[iset] = t
+    slot = baseline_slot(baseline_kind, k, iset, s + a_s, update_player,
+                         num_infosets, max_actions, a_s)
+    if slot >= 0 and baseline_kind == 1:
+      # Thesis Fig. 3.1: b <- (b k_i(I) + b + (u - b) / xi) / (k_i(I) + 1),
+      # with one visit counter per (update player, infoset).
+      cslot = update_player * num_infosets + iset
+      baseline[slot] = averaged(baseline[slot], baseline_count[cslot],
+                                child_est[a_s], decay)
+      baseline_count[cslot] += 1
+    elif slot >= 0 and (baseline_kind == 3 or baseline_kind == 4):
+      target = value if update_player == 0 else utility_sum - value
+      baseline[slot] = averaged(baseline[slot], baseline_count[slot], target,
+                                decay)
+      baseline_count[slot] += 1
+    value = est
+  touched = depth + 1
+  if baseline_kind == 5:
+    # Davis et al. 2020: b(h, a*) <- u_{sigma^{t+1}}(h a*) along the path,
+    # where u(h) = sum_a sigma^{t+1}(h, a) b(h, a).
+    v = terminal_value
+    for d in range(depth - 1, -1, -1):
+      n = path_node[d]
+      s = child_start[n]
+      c = num_children[n]
+      sigma = path_sigma[d]
+      baseline[s + path_action[d]] = v if update_player == 0 else utility_sum - v
+      if kind[n] == 1:
+        regret_matching_row(regrets, infoset[n], c, sigma)
+      v = 0.0
+      for j in range(c):
+        b = baseline[s + j] if update_player == 0 else utility_sum - baseline[s + j]
+        v += sigma[j] * b
+    touched += depth
+  return value, touched
+
+
+@njit(cache=True)
+def run_iterations(kind, player, infoset, child_start, num_children,
+                   edge_prob, utility, utility_sum, num_actions, regrets, avg,
+                   avg_last, baseline, baseline_count, baseline_kind,
+                   averaging, epsilon, decay, first_iteration, num_iterations,
+                   rng, path_node, path_action, path_sigma, path_xi,
+                   path_reach, child_est, strategy_scratch):
+  """Runs iterations first_iteration .. first_iteration + num_iterations - 1.
+
+  An iteration is one `episode` per player as update player, in player order.
+  With the oracle baseline (kind 6) `baseline` is refilled before every
+  episode with player 0's exact node values under the current strategy.
+
+  Returns:
+    The number of nodes touched.
+  """
+  touched = 0
+  for t in range(first_iteration, first_iteration + num_iterations):
+    for i in range(2):
+      if baseline_kind == 6:
+        regret_matching(regrets, num_actions, strategy_scratch)
+        node_values(kind, player, infoset, child_start, num_children,
+                    edge_prob, utility, strategy_scratch, baseline)
+        touched += kind.shape[0]
+      _, n = episode(kind, player, infoset, child_start, num_children,
+                     edge_prob, utility, utility_sum, regrets, regrets,
+                     regrets, avg, avg_last, baseline, baseline_count,
+                     baseline_kind, averaging, epsilon, decay, t, i, True,
+                     False, rng, path_node, path_action, path_sigma, path_xi,
+                     path_reach, child_est)
+      touched += n
+  return touched
+
+
+@njit(cache=True)
+def sample_frozen(kind, player, infoset, child_start, num_children, edge_prob,
+                  utility, utility_sum, num_actions, regrets, baseline,
+                  baseline_count, baseline_kind, epsilon, decay, t,
+                  num_episodes, rng, regret_sum, regret_sq, root_values,
+                  path_node, path_action, path_sigma, path_xi, path_reach,
+                  child_est, strategy_scratch):
+  """Episodes under a frozen strategy, for estimator studies.
+
+  The strategy (from `regrets`) never changes; baselines keep learning as in
+  training. Episode e updates player e % 2.
+
+  Args:
+    regret_sum, regret_sq: float64[I, A], receive the sum and the sum of
+      squares of the sampled regret increments.
+    root_values: float64[num_episodes], the root estimate u(root) of each
+      episode, in the update player's utility.
+  """
+  if baseline_kind == 6:
+    regret_matching(regrets, num_actions, strategy_scratch)
+    node_values(kind, player, infoset, child_start, num_children, edge_prob,
+                utility, strategy_scratch, baseline)
+  avg_dummy = regret_sum[:0]
+  last_dummy = baseline_count[:0]
+  for e in range(num_episodes):
+    root_values[e], _ = episode(
+        kind, player, infoset, child_start, num_children, edge_prob, utility,
+        utility_sum, regrets, regret_sum, regret_sq, avg_dummy, last_dummy,
+        baseline, baseline_count, baseline_kind, 0, epsilon, decay, t, e % 2,
+        False, True, rng, path_node, path_action, path_sigma, path_xi,
+        path_reach, child_est)

@@ -1,0 +1,305 @@
+"""Solvers with OpenSpiel's interface over the compiled game tree."""
+
+import json
+
+import numpy as np
+
+from mccfrb import games
+from mccfrb import policy as policy_lib
+from mccfrb import tree as tree_lib
+from mccfrb.kernels import exact
+from mccfrb.kernels import outcome
+
+# Baseline kind -> kernel code (see mccfrb/kernels/outcome.py).
+BASELINES = {
+    "none": 0,
+    "thesis": 1,
+    "thesis_exponential": 1,
+    "learned": 3,
+    "history": 4,
+    "predictive": 5,
+    "oracle": 6,
+}
+AVERAGINGS = {"stochastic": 0, "optimistic": 1}
+# thesis_exponential without an explicit decay uses Schmid et al.'s alpha.
+DEFAULT_EXPONENTIAL_DECAY = 0.5
+
+
+def _check_choice(kind, value, allowed):
+  if not isinstance(value, str) or value not in allowed:
+    raise ValueError(f"Unknown {kind} {value!r}; allowed: {', '.join(allowed)}.")
+
+
+def _check_unit_interval(name, value, allow_none=False):
+  if value is None and allow_none:
+    return
+  if (isinstance(value, bool) or not isinstance(value, (int, float, np.floating))
+      or not 0.0 < float(value) <= 1.0):
+    raise ValueError(f"{name} must be a number in (0, 1]"
+                     f"{' or None' if allow_none else ''}, got {value!r}.")
+
+
+def check_num_iterations(num_iterations):
+  """Raises ValueError unless `num_iterations` is an integer >= 0."""
+  if (isinstance(num_iterations, bool)
+      or not isinstance(num_iterations, (int, np.integer)) or num_iterations < 0):
+    raise ValueError("num_iterations must be a non-negative integer, got "
+                     f"{num_iterations!r}.")
+
+
+def _rng_from_seed(seed):
+  if seed is not None and (isinstance(seed, bool)
+                           or not isinstance(seed, (int, np.integer))):
+    raise ValueError(f"seed must be an integer or None, got {seed!r}.")
+  return np.random.default_rng(seed)
+
+
+class TabularSolverBase:
+  """Shared parts of the solvers: game, tree, policies, save and load.
+
+  Subclasses allocate `self._regrets` and `self._avg` (float64[I, A]) and
+  list every table to save in `_table_names`.
+  """
+
+  _table_names = ("_regrets", "_avg")
+
+  def _init_game(self, game, max_nodes):
+    self._game = games.load_game(game)
+    self._tree = tree_lib.compile_tree(self._game, max_nodes=max_nodes)
+    self._converter = None
+    self._num_iterations = 0
+    self._nodes_touched = 0
+
+  @property
+  def game(self):
+    return self._game
+
+  @property
+  def tree(self):
+    return self._tree
+
+  @property
+  def num_iterations(self):
+    """Iterations run so far."""
+    return self._num_iterations
+
+  @property
+  def nodes_touched(self):
+    """Total number of tree nodes visited so far, for cost comparisons."""
+    return self._nodes_touched
+
+  def iteration(self):
+    """Runs one iteration, like OpenSpiel's solvers."""
+    self.run(1)
+
+  def current_policy_table(self):
+    """sigma^t by regret matching, as an mccfrb table."""
+    out = np.zeros_like(self._regrets)
+    exact.regret_matching(self._regrets, self._tree.infoset_num_actions, out)
+    return out
+
+  def average_policy_table(self):
+    """The average strategy as an mccfrb table (uniform where never updated)."""
+    out = np.zeros_like(self._avg)
+    exact.normalize_rows(self._cumulative_average(), self._tree.infoset_num_actions,
+                         out)
+    return out
+
+  def _cumulative_average(self):
+    return self._avg
+
+  def _to_tabular(self, table):
+    if self._converter is None:
+      self._converter = policy_lib.TabularPolicyConverter(self._game, self._tree)
+    return self._converter(table)
+
+  def average_policy(self):
+    """The average strategy as an `open_spiel.python.policy.TabularPolicy`."""
+    return self._to_tabular(self.average_policy_table())
+
+  def current_policy(self):
+    """The current strategy as an `open_spiel.python.policy.TabularPolicy`."""
+    return self._to_tabular(self.current_policy_table())
+
+  def _options(self):
+    raise NotImplementedError
+
+  def save(self, path):
+    """Writes every table, the options and the generator state to `path`.
+
+    The file is a numpy .npz archive; `load` resumes bit-identically.
+    """
+    meta = {
+        "class": type(self).__name__,
+        "game": str(self._game),
+        "options": self._options(),
+        "num_iterations": self._num_iterations,
+        "nodes_touched": self._nodes_touched,
+        "rng_state": self._rng.bit_generator.state,
+    }
+    tables = {name.lstrip("_"): getattr(self, name) for name in self._table_names}
+    with open(path, "wb") as f:
+      np.savez(f, meta=np.array(json.dumps(meta)), **tables)
+
+  @classmethod
+  def load(cls, path, game):
+    """Restores a solver saved with `save`, for the same `game`.
+
+    Raises:
+      ValueError: the file was saved by another solver class or game.
+    """
+    with np.load(path, allow_pickle=False) as data:
+      meta = json.loads(str(data["meta"]))
+      tables = {k: data[k] for k in data.files if k != "meta"}
+    if meta["class"] != cls.__name__:
+      raise ValueError(f"{path} holds a {meta['class']}, not a {cls.__name__}.")
+    game = games.load_game(game)
+    if str(game) != meta["game"]:
+      raise ValueError(f"{path} was saved for {meta['game']}, not {game}.")
+    solver = cls(game, **meta["options"])
+    for name in cls._table_names:
+      saved = tables[name.lstrip("_")]
+      target = getattr(solver, name)
+      if saved.shape != target.shape:
+        raise ValueError(f"{path}: table {name} has shape {saved.shape}, the "
+                         f"game needs {target.shape}.")
+      target[...] = saved
+    solver._num_iterations = meta["num_iterations"]
+    solver._nodes_touched = meta["nodes_touched"]
+    solver._rng.bit_generator.state = meta["rng_state"]
+    return solver
+
+
+class MCCFRbSolver(TabularSolverBase):
+  """Outcome-sampling MCCFR with baselines, with OpenSpiel's solver interface.
+
+  Usage, as with `open_spiel.python.algorithms.outcome_sampling_mccfr`:
+
+    solver = mccfrb.MCCFRbSolver("leduc_poker", seed=0)
+    solver.run(100_000)            # or solver.iteration() in a loop
+    exploitability.exploitability(game, solver.average_policy())
+
+  Args:
+    game: a game string or `pyspiel.Game` (see `mccfrb.load_game`).
+    baseline: one of BASELINES (ALGORITHMS.md, "Baselines").
+    epsilon: exploration of the update player's sampling policy, in (0, 1].
+    averaging: "stochastic" (OpenSpiel's) or "optimistic" (the thesis's).
+    baseline_decay: None for a running mean, or the weight in (0, 1] of an
+      exponentially decaying average. thesis_exponential defaults to 0.5.
+    seed: seed of the solver's `np.random.Generator`.
+    max_nodes: size guard passed to `compile_tree`.
+  """
+
+  _table_names = ("_regrets", "_avg", "_avg_last", "_baseline",
+                  "_baseline_count")
+
+  def __init__(self, game, baseline="learned", epsilon=0.6,
+               averaging="stochastic", baseline_decay=None, seed=None,
+               max_nodes=tree_lib.DEFAULT_MAX_NODES):
+    _check_choice("baseline", baseline, BASELINES)
+    _check_choice("averaging", averaging, AVERAGINGS)
+    _check_unit_interval("epsilon", epsilon)
+    _check_unit_interval("baseline_decay", baseline_decay, allow_none=True)
+    self._rng = _rng_from_seed(seed)
+    self._baseline_name = baseline
+    self._averaging_name = averaging
+    self._epsilon = float(epsilon)
+    self._decay_option = baseline_decay
+    if baseline == "thesis_exponential" and baseline_decay is None:
+      baseline_decay = DEFAULT_EXPONENTIAL_DECAY
+    self._decay = 0.0 if baseline_decay is None else float(baseline_decay)
+    self._baseline_code = BASELINES[baseline]
+    self._averaging_code = AVERAGINGS[averaging]
+    self._init_game(game, max_nodes)
+    tree = self._tree
+    shape = (tree.num_infosets, tree.max_actions)
+    self._regrets = np.zeros(shape)
+    self._avg = np.zeros(shape)
+    self._avg_last = np.zeros(tree.num_infosets, dtype=np.int64)
+    size, count_size = self._baseline_sizes()
+    self._baseline = np.zeros(size)
+    self._baseline_count = np.zeros(count_size, dtype=np.int64)
+    self._scratch = (
+        np.zeros(tree.max_depth, dtype=np.int64),
+        np.zeros(tree.max_depth, dtype=np.int64),
+        np.zeros((tree.max_depth, tree.max_actions)),
+        np.zeros((tree.max_depth, tree.max_actions)),
+        np.zeros((tree.max_depth, 4)),
+        np.zeros(tree.max_actions),
+        np.zeros(shape if self._baseline_code == 6 else (0, tree.max_actions)),
+    )
+
+  def _baseline_sizes(self):
+    tree, code = self._tree, self._baseline_code
+    per_infoset = tree.num_infosets * tree.max_actions
+    if code == 0:
+      return 0, 0
+    if code == 1:
+      return 2 * per_infoset, 2 * tree.num_infosets
+    if code == 3:
+      return per_infoset, per_infoset
+    return tree.num_nodes, tree.num_nodes
+
+  def _options(self):
+    return {"baseline": self._baseline_name, "epsilon": self._epsilon,
+            "averaging": self._averaging_name,
+            "baseline_decay": self._decay_option}
+
+  @property
+  def baseline(self):
+    return self._baseline_name
+
+  @property
+  def averaging(self):
+    return self._averaging_name
+
+  def run(self, num_iterations):
+    """Runs `num_iterations` iterations in one kernel call.
+
+    `run(a); run(b)` leaves exactly the tables of `run(a + b)`.
+    """
+    check_num_iterations(num_iterations)
+    if num_iterations == 0:
+      return
+    tree = self._tree
+    self._nodes_touched += outcome.run_iterations(
+        *tree.kernel_args(), tree.utility_sum, tree.infoset_num_actions,
+        self._regrets, self._avg, self._avg_last, self._baseline,
+        self._baseline_count, self._baseline_code, self._averaging_code,
+        self._epsilon, self._decay, self._num_iterations + 1, num_iterations,
+        self._rng, *self._scratch)
+    self._num_iterations += num_iterations
+
+  def _cumulative_average(self):
+    """The cumulative strategy; optimistic averaging is flushed to iteration T.
+
+    Each infoset I last updated at c_I < T gets (T - c_I) pi_owner(I)
+    sigma^T(I) added (Lanctot 2013 section 4; thesis section 3.4), on a copy:
+    reading the average never changes the solver's state.
+    """
+    if self._averaging_code == 0 or self._num_iterations == 0:
+      return self._avg
+    tree = self._tree
+    strategy = self.current_policy_table()
+    reach = np.empty((tree.num_nodes, 3))
+    exact.reach_probabilities(*tree.kernel_args()[:6], strategy, reach)
+    decision = np.flatnonzero(tree.node_kind == tree_lib.DECISION)
+    owner_reach = np.zeros(tree.num_infosets)
+    owner_reach[tree.node_infoset[decision]] = reach[
+        decision, tree.node_player[decision]]
+    weight = (self._num_iterations - self._avg_last) * owner_reach
+    return self._avg + weight[:, None] * strategy
+
+
+class OutcomeSamplingSolver(MCCFRbSolver):
+  """Plain outcome-sampling MCCFR: `MCCFRbSolver` with `baseline="none"`."""
+
+  def __init__(self, game, epsilon=0.6, averaging="stochastic", seed=None,
+               max_nodes=tree_lib.DEFAULT_MAX_NODES, baseline="none",
+               baseline_decay=None):
+    if baseline != "none":
+      raise ValueError("OutcomeSamplingSolver has no baseline; use "
+                       f"MCCFRbSolver(baseline={baseline!r}).")
+    super().__init__(game, baseline="none", epsilon=epsilon,
+                     averaging=averaging, baseline_decay=baseline_decay,
+                     seed=seed, max_nodes=max_nodes)
