@@ -10,8 +10,8 @@ ids is a top-down sweep and a reverse loop a bottom-up sweep. Node kinds:
 from numba import njit
 
 
-@njit(cache=True)
-def regret_matching_row(regrets, infoset, num_actions, out):
+@njit(cache=True, error_model="numpy")
+def regret_matching_row(regrets, infoset, num_actions, out, row):
   """Regret matching for one infoset (seed 004; ALGORITHMS.md "Notation").
 
   sigma(I, a) = R+(I, a) / sum_b R+(I, b), uniform if the sum is 0.
@@ -20,7 +20,8 @@ def regret_matching_row(regrets, infoset, num_actions, out):
     regrets: float64[I, A] cumulative regrets.
     infoset: the row to read.
     num_actions: the number of legal actions of that row.
-    out: float64[>= num_actions], filled in place.
+    out: float64[:, >= num_actions]; row `row` is filled in place.
+    row: the row of `out` to fill.
   """
   total = 0.0
   for a in range(num_actions):
@@ -30,20 +31,20 @@ def regret_matching_row(regrets, infoset, num_actions, out):
   if total > 0.0:
     for a in range(num_actions):
       r = regrets[infoset, a]
-      out[a] = r / total if r > 0.0 else 0.0
+      out[row, a] = r / total if r > 0.0 else 0.0
   else:
     for a in range(num_actions):
-      out[a] = 1.0 / num_actions
+      out[row, a] = 1.0 / num_actions
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def regret_matching(regrets, num_actions, out):
   """Current strategy of every infoset by regret matching; fills `out`."""
   for i in range(regrets.shape[0]):
-    regret_matching_row(regrets, i, num_actions[i], out[i])
+    regret_matching_row(regrets, i, num_actions[i], out, i)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def normalize_rows(cumulative, num_actions, out):
   """Average strategy: each row of `cumulative` normalized, uniform if zero.
 
@@ -66,7 +67,7 @@ def normalize_rows(cumulative, num_actions, out):
         out[i, a] = 1.0 / n
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def reach_probabilities(kind, player, infoset, child_start, num_children,
                         edge_prob, strategy, reach):
   """Top-down reach probabilities of every node under `strategy`.
@@ -96,7 +97,7 @@ def reach_probabilities(kind, player, infoset, child_start, num_children,
         reach[c, player[n]] *= strategy[infoset[n], j]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def node_values(kind, player, infoset, child_start, num_children, edge_prob,
                 utility, strategy, values):
   """Expected utility of player 0 below every node under `strategy`.
@@ -123,7 +124,7 @@ def node_values(kind, player, infoset, child_start, num_children, edge_prob,
     values[n] = v
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def counterfactual_values(kind, player, infoset, child_start, num_children,
                           edge_prob, utility, utility_sum, strategy, reach,
                           values, cfv):
@@ -156,7 +157,7 @@ def counterfactual_values(kind, player, infoset, child_start, num_children,
       cfv[i, j] += w * v
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def best_response_value(kind, player, infoset, child_start, num_children,
                         edge_prob, utility, utility_sum, num_actions, strategy,
                         br_player, opp_reach, own_level, infoset_level,

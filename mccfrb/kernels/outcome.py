@@ -24,9 +24,9 @@ from mccfrb.kernels.exact import regret_matching
 from mccfrb.kernels.exact import regret_matching_row
 
 
-@njit(cache=True)
-def sample_index(probs, count, u):
-  """Inverse-CDF sampling of an index in [0, count) from a uniform `u`.
+@njit(cache=True, error_model="numpy")
+def sample_index(probs, row, count, u):
+  """Inverse-CDF sampling of an index in [0, count) of `probs[row]` from `u`.
 
   Never returns an index of probability 0, even when rounding leaves
   `u` above the cumulative sum.
@@ -34,15 +34,16 @@ def sample_index(probs, count, u):
   cumulative = 0.0
   last_positive = -1
   for a in range(count):
-    if probs[a] > 0.0:
+    p = probs[row, a]
+    if p > 0.0:
       last_positive = a
-      cumulative += probs[a]
+      cumulative += p
       if u < cumulative:
         return a
   return last_positive
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def averaged(old, count, target, decay):
   """Running mean (decay <= 0: (b k + target) / (k + 1), thesis Fig. 3.1) or
   exponentially decaying average (1 - decay) b + decay target."""
@@ -51,24 +52,27 @@ def averaged(old, count, target, decay):
   return (old * count + target) / (count + 1.0)
 
 
-@njit(cache=True)
-def baseline_slot(baseline_kind, node_kind, infoset, child, update_player,
-                  num_infosets, max_actions, action):
-  """Index into the flat baseline table of edge (node, action), -1 if b = 0."""
+@njit(cache=True, error_model="numpy")
+def baseline_base(baseline_kind, node_kind, infoset, child_start,
+                  update_player, num_infosets, max_actions):
+  """Index into the flat baseline table of edge (node, action 0), -1 if b = 0.
+
+  The edge of action j is at the returned index + j for every kind.
+  """
   if baseline_kind == 0:
     return -1
   if baseline_kind == 1:
     if node_kind != 1:
       return -1
-    return (update_player * num_infosets + infoset) * max_actions + action
+    return (update_player * num_infosets + infoset) * max_actions
   if baseline_kind == 3:
     if node_kind != 1:
       return -1
-    return infoset * max_actions + action
-  return child
+    return infoset * max_actions
+  return child_start
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def episode(kind, player, infoset, child_start, num_children, edge_prob,
             utility, utility_sum, regrets, regret_acc, regret_sq, avg,
             avg_last, baseline, baseline_count, baseline_kind, averaging,
@@ -126,35 +130,42 @@ def episode(kind, player, infoset, child_start, num_children, edge_prob,
     path_reach[d, 3] = sample_reach
     s = child_start[n]
     c = num_children[n]
-    sigma = path_sigma[d]
-    xi = path_xi[d]
     if kind[n] == 0:
       for j in range(c):
-        sigma[j] = edge_prob[s + j]
-        xi[j] = edge_prob[s + j]
+        path_sigma[d, j] = edge_prob[s + j]
+        path_xi[d, j] = edge_prob[s + j]
     else:
-      regret_matching_row(regrets, infoset[n], c, sigma)
+      regret_matching_row(regrets, infoset[n], c, path_sigma, d)
       if player[n] == update_player:
         for j in range(c):
-          xi[j] = epsilon / c + (1.0 - epsilon) * sigma[j]
+          path_xi[d, j] = epsilon / c + (1.0 - epsilon) * path_sigma[d, j]
       else:
         for j in range(c):
-          xi[j] = sigma[j]
-    a = sample_index(xi, c, rng.random())
+          path_xi[d, j] = path_sigma[d, j]
+    a = sample_index(path_xi, d, c, rng.random())
     path_action[d] = a
+    sig = path_sigma[d, a]
     if kind[n] == 0:
-      opp_reach *= sigma[a]
+      opp_reach *= sig
     elif player[n] == update_player:
-      my_reach *= sigma[a]
+      my_reach *= sig
     else:
-      opp_reach *= sigma[a]
-      opp_own_reach *= sigma[a]
-    sample_reach *= xi[a]
+      opp_reach *= sig
+      opp_own_reach *= sig
+    sample_reach *= path_xi[d, a]
     n = s + a
     d += 1
   depth = d
   terminal_value = utility[n] if update_player == 0 else utility_sum - utility[n]
   value = terminal_value
+  # Stored baselines b are converted to the update player's utility as
+  # offset + sign * b (the thesis tables are kept in that utility already);
+  # the same map converts back, as it is its own inverse.
+  offset = 0.0
+  sign = 1.0
+  if update_player == 1 and baseline_kind != 1:
+    offset = utility_sum
+    sign = -1.0
   for d in range(depth - 1, -1, -1):
     n = path_node[d]
     a_s = path_action[d]
@@ -162,21 +173,19 @@ def episode(kind, player, infoset, child_start, num_children, edge_prob,
     c = num_children[n]
     k = kind[n]
     iset = infoset[n]
-    sigma = path_sigma[d]
-    for j in range(c):
-      slot = baseline_slot(baseline_kind, k, iset, s + j, update_player,
-                           num_infosets, max_actions, j)
-      if slot < 0:
+    base = baseline_base(baseline_kind, k, iset, s, update_player,
+                         num_infosets, max_actions)
+    if base < 0:
+      for j in range(c):
         child_est[j] = 0.0
-      elif baseline_kind == 1 or update_player == 0:
-        child_est[j] = baseline[slot]
-      else:
-        child_est[j] = utility_sum - baseline[slot]
+    else:
+      for j in range(c):
+        child_est[j] = offset + sign * baseline[base + j]
     b_s = child_est[a_s]
     child_est[a_s] = b_s + (value - b_s) / path_xi[d, a_s]
     est = 0.0
     for j in range(c):
-      est += sigma[j] * child_est[j]
+      est += path_sigma[d, j] * child_est[j]
     if k == 1:
       if player[n] == update_player:
         w = path_reach[d, 1] / path_reach[d, 3]
@@ -187,23 +196,22 @@ def episode(kind, player, infoset, child_start, num_children, edge_prob,
             regret_sq[iset, j] += x * x
         if update_average and averaging == 0:
           for j in range(c):
-            avg[iset, j] += path_reach[d, 0] * sigma[j] / path_reach[d, 3]
+            avg[iset, j] += path_reach[d, 0] * path_sigma[d, j] / path_reach[d, 3]
       elif update_average and averaging == 1:
         w = (t - avg_last[iset]) * path_reach[d, 2]
         for j in range(c):
-          avg[iset, j] += w * sigma[j]
+          avg[iset, j] += w * path_sigma[d, j]
         avg_last[iset] = t
-    slot = baseline_slot(baseline_kind, k, iset, s + a_s, update_player,
-                         num_infosets, max_actions, a_s)
-    if slot >= 0 and baseline_kind == 1:
+    slot = base + a_s
+    if base >= 0 and baseline_kind == 1:
       # Thesis Fig. 3.1: b <- (b k_i(I) + b + (u - b) / xi) / (k_i(I) + 1),
       # with one visit counter per (update player, infoset).
       cslot = update_player * num_infosets + iset
       baseline[slot] = averaged(baseline[slot], baseline_count[cslot],
                                 child_est[a_s], decay)
       baseline_count[cslot] += 1
-    elif slot >= 0 and (baseline_kind == 3 or baseline_kind == 4):
-      target = value if update_player == 0 else utility_sum - value
+    elif base >= 0 and (baseline_kind == 3 or baseline_kind == 4):
+      target = offset + sign * value
       baseline[slot] = averaged(baseline[slot], baseline_count[slot], target,
                                 decay)
       baseline_count[slot] += 1
@@ -217,19 +225,17 @@ def episode(kind, player, infoset, child_start, num_children, edge_prob,
       n = path_node[d]
       s = child_start[n]
       c = num_children[n]
-      sigma = path_sigma[d]
-      baseline[s + path_action[d]] = v if update_player == 0 else utility_sum - v
+      baseline[s + path_action[d]] = offset + sign * v
       if kind[n] == 1:
-        regret_matching_row(regrets, infoset[n], c, sigma)
+        regret_matching_row(regrets, infoset[n], c, path_sigma, d)
       v = 0.0
       for j in range(c):
-        b = baseline[s + j] if update_player == 0 else utility_sum - baseline[s + j]
-        v += sigma[j] * b
+        v += path_sigma[d, j] * (offset + sign * baseline[s + j])
     touched += depth
   return value, touched
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def run_iterations(kind, player, infoset, child_start, num_children,
                    edge_prob, utility, utility_sum, num_actions, regrets, avg,
                    avg_last, baseline, baseline_count, baseline_kind,
@@ -263,7 +269,7 @@ def run_iterations(kind, player, infoset, child_start, num_children,
   return touched
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def sample_frozen(kind, player, infoset, child_start, num_children, edge_prob,
                   utility, utility_sum, num_actions, regrets, baseline,
                   baseline_count, baseline_kind, epsilon, decay, t,
