@@ -1,6 +1,8 @@
 """Solvers with OpenSpiel's interface over the compiled game tree."""
 
 import json
+from typing import NamedTuple
+import warnings
 
 import numpy as np
 
@@ -52,6 +54,25 @@ def _rng_from_seed(seed):
                            or not isinstance(seed, (int, np.integer))):
     raise ValueError(f"seed must be an integer or None, got {seed!r}.")
   return np.random.default_rng(seed)
+
+
+class EstimatorSample(NamedTuple):
+  """Statistics of sampled estimates under a frozen strategy.
+
+  Attributes:
+    root_values: float64[n], u(root) of episode e, in the utility of its
+      update player e % 2.
+    episodes: int64[2], the number of episodes each player updated.
+    regret_mean, regret_var: float64[I, A], mean and variance over the owner's
+      episodes of the sampled regret increment (0 where not sampled).
+    value_mean, value_var: the same for the sampled counterfactual values.
+  """
+  root_values: np.ndarray
+  episodes: np.ndarray
+  regret_mean: np.ndarray
+  regret_var: np.ndarray
+  value_mean: np.ndarray
+  value_var: np.ndarray
 
 
 class TabularSolverBase:
@@ -268,7 +289,56 @@ class MCCFRbSolver(TabularSolverBase):
         self._baseline_count, self._baseline_code, self._averaging_code,
         self._epsilon, self._decay, self._num_iterations + 1, num_iterations,
         self._rng, *self._scratch)
+    before = self._num_iterations
     self._num_iterations += num_iterations
+    # Every ~1024 iterations, a cheap check that the tables are still finite.
+    if before // 1024 != self._num_iterations // 1024 or before == 0:
+      self._check_finite()
+
+  def _check_finite(self):
+    if np.isfinite(self._baseline).all() and np.isfinite(self._regrets).all():
+      return
+    warnings.warn(
+        f"MCCFRbSolver(baseline={self._baseline_name!r}): tables are no longer "
+        f"finite after {self._num_iterations} iterations. The thesis's "
+        "1/xi-corrected baseline target with a fixed decay overshoots when "
+        "xi < decay / 2; use a smaller baseline_decay, or baseline='learned'.",
+        RuntimeWarning, stacklevel=3)
+
+  def sample_estimates(self, num_episodes, seed=0, learn_baselines=True):
+    """Samples episodes under the current strategy, frozen, for studies.
+
+    Nothing of the solver changes: the episodes run on copies of the baseline
+    tables (which keep learning during the sample if `learn_baselines`) and
+    draw from a fresh generator seeded with `seed`.
+
+    Args:
+      num_episodes: number of episodes; episode e updates player e % 2.
+      seed: seed of the sample's own generator.
+      learn_baselines: let the copied baselines learn as in training.
+
+    Returns:
+      An `EstimatorSample`.
+    """
+    check_num_iterations(num_episodes)
+    tree = self._tree
+    shape = self._regrets.shape
+    regret_sum, regret_sq = np.zeros(shape), np.zeros(shape)
+    value_sum, value_sq = np.zeros(shape), np.zeros(shape)
+    root_values = np.zeros(num_episodes)
+    outcome.sample_frozen(
+        *tree.kernel_args(), tree.utility_sum, tree.infoset_num_actions,
+        self._regrets, self._baseline.copy(), self._baseline_count.copy(),
+        self._baseline_code, bool(learn_baselines), self._epsilon,
+        self._decay, self._num_iterations + 1, num_episodes,
+        np.random.default_rng(seed), regret_sum, regret_sq, value_sum,
+        value_sq, root_values, *self._scratch)
+    episodes = np.array([(num_episodes + 1) // 2, num_episodes // 2])
+    owner = np.maximum(episodes[tree.infoset_player], 1)[:, None]
+    regret_mean, value_mean = regret_sum / owner, value_sum / owner
+    return EstimatorSample(root_values, episodes, regret_mean,
+                           regret_sq / owner - regret_mean**2, value_mean,
+                           value_sq / owner - value_mean**2)
 
   def _cumulative_average(self):
     """The cumulative strategy; optimistic averaging is flushed to iteration T.

@@ -74,10 +74,11 @@ def baseline_base(baseline_kind, node_kind, infoset, child_start,
 
 @njit(cache=True, error_model="numpy")
 def episode(kind, player, infoset, child_start, num_children, edge_prob,
-            utility, utility_sum, regrets, regret_acc, regret_sq, avg,
+            utility, utility_sum, regrets, regret_acc, regret_sq, value_sum,
+            value_sq, avg,
             avg_last, baseline, baseline_count, baseline_kind, averaging,
-            epsilon, decay, t, update_player, update_average, track_squares,
-            rng, path_node, path_action, path_sigma, path_xi, path_reach,
+            epsilon, decay, t, update_player, update_average, learn_baselines,
+            track_squares, rng, path_node, path_action, path_sigma, path_xi, path_reach,
             child_est):
   """One outcome-sampling episode for `update_player`; tables change in place.
 
@@ -103,11 +104,15 @@ def episode(kind, player, infoset, child_start, num_children, edge_prob,
     regret_acc: float64[I, A] receiving the regret increments (the same array
       as `regrets` in training; a separate one for frozen-strategy studies).
     regret_sq: float64[I, A], sums of squared increments if `track_squares`.
+    value_sum, value_sq: float64[I, A]; if `track_squares`, the sampled
+      counterfactual action values pi_{-i}(h) / q(h) u(h, a) and their
+      squares are added at the update player's nodes.
     avg, avg_last: cumulative strategy float64[I, A] and the last-update
       iteration int64[I] (optimistic averaging).
     baseline, baseline_count: flat float64 / int64 tables (module docstring).
     t: the iteration number (1-based); update_player: 0 or 1.
     update_average: False leaves `avg` and `avg_last` untouched.
+    learn_baselines: False leaves the baseline tables untouched.
     rng: np.random.Generator, advanced in place.
     path_*: scratch of max_depth rows; child_est: float64[A] scratch.
 
@@ -194,6 +199,9 @@ def episode(kind, player, infoset, child_start, num_children, edge_prob,
           regret_acc[iset, j] += x
           if track_squares:
             regret_sq[iset, j] += x * x
+            y = w * child_est[j]
+            value_sum[iset, j] += y
+            value_sq[iset, j] += y * y
         if update_average and averaging == 0:
           for j in range(c):
             avg[iset, j] += path_reach[d, 0] * path_sigma[d, j] / path_reach[d, 3]
@@ -203,21 +211,22 @@ def episode(kind, player, infoset, child_start, num_children, edge_prob,
           avg[iset, j] += w * path_sigma[d, j]
         avg_last[iset] = t
     slot = base + a_s
-    if base >= 0 and baseline_kind == 1:
+    learn = learn_baselines and base >= 0
+    if learn and baseline_kind == 1:
       # Thesis Fig. 3.1: b <- (b k_i(I) + b + (u - b) / xi) / (k_i(I) + 1),
       # with one visit counter per (update player, infoset).
       cslot = update_player * num_infosets + iset
       baseline[slot] = averaged(baseline[slot], baseline_count[cslot],
                                 child_est[a_s], decay)
       baseline_count[cslot] += 1
-    elif base >= 0 and (baseline_kind == 3 or baseline_kind == 4):
+    elif learn and (baseline_kind == 3 or baseline_kind == 4):
       target = offset + sign * value
       baseline[slot] = averaged(baseline[slot], baseline_count[slot], target,
                                 decay)
       baseline_count[slot] += 1
     value = est
   touched = depth + 1
-  if baseline_kind == 5:
+  if baseline_kind == 5 and learn_baselines:
     # Davis et al. 2020: b(h, a*) <- u_{sigma^{t+1}}(h a*) along the path,
     # where u(h) = sum_a sigma^{t+1}(h, a) b(h, a).
     v = terminal_value
@@ -261,9 +270,9 @@ def run_iterations(kind, player, infoset, child_start, num_children,
         touched += kind.shape[0]
       _, n = episode(kind, player, infoset, child_start, num_children,
                      edge_prob, utility, utility_sum, regrets, regrets,
-                     regrets, avg, avg_last, baseline, baseline_count,
+                     regrets, regrets, regrets, avg, avg_last, baseline, baseline_count,
                      baseline_kind, averaging, epsilon, decay, t, i, True,
-                     False, rng, path_node, path_action, path_sigma, path_xi,
+                     True, False, rng, path_node, path_action, path_sigma, path_xi,
                      path_reach, child_est)
       touched += n
   return touched
@@ -272,18 +281,22 @@ def run_iterations(kind, player, infoset, child_start, num_children,
 @njit(cache=True, error_model="numpy")
 def sample_frozen(kind, player, infoset, child_start, num_children, edge_prob,
                   utility, utility_sum, num_actions, regrets, baseline,
-                  baseline_count, baseline_kind, epsilon, decay, t,
-                  num_episodes, rng, regret_sum, regret_sq, root_values,
+                  baseline_count, baseline_kind, learn_baselines, epsilon,
+                  decay, t,
+                  num_episodes, rng, regret_sum, regret_sq, value_sum,
+                  value_sq, root_values,
                   path_node, path_action, path_sigma, path_xi, path_reach,
                   child_est, strategy_scratch):
   """Episodes under a frozen strategy, for estimator studies.
 
   The strategy (from `regrets`) never changes; baselines keep learning as in
-  training. Episode e updates player e % 2.
+  training if `learn_baselines`. Episode e updates player e % 2.
 
   Args:
     regret_sum, regret_sq: float64[I, A], receive the sum and the sum of
       squares of the sampled regret increments.
+    value_sum, value_sq: float64[I, A], the same for the sampled
+      counterfactual action values.
     root_values: float64[num_episodes], the root estimate u(root) of each
       episode, in the update player's utility.
   """
@@ -296,7 +309,8 @@ def sample_frozen(kind, player, infoset, child_start, num_children, edge_prob,
   for e in range(num_episodes):
     root_values[e], _ = episode(
         kind, player, infoset, child_start, num_children, edge_prob, utility,
-        utility_sum, regrets, regret_sum, regret_sq, avg_dummy, last_dummy,
+        utility_sum, regrets, regret_sum, regret_sq, value_sum, value_sq,
+        avg_dummy, last_dummy,
         baseline, baseline_count, baseline_kind, 0, epsilon, decay, t, e % 2,
-        False, True, rng, path_node, path_action, path_sigma, path_xi,
+        False, learn_baselines, True, rng, path_node, path_action, path_sigma, path_xi,
         path_reach, child_est)

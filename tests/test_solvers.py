@@ -1,0 +1,334 @@
+"""MCCFRbSolver against references: the pure-Python episode, OpenSpiel, math."""
+
+import numpy as np
+import pyspiel
+import pytest
+from open_spiel.python.algorithms import exploitability as os_exploitability
+from open_spiel.python.algorithms import outcome_sampling_mccfr as os_mccfr
+
+import mccfrb
+from mccfrb import reference
+from mccfrb.kernels import exact
+from tests.conftest import GOOFSPIEL4
+
+KINDS = tuple(mccfrb.BASELINES)
+
+
+def reference_tables(solver, ref):
+  """The reference's dict tables laid out like the solver's arrays."""
+  tree = solver.tree
+  idx = tree.infoset_index()
+  regrets, avg = np.zeros_like(solver._regrets), np.zeros_like(solver._avg)
+  avg_last = np.zeros_like(solver._avg_last)
+  for key, row in ref.regrets.items():
+    regrets[idx[key], :len(row)] = row
+  for key, row in ref.avg.items():
+    avg[idx[key], :len(row)] = row
+  for key, t in ref.avg_last.items():
+    avg_last[idx[key]] = t
+  baseline = np.zeros_like(solver._baseline)
+  count = np.zeros_like(solver._baseline_count)
+  a, n_i = tree.max_actions, tree.num_infosets
+  if ref.baseline in ("thesis", "thesis_exponential"):
+    for (p, key), row in ref.infoset_baseline.items():
+      baseline[(p * n_i + idx[key]) * a:][:len(row)] = row
+    for (p, key), k in ref.infoset_count.items():
+      count[p * n_i + idx[key]] = k
+  elif ref.baseline == "learned":
+    for key, row in ref.infoset_baseline.items():
+      baseline[idx[key] * a:][:len(row)] = row
+    for (key, j), k in ref.action_count.items():
+      count[idx[key] * a + j] = k
+  elif ref.baseline in ("history", "predictive", "oracle"):
+    values = ref.oracle_values if ref.baseline == "oracle" else ref.edge_baseline
+    counts = ref.edge_count
+    for n, h in enumerate(reference.node_histories(tree)):
+      baseline[n] = values.get(h, 0.0)
+      if ref.baseline == "history":
+        count[n] = counts.get(h, 0)
+  return {"regrets": regrets, "avg": avg, "avg_last": avg_last,
+          "baseline": baseline, "baseline_count": count}
+
+
+@pytest.mark.parametrize("game_name,iterations", [("kuhn_poker", 300),
+                                                  ("leduc_poker", 40)])
+@pytest.mark.parametrize("averaging", tuple(mccfrb.AVERAGINGS))
+@pytest.mark.parametrize("kind", KINDS)
+def test_kernel_equals_python_reference(game_name, iterations, averaging, kind):
+  if kind == "oracle":
+    iterations = 6  # The Python oracle walks the whole tree per episode.
+  game = mccfrb.load_game(game_name)
+  solver = mccfrb.MCCFRbSolver(game, baseline=kind, averaging=averaging, seed=7)
+  ref = reference.ReferenceMCCFRb(game, kind, averaging=averaging)
+  rng = np.random.default_rng(7)  # The same uniforms the solver draws.
+  for t in range(1, iterations + 1):
+    ref.iteration(t, rng)
+  solver.run(iterations)
+  expected = reference_tables(solver, ref)
+  assert np.abs(expected["regrets"]).max() > 0
+  for name, table in expected.items():
+    if name == "avg_last" and averaging == "stochastic":
+      continue
+    np.testing.assert_allclose(getattr(solver, "_" + name), table, rtol=1e-12,
+                               atol=1e-12, err_msg=name)
+  if kind != "none":
+    assert np.abs(solver._baseline).max() > 0
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_same_seed_same_tables_and_runs_compose(kind):
+  a = mccfrb.MCCFRbSolver("kuhn_poker", baseline=kind, seed=3,
+                          averaging="optimistic")
+  b = mccfrb.MCCFRbSolver("kuhn_poker", baseline=kind, seed=3,
+                          averaging="optimistic")
+  c = mccfrb.MCCFRbSolver("kuhn_poker", baseline=kind, seed=4,
+                          averaging="optimistic")
+  a.run(20)
+  b.run(10)
+  for _ in range(10):
+    b.iteration()
+  c.run(20)
+  for name in ("_regrets", "_avg", "_avg_last", "_baseline"):
+    np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+  assert not np.array_equal(a._regrets, c._regrets)
+  assert a.num_iterations == b.num_iterations == 20
+  assert a.nodes_touched == b.nodes_touched > 20 * 2 * 4
+
+
+@pytest.mark.parametrize("kind", ["learned", "thesis", "history", "predictive"])
+def test_save_and_load_resume_exactly(tmp_path, kind):
+  path = tmp_path / "solver.npz"
+  uninterrupted = mccfrb.MCCFRbSolver("leduc_poker", baseline=kind, seed=5,
+                                      averaging="optimistic")
+  uninterrupted.run(300)
+  first = mccfrb.MCCFRbSolver("leduc_poker", baseline=kind, seed=5,
+                              averaging="optimistic")
+  first.run(100)
+  first.save(path)
+  resumed = mccfrb.MCCFRbSolver.load(path, "leduc_poker")
+  resumed.run(200)
+  assert resumed.num_iterations == 300
+  assert resumed.nodes_touched == uninterrupted.nodes_touched
+  for name in ("_regrets", "_avg", "_avg_last", "_baseline", "_baseline_count"):
+    np.testing.assert_array_equal(getattr(resumed, name),
+                                  getattr(uninterrupted, name))
+  np.testing.assert_array_equal(resumed.average_policy_table(),
+                                uninterrupted.average_policy_table())
+
+
+def test_load_refuses_another_game(tmp_path):
+  path = tmp_path / "solver.npz"
+  mccfrb.MCCFRbSolver("kuhn_poker", seed=0).save(path)
+  with pytest.raises(ValueError, match="saved for kuhn_poker"):
+    mccfrb.MCCFRbSolver.load(path, "leduc_poker")
+
+
+def test_average_policy_works_with_openspiel_exploitability():
+  game = mccfrb.load_game("leduc_poker")
+  solver = mccfrb.MCCFRbSolver(game, seed=0, averaging="optimistic")
+  solver.run(2000)
+  ours = mccfrb.exploitability(solver.tree, solver.average_policy_table())
+  avg = solver.average_policy()
+  assert os_exploitability.exploitability(game, avg) == pytest.approx(ours, abs=1e-9)
+  assert pyspiel.exploitability(
+      game, mccfrb.to_pyspiel_policy(solver.tree, solver.average_policy_table())
+  ) == pytest.approx(ours, abs=1e-9)
+  current = solver.current_policy()
+  assert os_exploitability.exploitability(game, current) == pytest.approx(
+      mccfrb.exploitability(solver.tree, solver.current_policy_table()), abs=1e-9)
+  # Reading the (flushed) optimistic average must not change the solver.
+  before = solver._avg.copy()
+  solver.average_policy()
+  np.testing.assert_array_equal(solver._avg, before)
+
+
+def test_optimistic_flush_equals_visiting_every_infoset():
+  """After the flush every infoset carries weight t - c_I at its reach."""
+  solver = mccfrb.MCCFRbSolver("kuhn_poker", seed=2, averaging="optimistic")
+  solver.run(50)
+  flushed = solver._cumulative_average()
+  strategy = solver.current_policy_table()
+  tree = solver.tree
+  reach = np.empty((tree.num_nodes, 3))
+  exact.reach_probabilities(*tree.kernel_args()[:6], strategy, reach)
+  for n in np.flatnonzero(tree.node_kind == 1):
+    i, p = tree.node_infoset[n], tree.node_player[n]
+    expected = solver._avg[i] + (50 - solver._avg_last[i]) * reach[n, p] * strategy[i]
+    np.testing.assert_allclose(flushed[i], expected, rtol=1e-12)
+
+
+def _nash_convs_openspiel(game_name, seeds, iterations):
+  game = pyspiel.load_game(game_name)
+  out = []
+  for seed in seeds:
+    np.random.seed(seed)
+    solver = os_mccfr.OutcomeSamplingSolver(game)
+    for _ in range(iterations):
+      solver.iteration()
+    out.append(os_exploitability.nash_conv(game, solver.average_policy()))
+  return np.array(out)
+
+
+@pytest.mark.parametrize("game_name,threshold", [("kuhn_poker", 0.17),
+                                                 ("leduc_poker", 3.07)])
+def test_no_baseline_matches_openspiel_in_distribution(game_name, threshold):
+  """OpenSpiel's own thresholds, and means within the seeds' spread."""
+  seeds, iterations = range(10), 10_000
+  ours = []
+  for seed in seeds:
+    solver = mccfrb.OutcomeSamplingSolver(game_name, seed=seed)
+    solver.run(iterations)
+    ours.append(mccfrb.nash_conv(solver.tree, solver.average_policy_table()))
+  ours = np.array(ours)
+  theirs = _nash_convs_openspiel(game_name, seeds, iterations)
+  assert np.all(ours < threshold) and np.all(theirs < threshold)
+  # Difference of means within 3 standard errors of the difference.
+  se = np.sqrt(ours.var(ddof=1) / len(ours) + theirs.var(ddof=1) / len(theirs))
+  assert abs(ours.mean() - theirs.mean()) < 3 * se, (ours, theirs)
+
+
+def _expected_visits(solver, episodes):
+  """Expected number of episodes of the owner that visit each infoset."""
+  tree = solver.tree
+  sigma = solver.current_policy_table()
+  eps = solver._epsilon
+  n = tree.infoset_num_actions[:, None]
+  legal = np.arange(tree.max_actions)[None, :] < n
+  xi = np.where(legal, eps / n + (1 - eps) * sigma, 0.0)
+  visits = np.zeros(tree.num_infosets)
+  reach = np.empty((tree.num_nodes, 3))
+  for p in (0, 1):
+    sampling = np.where((tree.infoset_player == p)[:, None], xi, sigma)
+    exact.reach_probabilities(*tree.kernel_args()[:6], sampling, reach)
+    q = reach.prod(axis=1)
+    for node in np.flatnonzero((tree.node_kind == 1) & (tree.node_player == p)):
+      visits[tree.node_infoset[node]] += episodes[p] * q[node]
+  return visits
+
+
+@pytest.mark.parametrize("game_name", ["kuhn_poker", "leduc_poker"])
+@pytest.mark.parametrize("kind", KINDS)
+def test_sampled_regrets_are_unbiased(game_name, kind):
+  """Mean sampled regret increment = exact counterfactual regret.
+
+  Checked on every infoset-action whose expected number of visits in the
+  sample is at least 2000 (there the central limit theorem is a fair
+  approximation despite the importance weights): no error beyond six
+  standard errors, and a mean squared z-score within 4 standard deviations
+  of its expectation 1 under the chi-square law of k = n/2 effective entries
+  (entries of one infoset are dependent), i.e. below 1 + 4 sqrt(2 / k).
+  Measured: 0.24-1.31 on Kuhn over 6 sample seeds (bound 2.8), 0.6-0.9 on
+  Leduc (bound 1.4). The baselines keep learning during the sample, except thesis_exponential
+  on Leduc, whose 1/xi target diverges under a fixed step (BUILD_NOTES.md).
+  """
+  solver = mccfrb.MCCFRbSolver(game_name, baseline=kind, seed=0)
+  solver.run(200)
+  learn = not (kind == "thesis_exponential" and game_name == "leduc_poker")
+  sample = solver.sample_estimates(1_000_000, seed=1, learn_baselines=learn)
+  tree = solver.tree
+  strategy = solver.current_policy_table()
+  exact_regrets = mccfrb.counterfactual_regrets(tree, strategy)
+  exact_values = mccfrb.counterfactual_values(tree, strategy)
+  owner = sample.episodes[tree.infoset_player][:, None]
+  legal = np.arange(tree.max_actions)[None, :] < tree.infoset_num_actions[:, None]
+  checked = legal & (_expected_visits(solver, sample.episodes) >= 2000)[:, None]
+  # Most of Kuhn and a good part of Leduc are checked.
+  assert checked.sum() > (0.5 * legal.sum() if game_name == "kuhn_poker" else 100)
+  for mean, var, truth in ((sample.regret_mean, sample.regret_var, exact_regrets),
+                           (sample.value_mean, sample.value_var, exact_values)):
+    se = np.sqrt(np.maximum(var, 0.0) / owner)
+    z = np.abs(mean - truth)[checked] / np.maximum(se[checked], 1e-12)
+    assert z.max() < 6.0, (z.max(), np.argmax(z))
+    bound = 1.0 + 4.0 * np.sqrt(2.0 / (z.size / 2))
+    assert np.mean(z**2) < bound, (np.mean(z**2), bound)
+
+
+@pytest.mark.parametrize("game_name", ["kuhn_poker", "leduc_poker"])
+def test_oracle_baseline_root_estimate_has_zero_variance(game_name):
+  solver = mccfrb.MCCFRbSolver(game_name, baseline="oracle", seed=0)
+  solver.run(30)
+  sample = solver.sample_estimates(2000, seed=3)
+  v0 = mccfrb.expected_value(solver.tree, solver.current_policy_table())
+  np.testing.assert_allclose(sample.root_values[0::2], v0, rtol=0, atol=1e-9)
+  np.testing.assert_allclose(sample.root_values[1::2], -v0, rtol=0, atol=1e-9)
+  plain = mccfrb.MCCFRbSolver(game_name, baseline="none", seed=0)
+  plain.run(30)
+  assert np.var(plain.sample_estimates(2000, seed=3).root_values) > 0.1
+
+
+# Exploitability of the average strategy after 20,000 iterations (seed 0)
+# must be below the bound and below its value after 100 iterations. Measured
+# over seeds 0-2 and every kind (thesis_exponential at decay 0.1), the worst
+# at 20,000 iterations was 1.13 (Leduc; uniform play: 2.37), 0.40 (goofspiel
+# 4; uniform: 1.25) and 0.021 (matching pennies; 0.01-0.16 at 100
+# iterations); each bound is about 1.3 times that worst value.
+CONVERGENCE_BOUND = {"leduc_poker": 1.5, GOOFSPIEL4: 0.52,
+                     "matching_pennies": 0.028}
+
+
+@pytest.mark.parametrize("game_name", sorted(CONVERGENCE_BOUND))
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_baseline_converges(game_name, kind):
+  # thesis_exponential at its default decay 0.5 diverges: see the next test.
+  decay = 0.1 if kind == "thesis_exponential" else None
+  solver = mccfrb.MCCFRbSolver(game_name, baseline=kind, baseline_decay=decay,
+                               seed=0)
+  solver.run(100)
+  early = mccfrb.exploitability(solver.tree, solver.average_policy_table())
+  solver.run(19_900)
+  late = mccfrb.exploitability(solver.tree, solver.average_policy_table())
+  assert late < min(early, CONVERGENCE_BOUND[game_name]), (early, late)
+  if game_name == "matching_pennies":
+    np.testing.assert_allclose(solver.average_policy_table()[:, :2], 0.5,
+                               atol=0.05)
+
+
+def test_thesis_exponential_at_schmid_decay_diverges_as_the_thesis_reports():
+  """Thesis section 5.3.1: the exponentially decaying average is inferior.
+
+  With the 1/xi-corrected target and a fixed step alpha, the update
+  b <- b + alpha (u - b) / xi overshoots whenever xi < alpha / 2, so at
+  alpha = 0.5 the baselines grow without bound and learning stalls (measured
+  on Leduc, seeds 0-2: |b| up to 1e26-1e34, exploitability 1.21-1.30 at
+  20,000 iterations where the direct average reaches 0.87-1.13).
+  """
+  solver = mccfrb.MCCFRbSolver("leduc_poker", baseline="thesis_exponential",
+                               seed=0)
+  solver.run(20_000)
+  assert np.abs(solver._baseline).max() > 1e10
+  assert mccfrb.exploitability(solver.tree, solver.average_policy_table()) > 1.15
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({"baseline": "learnt"}, "Unknown baseline 'learnt'; allowed: none, thesis"),
+    ({"averaging": "linear"}, "Unknown averaging 'linear'; allowed: stochastic"),
+    ({"epsilon": 0.0}, r"epsilon must be a number in \(0, 1\]"),
+    ({"epsilon": 1.5}, r"epsilon must be a number in \(0, 1\]"),
+    ({"baseline_decay": 0.0}, r"baseline_decay must be .* or None, got 0.0"),
+    ({"baseline_decay": 2}, r"baseline_decay must be"),
+    ({"seed": "x"}, "seed must be an integer"),
+])
+def test_bad_options_are_value_errors(kwargs, match):
+  with pytest.raises(ValueError, match=match):
+    mccfrb.MCCFRbSolver("kuhn_poker", **kwargs)
+
+
+def test_bad_iteration_counts_and_games():
+  solver = mccfrb.MCCFRbSolver("kuhn_poker", seed=0)
+  with pytest.raises(ValueError, match="non-negative integer, got -1"):
+    solver.run(-1)
+  with pytest.raises(ValueError, match="non-negative integer"):
+    solver.run(2.5)
+  solver.run(0)
+  assert solver.num_iterations == 0
+  with pytest.raises(ValueError, match="two-player"):
+    mccfrb.MCCFRbSolver("kuhn_poker(players=3)")
+  with pytest.raises(ValueError, match="OutcomeSamplingSolver has no baseline"):
+    mccfrb.OutcomeSamplingSolver("kuhn_poker", baseline="learned")
+
+
+def test_non_finite_tables_warn():
+  solver = mccfrb.MCCFRbSolver("kuhn_poker", baseline="thesis", seed=0)
+  solver._baseline[0] = np.inf
+  with pytest.warns(RuntimeWarning, match="no longer finite"):
+    solver.run(1)
