@@ -283,12 +283,14 @@ class MCCFRbSolver(TabularSolverBase):
     if num_iterations == 0:
       return
     tree = self._tree
-    self._nodes_touched += outcome.run_iterations(
+    empty = self._regrets[:0]
+    self._nodes_touched += outcome.run_episodes(
         *tree.kernel_args(), tree.utility_sum, tree.infoset_num_actions,
         self._regrets, self._avg, self._avg_last, self._baseline,
         self._baseline_count, self._baseline_code, self._averaging_code,
-        self._epsilon, self._decay, self._num_iterations + 1, num_iterations,
-        self._rng, *self._scratch)
+        self._epsilon, self._decay, self._num_iterations + 1,
+        2 * num_iterations, False, True, self._rng, *self._scratch, empty,
+        empty, empty, empty, np.zeros(0))
     before = self._num_iterations
     self._num_iterations += num_iterations
     # Every ~1024 iterations, a cheap check that the tables are still finite.
@@ -326,13 +328,14 @@ class MCCFRbSolver(TabularSolverBase):
     regret_sum, regret_sq = np.zeros(shape), np.zeros(shape)
     value_sum, value_sq = np.zeros(shape), np.zeros(shape)
     root_values = np.zeros(num_episodes)
-    outcome.sample_frozen(
+    outcome.run_episodes(
         *tree.kernel_args(), tree.utility_sum, tree.infoset_num_actions,
-        self._regrets, self._baseline.copy(), self._baseline_count.copy(),
-        self._baseline_code, bool(learn_baselines), self._epsilon,
-        self._decay, self._num_iterations + 1, num_episodes,
-        np.random.default_rng(seed), regret_sum, regret_sq, value_sum,
-        value_sq, root_values, *self._scratch)
+        self._regrets, self._avg, self._avg_last, self._baseline.copy(),
+        self._baseline_count.copy(), self._baseline_code,
+        self._averaging_code, self._epsilon, self._decay,
+        self._num_iterations + 1, num_episodes, True, bool(learn_baselines),
+        np.random.default_rng(seed), *self._scratch, regret_sum, regret_sq,
+        value_sum, value_sq, root_values)
     episodes = np.array([(num_episodes + 1) // 2, num_episodes // 2])
     owner = np.maximum(episodes[tree.infoset_player], 1)[:, None]
     regret_mean, value_mean = regret_sum / owner, value_sum / owner

@@ -73,14 +73,18 @@ def baseline_base(baseline_kind, node_kind, infoset, child_start,
 
 
 @njit(cache=True, error_model="numpy")
-def episode(kind, player, infoset, child_start, num_children, edge_prob,
-            utility, utility_sum, regrets, regret_acc, regret_sq, value_sum,
-            value_sq, avg,
-            avg_last, baseline, baseline_count, baseline_kind, averaging,
-            epsilon, decay, t, update_player, update_average, learn_baselines,
-            track_squares, rng, path_node, path_action, path_sigma, path_xi, path_reach,
-            child_est):
-  """One outcome-sampling episode for `update_player`; tables change in place.
+def run_episodes(kind, player, infoset, child_start, num_children, edge_prob,
+                 utility, utility_sum, num_actions, regrets, avg, avg_last,
+                 baseline, baseline_count, baseline_kind, averaging, epsilon,
+                 decay, first_iteration, num_episodes, frozen, learn_baselines,
+                 rng, path_node, path_action, path_sigma, path_xi, path_reach,
+                 child_est, strategy_scratch, regret_sum, regret_sq,
+                 value_sum, value_sq, root_values):
+  """Outcome-sampling episodes; every table changes in place.
+
+  Episode e updates player e % 2 at iteration t = first_iteration + e // 2
+  (training: an iteration is one episode per player, in player order), or at
+  t = first_iteration throughout if `frozen`.
 
   Down the tree: at every node, sigma^t by regret matching on `regrets`; the
   sampling policy xi is eps-uniform mixed with sigma at the update player's
@@ -92,225 +96,170 @@ def episode(kind, player, infoset, child_start, num_children, edge_prob,
     u(h, a) = b(h, a)                                      otherwise,
     u(h) = sum_a sigma(h, a) u(h, a);
   at the update player's nodes (Eq. 11 with Eq. 2)
-    R_I(a) += pi_{-i}(h) / q(h) * (u(h, a) - u(h))   into `regret_acc`;
+    R_I(a) += pi_{-i}(h) / q(h) * (u(h, a) - u(h));
   stochastic averaging adds pi_i(h) sigma(I, a) / q(h) there; optimistic
   averaging adds (t - c_I) pi_owner(h) sigma(I, a) at the opponent's nodes
   and sets c_I = t. Then the baseline of the sampled edge is updated (after
   its use, so the estimate stays unbiased). Predictive baselines are reset
   afterwards by a second bottom-up pass under the new strategy sigma^{t+1}.
+  With the oracle baseline (kind 6) `baseline` is refilled before every
+  episode (once, if frozen) with player 0's exact values under sigma^t.
+
+  The loop over episodes lives in this one function on purpose: a call of a
+  separate episode function with this many array arguments cost more than
+  the episode itself.
 
   Args:
-    regrets: float64[I, A], read for sigma^t (and sigma^{t+1}).
-    regret_acc: float64[I, A] receiving the regret increments (the same array
-      as `regrets` in training; a separate one for frozen-strategy studies).
-    regret_sq: float64[I, A], sums of squared increments if `track_squares`.
-    value_sum, value_sq: float64[I, A]; if `track_squares`, the sampled
-      counterfactual action values pi_{-i}(h) / q(h) u(h, a) and their
-      squares are added at the update player's nodes.
+    regrets: float64[I, A] cumulative regrets (sigma^t comes from them).
     avg, avg_last: cumulative strategy float64[I, A] and the last-update
       iteration int64[I] (optimistic averaging).
     baseline, baseline_count: flat float64 / int64 tables (module docstring).
-    t: the iteration number (1-based); update_player: 0 or 1.
-    update_average: False leaves `avg` and `avg_last` untouched.
+    frozen: estimator study: `regrets` and `avg` stay untouched; the regret
+      increments and the sampled counterfactual action values
+      pi_{-i}(h) / q(h) u(h, a) go, with their squares, to `regret_sum`,
+      `regret_sq`, `value_sum`, `value_sq` (float64[I, A]) and u(root) of
+      episode e to `root_values[e]`. Unused (may be empty) otherwise.
     learn_baselines: False leaves the baseline tables untouched.
     rng: np.random.Generator, advanced in place.
-    path_*: scratch of max_depth rows; child_est: float64[A] scratch.
-
-  Returns:
-    (u(root) for the update player, nodes touched).
-  """
-  num_infosets = regrets.shape[0]
-  max_actions = regrets.shape[1]
-  n = 0
-  d = 0
-  my_reach = 1.0
-  opp_reach = 1.0
-  opp_own_reach = 1.0
-  sample_reach = 1.0
-  while kind[n] != 2:
-    path_node[d] = n
-    path_reach[d, 0] = my_reach
-    path_reach[d, 1] = opp_reach
-    path_reach[d, 2] = opp_own_reach
-    path_reach[d, 3] = sample_reach
-    s = child_start[n]
-    c = num_children[n]
-    if kind[n] == 0:
-      for j in range(c):
-        path_sigma[d, j] = edge_prob[s + j]
-        path_xi[d, j] = edge_prob[s + j]
-    else:
-      regret_matching_row(regrets, infoset[n], c, path_sigma, d)
-      if player[n] == update_player:
-        for j in range(c):
-          path_xi[d, j] = epsilon / c + (1.0 - epsilon) * path_sigma[d, j]
-      else:
-        for j in range(c):
-          path_xi[d, j] = path_sigma[d, j]
-    a = sample_index(path_xi, d, c, rng.random())
-    path_action[d] = a
-    sig = path_sigma[d, a]
-    if kind[n] == 0:
-      opp_reach *= sig
-    elif player[n] == update_player:
-      my_reach *= sig
-    else:
-      opp_reach *= sig
-      opp_own_reach *= sig
-    sample_reach *= path_xi[d, a]
-    n = s + a
-    d += 1
-  depth = d
-  terminal_value = utility[n] if update_player == 0 else utility_sum - utility[n]
-  value = terminal_value
-  # Stored baselines b are converted to the update player's utility as
-  # offset + sign * b (the thesis tables are kept in that utility already);
-  # the same map converts back, as it is its own inverse.
-  offset = 0.0
-  sign = 1.0
-  if update_player == 1 and baseline_kind != 1:
-    offset = utility_sum
-    sign = -1.0
-  for d in range(depth - 1, -1, -1):
-    n = path_node[d]
-    a_s = path_action[d]
-    s = child_start[n]
-    c = num_children[n]
-    k = kind[n]
-    iset = infoset[n]
-    base = baseline_base(baseline_kind, k, iset, s, update_player,
-                         num_infosets, max_actions)
-    if base < 0:
-      for j in range(c):
-        child_est[j] = 0.0
-    else:
-      for j in range(c):
-        child_est[j] = offset + sign * baseline[base + j]
-    b_s = child_est[a_s]
-    child_est[a_s] = b_s + (value - b_s) / path_xi[d, a_s]
-    est = 0.0
-    for j in range(c):
-      est += path_sigma[d, j] * child_est[j]
-    if k == 1:
-      if player[n] == update_player:
-        w = path_reach[d, 1] / path_reach[d, 3]
-        for j in range(c):
-          x = w * (child_est[j] - est)
-          regret_acc[iset, j] += x
-          if track_squares:
-            regret_sq[iset, j] += x * x
-            y = w * child_est[j]
-            value_sum[iset, j] += y
-            value_sq[iset, j] += y * y
-        if update_average and averaging == 0:
-          for j in range(c):
-            avg[iset, j] += path_reach[d, 0] * path_sigma[d, j] / path_reach[d, 3]
-      elif update_average and averaging == 1:
-        w = (t - avg_last[iset]) * path_reach[d, 2]
-        for j in range(c):
-          avg[iset, j] += w * path_sigma[d, j]
-        avg_last[iset] = t
-    slot = base + a_s
-    learn = learn_baselines and base >= 0
-    if learn and baseline_kind == 1:
-      # Thesis Fig. 3.1: b <- (b k_i(I) + b + (u - b) / xi) / (k_i(I) + 1),
-      # with one visit counter per (update player, infoset).
-      cslot = update_player * num_infosets + iset
-      baseline[slot] = averaged(baseline[slot], baseline_count[cslot],
-                                child_est[a_s], decay)
-      baseline_count[cslot] += 1
-    elif learn and (baseline_kind == 3 or baseline_kind == 4):
-      target = offset + sign * value
-      baseline[slot] = averaged(baseline[slot], baseline_count[slot], target,
-                                decay)
-      baseline_count[slot] += 1
-    value = est
-  touched = depth + 1
-  if baseline_kind == 5 and learn_baselines:
-    # Davis et al. 2020: b(h, a*) <- u_{sigma^{t+1}}(h a*) along the path,
-    # where u(h) = sum_a sigma^{t+1}(h, a) b(h, a).
-    v = terminal_value
-    for d in range(depth - 1, -1, -1):
-      n = path_node[d]
-      s = child_start[n]
-      c = num_children[n]
-      baseline[s + path_action[d]] = offset + sign * v
-      if kind[n] == 1:
-        regret_matching_row(regrets, infoset[n], c, path_sigma, d)
-      v = 0.0
-      for j in range(c):
-        v += path_sigma[d, j] * (offset + sign * baseline[s + j])
-    touched += depth
-  return value, touched
-
-
-@njit(cache=True, error_model="numpy")
-def run_iterations(kind, player, infoset, child_start, num_children,
-                   edge_prob, utility, utility_sum, num_actions, regrets, avg,
-                   avg_last, baseline, baseline_count, baseline_kind,
-                   averaging, epsilon, decay, first_iteration, num_iterations,
-                   rng, path_node, path_action, path_sigma, path_xi,
-                   path_reach, child_est, strategy_scratch):
-  """Runs iterations first_iteration .. first_iteration + num_iterations - 1.
-
-  An iteration is one `episode` per player as update player, in player order.
-  With the oracle baseline (kind 6) `baseline` is refilled before every
-  episode with player 0's exact node values under the current strategy.
+    path_*: scratch of max_depth rows; child_est: float64[A] scratch;
+      strategy_scratch: float64[I, A] scratch for the oracle.
 
   Returns:
     The number of nodes touched.
   """
+  num_infosets = regrets.shape[0]
+  max_actions = regrets.shape[1]
   touched = 0
-  for t in range(first_iteration, first_iteration + num_iterations):
-    for i in range(2):
-      if baseline_kind == 6:
-        regret_matching(regrets, num_actions, strategy_scratch)
-        node_values(kind, player, infoset, child_start, num_children,
-                    edge_prob, utility, strategy_scratch, baseline)
-        touched += kind.shape[0]
-      _, n = episode(kind, player, infoset, child_start, num_children,
-                     edge_prob, utility, utility_sum, regrets, regrets,
-                     regrets, regrets, regrets, avg, avg_last, baseline, baseline_count,
-                     baseline_kind, averaging, epsilon, decay, t, i, True,
-                     True, False, rng, path_node, path_action, path_sigma, path_xi,
-                     path_reach, child_est)
-      touched += n
-  return touched
-
-
-@njit(cache=True, error_model="numpy")
-def sample_frozen(kind, player, infoset, child_start, num_children, edge_prob,
-                  utility, utility_sum, num_actions, regrets, baseline,
-                  baseline_count, baseline_kind, learn_baselines, epsilon,
-                  decay, t,
-                  num_episodes, rng, regret_sum, regret_sq, value_sum,
-                  value_sq, root_values,
-                  path_node, path_action, path_sigma, path_xi, path_reach,
-                  child_est, strategy_scratch):
-  """Episodes under a frozen strategy, for estimator studies.
-
-  The strategy (from `regrets`) never changes; baselines keep learning as in
-  training if `learn_baselines`. Episode e updates player e % 2.
-
-  Args:
-    regret_sum, regret_sq: float64[I, A], receive the sum and the sum of
-      squares of the sampled regret increments.
-    value_sum, value_sq: float64[I, A], the same for the sampled
-      counterfactual action values.
-    root_values: float64[num_episodes], the root estimate u(root) of each
-      episode, in the update player's utility.
-  """
-  if baseline_kind == 6:
-    regret_matching(regrets, num_actions, strategy_scratch)
-    node_values(kind, player, infoset, child_start, num_children, edge_prob,
-                utility, strategy_scratch, baseline)
-  avg_dummy = regret_sum[:0]
-  last_dummy = baseline_count[:0]
   for e in range(num_episodes):
-    root_values[e], _ = episode(
-        kind, player, infoset, child_start, num_children, edge_prob, utility,
-        utility_sum, regrets, regret_sum, regret_sq, value_sum, value_sq,
-        avg_dummy, last_dummy,
-        baseline, baseline_count, baseline_kind, 0, epsilon, decay, t, e % 2,
-        False, learn_baselines, True, rng, path_node, path_action, path_sigma, path_xi,
-        path_reach, child_est)
+    update_player = e % 2
+    t = first_iteration if frozen else first_iteration + e // 2
+    if baseline_kind == 6 and (not frozen or e == 0):
+      regret_matching(regrets, num_actions, strategy_scratch)
+      node_values(kind, player, infoset, child_start, num_children, edge_prob,
+                  utility, strategy_scratch, baseline)
+      touched += kind.shape[0]
+    n = 0
+    d = 0
+    my_reach = 1.0
+    opp_reach = 1.0
+    opp_own_reach = 1.0
+    sample_reach = 1.0
+    while kind[n] != 2:
+      path_node[d] = n
+      path_reach[d, 0] = my_reach
+      path_reach[d, 1] = opp_reach
+      path_reach[d, 2] = opp_own_reach
+      path_reach[d, 3] = sample_reach
+      s = child_start[n]
+      c = num_children[n]
+      if kind[n] == 0:
+        for j in range(c):
+          path_sigma[d, j] = edge_prob[s + j]
+          path_xi[d, j] = edge_prob[s + j]
+      else:
+        regret_matching_row(regrets, infoset[n], c, path_sigma, d)
+        if player[n] == update_player:
+          for j in range(c):
+            path_xi[d, j] = epsilon / c + (1.0 - epsilon) * path_sigma[d, j]
+        else:
+          for j in range(c):
+            path_xi[d, j] = path_sigma[d, j]
+      a = sample_index(path_xi, d, c, rng.random())
+      path_action[d] = a
+      sig = path_sigma[d, a]
+      if kind[n] == 0:
+        opp_reach *= sig
+      elif player[n] == update_player:
+        my_reach *= sig
+      else:
+        opp_reach *= sig
+        opp_own_reach *= sig
+      sample_reach *= path_xi[d, a]
+      n = s + a
+      d += 1
+    depth = d
+    terminal_value = utility[n] if update_player == 0 else utility_sum - utility[n]
+    value = terminal_value
+    # Stored baselines b are converted to the update player's utility as
+    # offset + sign * b (the thesis tables are kept in that utility already);
+    # the same map converts back, as it is its own inverse.
+    offset = 0.0
+    sign = 1.0
+    if update_player == 1 and baseline_kind != 1:
+      offset = utility_sum
+      sign = -1.0
+    for d in range(depth - 1, -1, -1):
+      n = path_node[d]
+      a_s = path_action[d]
+      s = child_start[n]
+      c = num_children[n]
+      k = kind[n]
+      iset = infoset[n]
+      base = baseline_base(baseline_kind, k, iset, s, update_player,
+                           num_infosets, max_actions)
+      if base < 0:
+        for j in range(c):
+          child_est[j] = 0.0
+      else:
+        for j in range(c):
+          child_est[j] = offset + sign * baseline[base + j]
+      b_s = child_est[a_s]
+      child_est[a_s] = b_s + (value - b_s) / path_xi[d, a_s]
+      est = 0.0
+      for j in range(c):
+        est += path_sigma[d, j] * child_est[j]
+      if k == 1:
+        if player[n] == update_player:
+          w = path_reach[d, 1] / path_reach[d, 3]
+          for j in range(c):
+            x = w * (child_est[j] - est)
+            if frozen:
+              regret_sum[iset, j] += x
+              regret_sq[iset, j] += x * x
+              y = w * child_est[j]
+              value_sum[iset, j] += y
+              value_sq[iset, j] += y * y
+            else:
+              regrets[iset, j] += x
+          if not frozen and averaging == 0:
+            for j in range(c):
+              avg[iset, j] += path_reach[d, 0] * path_sigma[d, j] / path_reach[d, 3]
+        elif not frozen and averaging == 1:
+          w = (t - avg_last[iset]) * path_reach[d, 2]
+          for j in range(c):
+            avg[iset, j] += w * path_sigma[d, j]
+          avg_last[iset] = t
+      slot = base + a_s
+      learn = learn_baselines and base >= 0
+      if learn and baseline_kind == 1:
+        # Thesis Fig. 3.1: b <- (b k_i(I) + b + (u - b) / xi) / (k_i(I) + 1),
+        # with one visit counter per (update player, infoset).
+        cslot = update_player * num_infosets + iset
+        baseline[slot] = averaged(baseline[slot], baseline_count[cslot],
+                                  child_est[a_s], decay)
+        baseline_count[cslot] += 1
+      elif learn and (baseline_kind == 3 or baseline_kind == 4):
+        target = offset + sign * value
+        baseline[slot] = averaged(baseline[slot], baseline_count[slot], target,
+                                  decay)
+        baseline_count[slot] += 1
+      value = est
+    if baseline_kind == 5 and learn_baselines:
+      # Davis et al. 2020: b(h, a*) <- u_{sigma^{t+1}}(h a*) along the path,
+      # where u(h) = sum_a sigma^{t+1}(h, a) b(h, a).
+      v = terminal_value
+      for d in range(depth - 1, -1, -1):
+        n = path_node[d]
+        s = child_start[n]
+        c = num_children[n]
+        baseline[s + path_action[d]] = offset + sign * v
+        if kind[n] == 1:
+          regret_matching_row(regrets, infoset[n], c, path_sigma, d)
+        v = 0.0
+        for j in range(c):
+          v += path_sigma[d, j] * (offset + sign * baseline[s + j])
+      touched += depth
+    touched += depth + 1
+    if frozen:
+      root_values[e] = value
+  return touched

@@ -1,0 +1,154 @@
+r"""Speed of mccfrb against OpenSpiel, measured in the same run, single core.
+
+  python -m experiments.benchmark                       # every section
+  python -m experiments.benchmark --sections=exploitability --seconds=2
+
+Sections:
+  exploitability: mccfrb.exploitability on mccfrb tables against
+    pyspiel.exploitability on a ready pyspiel policy (values must agree).
+  outcome: MCCFRbSolver.run iterations per second for every baseline kind
+    against pyspiel.OutcomeSamplingMCCFRSolver (C++) and OpenSpiel's Python
+    OutcomeSamplingSolver.
+Each rate is the best of --repeats timings of at least --seconds each; the
+ratio column divides by the OpenSpiel C++ rate of the same game and run.
+"""
+
+import os
+import platform
+import time
+
+os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+
+from absl import app  # pylint: disable=g-import-not-at-top
+from absl import flags
+import numpy as np
+import pandas as pd
+import pyspiel
+from open_spiel.python.algorithms import outcome_sampling_mccfr as os_mccfr
+
+import mccfrb
+from experiments.common import GOOFSPIEL4
+from experiments.common import rejoin_game_list
+
+SECTIONS = ("exploitability", "outcome")
+
+_SECTIONS = flags.DEFINE_list("sections", list(SECTIONS), "Which benchmarks.")
+_SECONDS = flags.DEFINE_float("seconds", 1.0, "Minimum time of one timing.")
+_REPEATS = flags.DEFINE_integer("repeats", 3, "Timings per entry; best kept.")
+_EXPL_GAMES = flags.DEFINE_list("exploitability_games",
+                                ["leduc_poker", "liars_dice(numdice=1)"],
+                                "Games of the exploitability section.")
+_SOLVER_GAMES = flags.DEFINE_list("solver_games", ["leduc_poker", GOOFSPIEL4],
+                                  "Games of the solver sections.")
+_OUT = flags.DEFINE_string("out", "", "Optional CSV path for the table.")
+
+
+def rate(step, units_per_step, seconds, repeats):
+  """Best units per second of `step()` over `repeats` timings >= `seconds`."""
+  step()  # Warm up (numba compilation, caches).
+  best = 0.0
+  for _ in range(repeats):
+    calls, start = 0, time.perf_counter()
+    while True:
+      step()
+      calls += 1
+      elapsed = time.perf_counter() - start
+      if elapsed >= seconds:
+        break
+    best = max(best, calls * units_per_step / elapsed)
+  return best
+
+
+def iterations_per_second(run, seconds, repeats):
+  """Rate of `run(n)` in iterations per second, with n grown to fill time."""
+  chunk = 1
+  while True:
+    start = time.perf_counter()
+    run(chunk)
+    if time.perf_counter() - start > 0.05 * seconds or chunk > 1 << 24:
+      break
+    chunk *= 4
+  return rate(lambda: run(chunk), chunk, seconds, repeats)
+
+
+def loop(step):
+  def run(n):
+    for _ in range(n):
+      step()
+  return run
+
+
+def exploitability_rows(seconds, repeats):
+  rows = []
+  for game_string in rejoin_game_list(_EXPL_GAMES.value):
+    game = mccfrb.load_game(game_string)
+    tree = mccfrb.compile_tree(game)
+    rng = np.random.default_rng(0)
+    legal = np.arange(tree.max_actions) < tree.infoset_num_actions[:, None]
+    table = np.where(legal, rng.random(legal.shape), 0.0)
+    table /= table.sum(axis=1, keepdims=True)
+    ours = mccfrb.exploitability(tree, table)
+    theirs = pyspiel.exploitability(game, mccfrb.to_pyspiel_policy(tree, table))
+    policy = mccfrb.to_pyspiel_policy(tree, table)
+    ours_rate = rate(lambda: mccfrb.exploitability(tree, table), 1, seconds,
+                     repeats)
+    theirs_rate = rate(lambda: pyspiel.exploitability(game, policy), 1,
+                       seconds, repeats)
+    rows.append({"section": "exploitability", "game": game_string,
+                 "algorithm": "mccfrb.exploitability", "per_second": ours_rate,
+                 "ratio": ours_rate / theirs_rate, "value": ours})
+    rows.append({"section": "exploitability", "game": game_string,
+                 "algorithm": "pyspiel.exploitability",
+                 "per_second": theirs_rate, "ratio": 1.0, "value": theirs})
+    if abs(ours - theirs) > 1e-9:
+      raise RuntimeError(f"exploitability differs on {game_string}: "
+                         f"{ours} vs {theirs}")
+  return rows
+
+
+def outcome_rows(seconds, repeats):
+  rows = []
+  for game_string in rejoin_game_list(_SOLVER_GAMES.value):
+    game = mccfrb.load_game(game_string)
+    cpp = pyspiel.OutcomeSamplingMCCFRSolver(game, seed=0)
+    cpp_rate = iterations_per_second(loop(cpp.run_iteration), seconds, repeats)
+    np.random.seed(0)
+    python_solver = os_mccfr.OutcomeSamplingSolver(game)
+    py_rate = iterations_per_second(loop(python_solver.iteration),
+                                    seconds, repeats)
+    entries = [("openspiel_os_cpp", cpp_rate), ("openspiel_os_python", py_rate)]
+    for kind in mccfrb.BASELINES:
+      solver = mccfrb.MCCFRbSolver(game, baseline=kind, seed=0)
+      entries.append((f"mccfrb_{kind}",
+                      iterations_per_second(solver.run, seconds, repeats)))
+    for name, r in entries:
+      rows.append({"section": "outcome", "game": game_string, "algorithm": name,
+                   "per_second": r, "ratio": r / cpp_rate})
+  return rows
+
+
+def main(argv):
+  if len(argv) > 1:
+    raise app.UsageError("Too many command-line arguments.")
+  unknown = set(_SECTIONS.value) - set(SECTIONS)
+  if unknown:
+    raise app.UsageError(f"Unknown sections {sorted(unknown)}; allowed: {SECTIONS}")
+  print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+        f"pyspiel {getattr(pyspiel, '__version__', '?')}, "
+        f"mccfrb {mccfrb.__version__}, NUMBA_NUM_THREADS="
+        f"{os.environ['NUMBA_NUM_THREADS']}")
+  builders = {"exploitability": exploitability_rows, "outcome": outcome_rows}
+  rows = []
+  for section in _SECTIONS.value:
+    rows += builders[section](_SECONDS.value, _REPEATS.value)
+  table = pd.DataFrame(rows)
+  table["per_second"] = table["per_second"].round(1)
+  table["ratio"] = table["ratio"].round(2)
+  with pd.option_context("display.width", 200, "display.max_colwidth", 40):
+    print(table.to_string(index=False))
+  if _OUT.value:
+    table.to_csv(_OUT.value, index=False)
+
+
+if __name__ == "__main__":
+  app.run(main)

@@ -1,0 +1,57 @@
+r"""Prints the size of compiled game trees and the exploitability of uniform play.
+
+  python -m experiments.game_info
+  python -m experiments.game_info --games=kuhn_poker,leduc_poker
+"""
+
+import time
+
+from absl import app
+from absl import flags
+import numpy as np
+import pandas as pd
+
+import mccfrb
+from experiments.common import GOOFSPIEL4
+from experiments.common import rejoin_game_list
+from mccfrb import tree as tree_lib
+
+_GAMES = flags.DEFINE_list(
+    "games", ["leduc_poker", GOOFSPIEL4, "matching_pennies"],
+    "OpenSpiel game strings (commas inside parentheses are fine).")
+_MAX_NODES = flags.DEFINE_integer("max_nodes", tree_lib.DEFAULT_MAX_NODES,
+                                  "Size guard of compile_tree.")
+
+
+def describe(game_string, max_nodes):
+  """One row of facts about a compiled game."""
+  start = time.perf_counter()
+  tree = mccfrb.compile_tree(game_string, max_nodes=max_nodes)
+  seconds = time.perf_counter() - start
+  uniform = mccfrb.uniform_table(tree)
+  return {
+      "game": game_string,
+      "histories": tree.num_nodes,
+      "terminals": int(np.sum(tree.node_kind == tree_lib.TERMINAL)),
+      "infosets_p0": int(np.sum(tree.infoset_player == 0)),
+      "infosets_p1": int(np.sum(tree.infoset_player == 1)),
+      "max_actions": tree.max_actions,
+      "compile_s": round(seconds, 3),
+      "tree_MiB": round(tree.nbytes() / 2**20, 2),
+      "uniform_exploitability": mccfrb.exploitability(tree, uniform),
+  }
+
+
+def main(argv):
+  if len(argv) > 1:
+    raise app.UsageError("Too many command-line arguments.")
+  try:
+    rows = [describe(g, _MAX_NODES.value) for g in rejoin_game_list(_GAMES.value)]
+  except ValueError as e:
+    raise app.UsageError(str(e)) from e
+  with pd.option_context("display.max_colwidth", 40, "display.width", 200):
+    print(pd.DataFrame(rows).to_string(index=False))
+
+
+if __name__ == "__main__":
+  app.run(main)
