@@ -298,8 +298,11 @@ class MCCFRbSolver(TabularSolverBase):
       self._check_finite()
 
   def _check_finite(self):
-    if np.isfinite(self._baseline).all() and np.isfinite(self._regrets).all():
+    if (getattr(self, "_warned_non_finite", False)
+        or (np.isfinite(self._baseline).all()
+            and np.isfinite(self._regrets).all())):
       return
+    self._warned_non_finite = True
     warnings.warn(
         f"MCCFRbSolver(baseline={self._baseline_name!r}): tables are no longer "
         f"finite after {self._num_iterations} iterations. The thesis's "

@@ -332,3 +332,12 @@ def test_non_finite_tables_warn():
   solver._baseline[0] = np.inf
   with pytest.warns(RuntimeWarning, match="no longer finite"):
     solver.run(1)
+
+
+def test_non_finite_warning_is_given_once_per_solver():
+  solver = mccfrb.MCCFRbSolver("kuhn_poker", baseline="thesis", seed=0)
+  solver._baseline[0] = np.inf
+  with pytest.warns(RuntimeWarning) as record:
+    solver.run(1)
+    solver.run(2048)
+  assert len(record) == 1
