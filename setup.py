@@ -18,6 +18,7 @@ setuptools.setup(
         "absl-py>=2.0",
         "pandas>=2.0",
         "matplotlib>=3.8",
+        "scipy>=1.10",
     ],
     extras_require={
         "test": ["pytest>=8"],

@@ -24,3 +24,42 @@ def rejoin_game_list(items):
   if current:
     raise ValueError(f"Unbalanced parentheses in game list: {current!r}")
   return games
+
+
+def parse_seeds(items):
+  """'--seeds=5' means seeds 0..4; '--seeds=3,7,11' those seeds."""
+  try:
+    seeds = [int(s) for s in items]
+  except ValueError as e:
+    raise ValueError(f"seeds must be integers, got {items}") from e
+  if len(seeds) == 1:
+    if seeds[0] < 1:
+      raise ValueError(f"a seed count must be >= 1, got {seeds[0]}")
+    return list(range(seeds[0]))
+  return seeds
+
+
+def check_writable_dir(path):
+  """Creates `path` if needed; raises ValueError unless files can be made in it."""
+  import os  # pylint: disable=g-import-not-at-top
+  import tempfile  # pylint: disable=g-import-not-at-top
+  try:
+    os.makedirs(path, exist_ok=True)
+    with tempfile.NamedTemporaryFile(dir=path):
+      pass
+  except OSError as e:
+    raise ValueError(f"cannot write to output folder {path!r}: {e.strerror}") from e
+
+
+def write_atomically(path, text):
+  """Writes `text` to `path` through a temporary file and a rename."""
+  import os  # pylint: disable=g-import-not-at-top
+  tmp = f"{path}.tmp{os.getpid()}"
+  with open(tmp, "w", encoding="utf-8") as f:
+    f.write(text)
+  os.replace(tmp, path)
+
+
+def fail(program, error):
+  """Exits with status 1 and a one-line message on standard error."""
+  raise SystemExit(f"{program}: error: {error}")

@@ -86,7 +86,9 @@ def nash_conv(game_or_tree, policy):
       or a dict {information state string: [(action, prob)]}.
   """
   tree = as_tree(game_or_tree)
-  strategy = policy_lib.table_from_policy(tree, policy)
+  game = None if isinstance(game_or_tree, tree_lib.GameTree) else (
+      games.load_game(game_or_tree))
+  strategy = policy_lib.table_from_policy(tree, policy, game=game)
   return float(best_response_values(tree, strategy).sum() - tree.utility_sum)
 
 

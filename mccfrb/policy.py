@@ -6,6 +6,8 @@ of `GameTree.infoset_actions[I]`; padding columns are 0. Infosets a policy
 does not mention get the uniform policy.
 """
 
+import functools
+
 import numpy as np
 import pyspiel
 from open_spiel.python import policy as os_policy
@@ -70,7 +72,29 @@ def _table_from_pairs(tree, lookup):
   return table
 
 
-def table_from_policy(tree, policy):
+@functools.lru_cache(maxsize=4)
+def _representative_states(game_string):
+  """{information state string: one pyspiel state of it}, by walking the game."""
+  game = pyspiel.load_game(game_string)
+  found, stack = {}, [game.new_initial_state()]
+  while stack:
+    state = stack.pop()
+    if state.is_terminal():
+      continue
+    if state.is_chance_node():
+      stack.extend(state.child(a) for a, _ in state.chance_outcomes())
+      continue
+    found.setdefault(state.information_state_string(), state)
+    stack.extend(state.child(a) for a in state.legal_actions())
+  return found
+
+
+def _state_lookup(policy, game):
+  states = _representative_states(str(game))
+  return lambda key: policy.get_state_policy(states[key]) if key in states else None
+
+
+def table_from_policy(tree, policy, game=None):
   """Converts a policy into an mccfrb table for `tree`.
 
   Args:
@@ -78,6 +102,10 @@ def table_from_policy(tree, policy):
     policy: an mccfrb table (array), an `open_spiel.python.policy.
       TabularPolicy`, a `pyspiel.TabularPolicy` or other `pyspiel.Policy`,
       or a dict {information state string: [(action, prob), ...]}.
+    game: the `pyspiel.Game`; needed only for pyspiel policies that answer
+      state queries but not infostate-string queries (OpenSpiel's C++ MCCFR
+      solvers' policies): one state per infoset is then found by walking
+      the game once (cached for the 4 most recent games).
 
   Returns:
     The validated float64 table; infosets the policy does not cover are
@@ -103,7 +131,14 @@ def table_from_policy(tree, policy):
   if isinstance(policy, pyspiel.TabularPolicy):
     return validate_table(tree, _table_from_pairs(tree, policy.policy_table().get))
   if isinstance(policy, pyspiel.Policy):
-    return validate_table(tree, _table_from_pairs(tree, policy.get_state_policy))
+    try:
+      return validate_table(tree, _table_from_pairs(tree, policy.get_state_policy))
+    except pyspiel.SpielError:
+      if game is None:
+        raise TypeError(
+            "This pyspiel policy answers state queries only; pass game= so "
+            "mccfrb can find one state per infoset.") from None
+      return validate_table(tree, _table_from_pairs(tree, _state_lookup(policy, game)))
   if isinstance(policy, dict):
     return validate_table(tree, _table_from_pairs(tree, policy.get))
   raise TypeError(

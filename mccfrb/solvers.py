@@ -84,9 +84,13 @@ class TabularSolverBase:
 
   _table_names = ("_regrets", "_avg")
 
-  def _init_game(self, game, max_nodes):
+  def _init_game(self, game, max_nodes, tree=None):
     self._game = games.load_game(game)
-    self._tree = tree_lib.compile_tree(self._game, max_nodes=max_nodes)
+    if tree is None:
+      tree = tree_lib.compile_tree(self._game, max_nodes=max_nodes)
+    elif not isinstance(tree, tree_lib.GameTree):
+      raise ValueError(f"tree must be a GameTree, got {type(tree).__name__}.")
+    self._tree = tree
     self._converter = None
     self._num_iterations = 0
     self._nodes_touched = 0
@@ -209,6 +213,8 @@ class MCCFRbSolver(TabularSolverBase):
       exponentially decaying average. thesis_exponential defaults to 0.5.
     seed: seed of the solver's `np.random.Generator`.
     max_nodes: size guard passed to `compile_tree`.
+    tree: optional `GameTree` already compiled from this game (sweeps reuse
+      one tree for many solvers); it is not checked against the game.
   """
 
   _table_names = ("_regrets", "_avg", "_avg_last", "_baseline",
@@ -216,7 +222,7 @@ class MCCFRbSolver(TabularSolverBase):
 
   def __init__(self, game, baseline="learned", epsilon=0.6,
                averaging="stochastic", baseline_decay=None, seed=None,
-               max_nodes=tree_lib.DEFAULT_MAX_NODES):
+               max_nodes=tree_lib.DEFAULT_MAX_NODES, tree=None):
     _check_choice("baseline", baseline, BASELINES)
     _check_choice("averaging", averaging, AVERAGINGS)
     _check_unit_interval("epsilon", epsilon)
@@ -231,7 +237,7 @@ class MCCFRbSolver(TabularSolverBase):
     self._decay = 0.0 if baseline_decay is None else float(baseline_decay)
     self._baseline_code = BASELINES[baseline]
     self._averaging_code = AVERAGINGS[averaging]
-    self._init_game(game, max_nodes)
+    self._init_game(game, max_nodes, tree)
     tree = self._tree
     shape = (tree.num_infosets, tree.max_actions)
     self._regrets = np.zeros(shape)
@@ -372,10 +378,10 @@ class OutcomeSamplingSolver(MCCFRbSolver):
 
   def __init__(self, game, epsilon=0.6, averaging="stochastic", seed=None,
                max_nodes=tree_lib.DEFAULT_MAX_NODES, baseline="none",
-               baseline_decay=None):
+               baseline_decay=None, tree=None):
     if baseline != "none":
       raise ValueError("OutcomeSamplingSolver has no baseline; use "
                        f"MCCFRbSolver(baseline={baseline!r}).")
     super().__init__(game, baseline="none", epsilon=epsilon,
                      averaging=averaging, baseline_decay=baseline_decay,
-                     seed=seed, max_nodes=max_nodes)
+                     seed=seed, max_nodes=max_nodes, tree=tree)

@@ -116,3 +116,16 @@ def test_bad_tables_are_refused():
   with pytest.raises(TypeError, match="Unsupported policy type"):
     mccfrb.exploitability(tree, os_policy.UniformRandomPolicy(
         pyspiel.load_game("kuhn_poker")))
+
+
+def test_cpp_mccfr_policy_needs_and_uses_the_game():
+  game = mccfrb.load_game("leduc_poker")
+  tree = mccfrb.compile_tree(game)
+  solver = pyspiel.OutcomeSamplingMCCFRSolver(game, seed=1)
+  for _ in range(500):
+    solver.run_iteration()
+  policy = solver.average_policy()
+  with pytest.raises(TypeError, match="pass game="):
+    mccfrb.exploitability(tree, policy)
+  assert mccfrb.exploitability(game, policy) == pytest.approx(
+      pyspiel.exploitability(game, policy), abs=1e-9)

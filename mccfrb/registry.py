@@ -1,0 +1,154 @@
+"""Named algorithms for experiments: mccfrb's solvers and OpenSpiel's.
+
+Every entry builds an object with `run(num_iterations)`,
+`average_policy_table(tree)` (the average strategy as an mccfrb table),
+`openspiel_policy(tree)` (something `pyspiel.exploitability` accepts) and
+`nodes_touched` (None where OpenSpiel does not count). Adding an algorithm is
+one entry in `ALGORITHMS`.
+"""
+
+from typing import Callable, NamedTuple
+
+import numpy as np
+import pyspiel
+from open_spiel.python.algorithms import mccfr as os_mccfr_base
+from open_spiel.python.algorithms import outcome_sampling_mccfr as os_mccfr
+
+from mccfrb import policy as policy_lib
+from mccfrb import solvers
+
+
+class Algorithm(NamedTuple):
+  """A registry entry: `make(game, seed, tree)` builds a runnable solver."""
+  name: str
+  description: str
+  make: Callable
+  deterministic: bool = True  # Same seed, same tables.
+
+
+class _MccfrbRunner:
+  """Adapter for mccfrb solvers."""
+
+  def __init__(self, solver):
+    self.solver = solver
+
+  def run(self, num_iterations):
+    self.solver.run(num_iterations)
+
+  def average_policy_table(self, tree):
+    del tree
+    return self.solver.average_policy_table()
+
+  def openspiel_policy(self, tree):
+    return policy_lib.to_pyspiel_dict(tree, self.solver.average_policy_table())
+
+  @property
+  def nodes_touched(self):
+    return self.solver.nodes_touched
+
+
+class _OpenSpielCppRunner:
+  """Adapter for pyspiel's C++ MCCFR solvers (one `run_iteration` per call)."""
+
+  def __init__(self, game, solver):
+    self.game = game
+    self.solver = solver
+
+  def run(self, num_iterations):
+    for _ in range(num_iterations):
+      self.solver.run_iteration()
+
+  def average_policy_table(self, tree):
+    return policy_lib.table_from_policy(tree, self.solver.average_policy(),
+                                        game=self.game)
+
+  def openspiel_policy(self, tree):
+    del tree
+    return self.solver.average_policy()
+
+  nodes_touched = None
+
+
+class _OpenSpielPythonOSRunner:
+  """Adapter for OpenSpiel's Python OutcomeSamplingSolver.
+
+  It draws from numpy's global generator, so the seed is set when it is
+  built and tasks of one process must run one after another.
+  """
+
+  def __init__(self, game, seed, tree=None):
+    del tree
+    np.random.seed(seed)
+    self.solver = os_mccfr.OutcomeSamplingSolver(game)
+
+  def run(self, num_iterations):
+    for _ in range(num_iterations):
+      self.solver.iteration()
+
+  def average_policy_table(self, tree):
+    table = policy_lib.uniform_table(tree)
+    index = tree.infoset_index()
+    for key, info in self.solver._infostates.items():  # pylint: disable=protected-access
+      sums = info[os_mccfr_base.AVG_POLICY_INDEX]
+      if sums.sum() > 0:
+        table[index[key], :len(sums)] = sums / sums.sum()
+    return table
+
+  def openspiel_policy(self, tree):
+    return policy_lib.to_pyspiel_dict(tree, self.average_policy_table(tree))
+
+  nodes_touched = None
+
+
+def _mccfrb(baseline, averaging="stochastic", **kwargs):
+  return lambda game, seed, tree=None: _MccfrbRunner(solvers.MCCFRbSolver(
+      game, baseline=baseline, averaging=averaging, seed=seed, tree=tree,
+      **kwargs))
+
+
+ALGORITHMS = {a.name: a for a in [
+    Algorithm("os", "mccfrb outcome sampling, no baseline (OpenSpiel's "
+              "algorithm)", _mccfrb("none")),
+    Algorithm("os_optimistic", "no baseline, optimistic averaging (the "
+              "thesis's 'no updates')", _mccfrb("none", "optimistic")),
+    Algorithm("mccfrb_thesis", "thesis Fig. 3.1: direct average of the "
+              "1/xi target, optimistic averaging", _mccfrb("thesis",
+                                                           "optimistic")),
+    Algorithm("mccfrb_thesis_exponential", "thesis exponentially decaying "
+              "average (alpha 0.5), optimistic averaging",
+              _mccfrb("thesis_exponential", "optimistic")),
+    Algorithm("mccfrb_learned", "infoset baseline, child-value target",
+              _mccfrb("learned")),
+    Algorithm("mccfrb_history", "history baseline per tree edge (VR-MCCFR)",
+              _mccfrb("history")),
+    Algorithm("mccfrb_predictive", "predictive baseline (Davis et al. 2020)",
+              _mccfrb("predictive")),
+    Algorithm("mccfrb_oracle", "exact values of the current strategy "
+              "(studies only: a full tree walk per episode)",
+              _mccfrb("oracle")),
+    Algorithm("openspiel_os_python", "OpenSpiel Python OutcomeSamplingSolver",
+              _OpenSpielPythonOSRunner),
+    Algorithm("openspiel_os_cpp", "pyspiel.OutcomeSamplingMCCFRSolver",
+              lambda game, seed, tree=None: _OpenSpielCppRunner(
+                  game, pyspiel.OutcomeSamplingMCCFRSolver(game, seed=seed))),
+    Algorithm("openspiel_es_cpp", "pyspiel.ExternalSamplingMCCFRSolver",
+              lambda game, seed, tree=None: _OpenSpielCppRunner(
+                  game, pyspiel.ExternalSamplingMCCFRSolver(game, seed=seed))),
+]}
+
+
+def check_algorithms(names):
+  """Raises ValueError naming every unknown algorithm and the known ones."""
+  unknown = [n for n in names if n not in ALGORITHMS]
+  if unknown:
+    raise ValueError(f"Unknown algorithm(s) {', '.join(map(repr, unknown))}; "
+                     f"known: {', '.join(ALGORITHMS)}.")
+
+
+def make(name, game, seed, tree=None):
+  """Builds algorithm `name` for `game` (a pyspiel.Game) with `seed`.
+
+  `tree`, the game's compiled `GameTree`, saves mccfrb solvers a compile.
+  """
+  check_algorithms([name])
+  return ALGORITHMS[name].make(game, seed, tree)
