@@ -36,8 +36,8 @@ _ALGORITHMS = flags.DEFINE_list(
     "algorithms", ["mccfrb_learned", "mccfrb_history", "os",
                    "openspiel_os_cpp", "openspiel_os_python"],
     f"Registry names: {', '.join(registry.ALGORITHMS)}.")
-_ITERATIONS = flags.DEFINE_integer("iterations", 20_000, "Iterations per run.")
-_CHECKPOINTS = flags.DEFINE_integer("num_checkpoints", 9,
+_ITERATIONS = flags.DEFINE_integer("iterations", 100_000, "Iterations per run.")
+_CHECKPOINTS = flags.DEFINE_integer("num_checkpoints", 11,
                                     "Log-spaced checkpoints, the first at 1.")
 _SEEDS = flags.DEFINE_list("seeds", ["3"], "A count N (seeds 0..N-1) or a list.")
 _OUT_DIR = flags.DEFINE_string("out_dir", "results/convergence",
