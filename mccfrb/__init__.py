@@ -7,6 +7,7 @@ from mccfrb.evaluation import expected_value
 from mccfrb.evaluation import exploitability
 from mccfrb.evaluation import nash_conv
 from mccfrb.games import load_game
+from mccfrb.normal_form import regret_matching
 from mccfrb.policy import table_from_policy
 from mccfrb.policy import to_pyspiel_dict
 from mccfrb.policy import to_pyspiel_policy
@@ -14,6 +15,8 @@ from mccfrb.policy import to_tabular_policy
 from mccfrb.policy import uniform_table
 from mccfrb.solvers import AVERAGINGS
 from mccfrb.solvers import BASELINES
+from mccfrb.solvers import CFR_VARIANTS
+from mccfrb.solvers import CFRSolver
 from mccfrb.solvers import MCCFRbSolver
 from mccfrb.solvers import OutcomeSamplingSolver
 from mccfrb.tree import GameTree
