@@ -7,8 +7,8 @@ For goofspiel 4, goofspiel 5 and Leduc: the thesis's variants "direct
 average" (mccfrb_thesis), "exponentially decaying average"
 (mccfrb_thesis_exponential, goofspiel 4 only, as in the thesis) and "no
 updates" (os_optimistic: no baseline, the same optimistic averaging), plus the
-corrected and stronger baselines (mccfrb_learned, mccfrb_history,
-mccfrb_predictive). Checkpoints 10^0 .. 10^max_power. Writes thesis.csv,
+corrected and stronger baselines with the same averaging
+(mccfrb_{learned,history,predictive}_optimistic). Checkpoints 10^0 .. 10^max_power. Writes thesis.csv,
 thesis_tables.md (the thesis's numbers beside ours) and the analogues of
 Figures 5.1-5.6 (thesis_{k}.png/.pdf) to --out_dir.
 
@@ -35,7 +35,10 @@ THESIS_GAMES = {"goofspiel4": common.GOOFSPIEL4, "goofspiel5": common.GOOFSPIEL5
 THESIS_VARIANTS = {"mccfrb_thesis": "Direct average",
                    "mccfrb_thesis_exponential": "Exponentially decaying average",
                    "os_optimistic": "No updates"}
-EXTRA = ["mccfrb_learned", "mccfrb_history", "mccfrb_predictive"]
+# The stronger baselines with the thesis's optimistic averaging, so that every
+# variant differs from "no updates" in its baseline only.
+EXTRA = ["mccfrb_learned_optimistic", "mccfrb_history_optimistic",
+         "mccfrb_predictive_optimistic"]
 # (mean, std) of the thesis's exploitability at 10^0 .. 10^6 iterations.
 THESIS = {
     ("goofspiel4", "mccfrb_thesis"): [(0.34, 0.06), (0.35, 0.07), (0.28, 0.07),

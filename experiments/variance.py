@@ -67,17 +67,29 @@ def plot(df, out_prefix):
   paths = []
   for k, (game, g) in enumerate(df.groupby("game")):
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    limits = {}
+    for column in ("root_variance", "infoset_variance"):
+      values = g[column].values
+      values = values[np.isfinite(values) & (values > 1e-20)]
+      median = np.median(values)
+      shown = values[values < 1e4 * median]
+      limits[column] = (shown.min() / 10, shown.max() * 10)
     for baseline, b in g.groupby("baseline"):
       for ax, column in zip(axes, ("root_variance", "infoset_variance")):
-        ax.plot(b["iteration"], np.maximum(b[column], 1e-30), marker="o",
-                label=baseline)
-    for ax, title in zip(axes, ("root value estimate",
-                                "counterfactual action values (mean over infosets)")):
+        low, high = limits[column]
+        ax.plot(b["iteration"], np.clip(b[column], low, high * 0.99),
+                marker="o", label=baseline)
+    for ax, column, title in zip(
+        axes, ("root_variance", "infoset_variance"),
+        ("root value estimate",
+         "counterfactual action values (mean over infosets)")):
       ax.set_xscale("log")
       ax.set_yscale("log")
+      ax.set_ylim(*limits[column])
       ax.set_xlabel("training iterations")
-      ax.set_ylabel("variance (floored at 1e-30)")
-      ax.set_title(title, fontsize=9)
+      ax.set_ylabel("variance")
+      ax.set_title(f"{title}\n(0 drawn at the bottom edge, values over 1e4 x "
+                   "the median at the top edge)", fontsize=8)
       ax.grid(True, which="both", alpha=0.3)
     axes[0].legend(fontsize=8)
     fig.suptitle(f"{game}: estimator variance, {g['episodes'].iloc[0]} frozen "

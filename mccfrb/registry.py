@@ -48,15 +48,18 @@ class _MccfrbRunner:
 
 
 class _OpenSpielCppRunner:
-  """Adapter for pyspiel's C++ MCCFR solvers (one `run_iteration` per call)."""
+  """Adapter for pyspiel's C++ solvers: MCCFR (`run_iteration`) and CFR
+  (`evaluate_and_update_policy`), one iteration per call."""
 
   def __init__(self, game, solver):
     self.game = game
     self.solver = solver
+    self._step = getattr(solver, "run_iteration", None) or (
+        solver.evaluate_and_update_policy)
 
   def run(self, num_iterations):
     for _ in range(num_iterations):
-      self.solver.run_iteration()
+      self._step()
 
   def average_policy_table(self, tree):
     return policy_lib.table_from_policy(tree, self.solver.average_policy(),
@@ -100,6 +103,17 @@ class _OpenSpielPythonOSRunner:
   nodes_touched = None
 
 
+def _cfr(variant):
+  return lambda game, seed, tree=None: _MccfrbRunner(solvers.CFRSolver(
+      game, variant=variant, tree=tree))
+
+
+def _cpp(cls, **kwargs):
+  return lambda game, seed, tree=None: _OpenSpielCppRunner(
+      game, cls(game, **{k: (seed if v == "seed" else v)
+                         for k, v in kwargs.items()}))
+
+
 def _mccfrb(baseline, averaging="stochastic", **kwargs):
   return lambda game, seed, tree=None: _MccfrbRunner(solvers.MCCFRbSolver(
       game, baseline=baseline, averaging=averaging, seed=seed, tree=tree,
@@ -123,17 +137,29 @@ ALGORITHMS = {a.name: a for a in [
               _mccfrb("history")),
     Algorithm("mccfrb_predictive", "predictive baseline (Davis et al. 2020)",
               _mccfrb("predictive")),
+    Algorithm("mccfrb_learned_optimistic", "mccfrb_learned with optimistic "
+              "averaging", _mccfrb("learned", "optimistic")),
+    Algorithm("mccfrb_history_optimistic", "mccfrb_history with optimistic "
+              "averaging", _mccfrb("history", "optimistic")),
+    Algorithm("mccfrb_predictive_optimistic", "mccfrb_predictive with "
+              "optimistic averaging", _mccfrb("predictive", "optimistic")),
     Algorithm("mccfrb_oracle", "exact values of the current strategy "
               "(studies only: a full tree walk per episode)",
               _mccfrb("oracle")),
     Algorithm("openspiel_os_python", "OpenSpiel Python OutcomeSamplingSolver",
               _OpenSpielPythonOSRunner),
     Algorithm("openspiel_os_cpp", "pyspiel.OutcomeSamplingMCCFRSolver",
-              lambda game, seed, tree=None: _OpenSpielCppRunner(
-                  game, pyspiel.OutcomeSamplingMCCFRSolver(game, seed=seed))),
+              _cpp(pyspiel.OutcomeSamplingMCCFRSolver, seed="seed")),
     Algorithm("openspiel_es_cpp", "pyspiel.ExternalSamplingMCCFRSolver",
-              lambda game, seed, tree=None: _OpenSpielCppRunner(
-                  game, pyspiel.ExternalSamplingMCCFRSolver(game, seed=seed))),
+              _cpp(pyspiel.ExternalSamplingMCCFRSolver, seed="seed")),
+    Algorithm("cfr", "mccfrb exact CFR (alternating updates)", _cfr("cfr")),
+    Algorithm("cfr_plus", "mccfrb exact CFR+", _cfr("cfr+")),
+    Algorithm("lcfr", "mccfrb exact Linear CFR", _cfr("linear")),
+    Algorithm("dcfr", "mccfrb exact DCFR(1.5, 0, 2)", _cfr("discounted")),
+    Algorithm("openspiel_cfr_cpp", "pyspiel.CFRSolver",
+              _cpp(pyspiel.CFRSolver)),
+    Algorithm("openspiel_cfr_plus_cpp", "pyspiel.CFRPlusSolver",
+              _cpp(pyspiel.CFRPlusSolver)),
 ]}
 
 
