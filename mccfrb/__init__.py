@@ -17,6 +17,7 @@ from mccfrb.solvers import AVERAGINGS
 from mccfrb.solvers import BASELINES
 from mccfrb.solvers import CFR_VARIANTS
 from mccfrb.solvers import CFRSolver
+from mccfrb.solvers import ExternalSamplingSolver
 from mccfrb.solvers import MCCFRbSolver
 from mccfrb.solvers import OutcomeSamplingSolver
 from mccfrb.tree import GameTree

@@ -247,3 +247,130 @@ def node_histories(tree):
     for c in range(s, s + tree.num_children[n]):
       histories[c] = histories[n] + (int(tree.edge_action[c]),)
   return histories
+
+
+class ReferenceExternalSampling:
+  """External-sampling MCCFR written recursively, as OpenSpiel's Python.
+
+  Same options as `mccfrb.ExternalSamplingSolver`; random numbers are drawn
+  as uniforms from `rng` in the kernel's order (pre-order: one per chance or
+  opponent node, one per pruning candidate at the update player's nodes).
+  """
+
+  def __init__(self, game, averaging="simple", weighting=None,
+               linear_iterations=None, alpha=1.5, beta=0.0, gamma=2.0,
+               pruning=None, prune_threshold=-200.0, prune_probability=0.95,
+               prune_k=200.0, prune_floor=0.05, prune_after=1):
+    self.game = game
+    self.averaging, self.weighting = averaging, weighting
+    self.linear_iterations = linear_iterations
+    self.alpha, self.beta, self.gamma = alpha, beta, gamma
+    self.pruning, self.prune_threshold = pruning, prune_threshold
+    self.prune_probability, self.prune_k = prune_probability, prune_k
+    self.prune_floor, self.prune_after = prune_floor, prune_after
+    self.regrets, self.avg = {}, {}
+    self.through = collections.defaultdict(int)
+    self.pruned = 0
+
+  def _catch_up(self, key, t):
+    d = self.through[key]
+    if self.weighting != "discounted" or d >= t - 1:
+      return
+    row = self.regrets[key]
+    # Same arithmetic as the kernel: exp of a difference of prefix sums.
+    lp = _prefix(self.alpha, t)
+    ln = _prefix(self.beta, t)
+    fp, fn = np.exp(lp[t - 1] - lp[d]), np.exp(ln[t - 1] - ln[d])
+    for j, r in enumerate(row):
+      row[j] = r * fp if r >= 0.0 else r * fn
+    self.through[key] = t - 1
+
+  def _strategy(self, key, n, t):
+    self.regrets.setdefault(key, [0.0] * n)
+    self._catch_up(key, t)
+    return regret_matching(self.regrets[key])
+
+  def iteration(self, t, rng):
+    if self.weighting == "linear":
+      w = float(min(t, self.linear_iterations)) if self.linear_iterations else float(t)
+    elif self.weighting == "discounted":
+      w = float(t) ** self.gamma
+    else:
+      w = 1.0
+    self._w, self._regret_w = w, (w if self.weighting == "linear" else 1.0)
+    for p in (0, 1):
+      self._traverse(self.game.new_initial_state(), p, t, rng)
+    if self.averaging == "full":
+      self._full_average(self.game.new_initial_state(), [1.0, 1.0], t)
+
+  def _full_average(self, state, reach, t):
+    if state.is_terminal():
+      return
+    if state.is_chance_node():
+      for a, _ in state.chance_outcomes():
+        self._full_average(state.child(a), reach, t)
+      return
+    p = state.current_player()
+    key = state.information_state_string()
+    actions = state.legal_actions()
+    sigma = self._strategy(key, len(actions), t + 1)
+    row = self.avg.setdefault(key, [0.0] * len(actions))
+    for j, a in enumerate(actions):
+      row[j] += self._w * reach[p] * sigma[j]
+      child_reach = list(reach)
+      child_reach[p] *= sigma[j]
+      self._full_average(state.child(a), child_reach, t)
+
+  def _traverse(self, state, p, t, rng):
+    if state.is_terminal():
+      return state.returns()[p]
+    if state.is_chance_node():
+      actions, probs = zip(*state.chance_outcomes())
+      a = sample_index(probs, rng.random())
+      return self._traverse(state.child(actions[a]), p, t, rng)
+    key = state.information_state_string()
+    actions = state.legal_actions()
+    sigma = self._strategy(key, len(actions), t)
+    if state.current_player() != p:
+      a = sample_index(sigma, rng.random())
+      if self.averaging == "simple":
+        row = self.avg.setdefault(key, [0.0] * len(actions))
+        for j in range(len(actions)):
+          row[j] += self._w * sigma[j]
+      return self._traverse(state.child(actions[a]), p, t, rng)
+    regrets = self.regrets[key]
+    weights = [1.0] * len(actions)
+    for j, a in enumerate(actions):
+      if (self.pruning and t >= self.prune_after
+          and regrets[j] < self.prune_threshold
+          and not state.child(a).is_terminal()):
+        u = rng.random()
+        if self.pruning == "pluribus":
+          if u < self.prune_probability:
+            weights[j] = 0.0
+        else:
+          q = max(self.prune_k / (self.prune_k + self.prune_threshold - regrets[j]),
+                  self.prune_floor)
+          weights[j] = 1.0 / q if u < q else 0.0
+    if not any(weights):
+      weights = [1.0] * len(actions)
+    else:
+      self.pruned += weights.count(0.0)
+    values = [0.0] * len(actions)
+    for j, a in enumerate(actions):
+      if weights[j] > 0.0:
+        values[j] = self._traverse(state.child(a), p, t, rng)
+    v = 0.0
+    for j in range(len(actions)):
+      if weights[j] > 0.0:
+        v += sigma[j] * values[j]
+    for j in range(len(actions)):
+      if weights[j] > 0.0:
+        regrets[j] += self._regret_w * weights[j] * (values[j] - v)
+    return v
+
+
+def _prefix(power, size):
+  """The kernel's prefix sums of log(k^p / (k^p + 1)), length >= size + 1."""
+  k = np.arange(1, size + 1, dtype=np.float64)
+  return np.concatenate([[0.0], np.cumsum(-np.log1p(k**-power))])
