@@ -9,6 +9,10 @@ Sections:
   outcome: MCCFRbSolver.run iterations per second for every baseline kind
     against pyspiel.OutcomeSamplingMCCFRSolver (C++) and OpenSpiel's Python
     OutcomeSamplingSolver.
+  external: ExternalSamplingSolver.run (plain, linear, discounted, pruned)
+    against pyspiel.ExternalSamplingMCCFRSolver.
+  cfr: CFRSolver.run for each variant against pyspiel.CFRSolver and
+    pyspiel.CFRPlusSolver.
 Each rate is the best of --repeats timings of at least --seconds each; the
 ratio column divides by the OpenSpiel C++ rate of the same game and run.
 """
@@ -30,7 +34,7 @@ import mccfrb
 from experiments.common import GOOFSPIEL4
 from experiments.common import rejoin_game_list
 
-SECTIONS = ("exploitability", "outcome")
+SECTIONS = ("exploitability", "outcome", "external", "cfr")
 
 _SECTIONS = flags.DEFINE_list("sections", list(SECTIONS), "Which benchmarks.")
 _SECONDS = flags.DEFINE_float("seconds", 1.0, "Minimum time of one timing.")
@@ -127,6 +131,47 @@ def outcome_rows(seconds, repeats):
   return rows
 
 
+def external_rows(seconds, repeats):
+  rows = []
+  for game_string in rejoin_game_list(_SOLVER_GAMES.value):
+    game = mccfrb.load_game(game_string)
+    cpp = pyspiel.ExternalSamplingMCCFRSolver(game, seed=0)
+    cpp_rate = iterations_per_second(loop(cpp.run_iteration), seconds, repeats)
+    entries = [("openspiel_es_cpp", cpp_rate)]
+    for name, kwargs in [("mccfrb_es", {}), ("mccfrb_es_linear",
+                                             {"weighting": "linear"}),
+                         ("mccfrb_es_discounted", {"weighting": "discounted"}),
+                         ("mccfrb_es_pruned", {"pruning": "pluribus",
+                                               "prune_threshold": -300.0})]:
+      solver = mccfrb.ExternalSamplingSolver(game, seed=0, **kwargs)
+      solver.run(20_000)  # Past the warm-up, so the pruned one prunes.
+      entries.append((name, iterations_per_second(solver.run, seconds,
+                                                   repeats)))
+    rows += [{"section": "external", "game": game_string, "algorithm": name,
+              "per_second": r, "ratio": r / cpp_rate} for name, r in entries]
+  return rows
+
+
+def cfr_rows(seconds, repeats):
+  rows = []
+  for game_string in rejoin_game_list(_SOLVER_GAMES.value):
+    game = mccfrb.load_game(game_string)
+    cpp = pyspiel.CFRSolver(game)
+    cpp_rate = iterations_per_second(loop(cpp.evaluate_and_update_policy),
+                                     seconds, repeats)
+    plus = pyspiel.CFRPlusSolver(game)
+    entries = [("openspiel_cfr_cpp", cpp_rate),
+               ("openspiel_cfr_plus_cpp", iterations_per_second(
+                   loop(plus.evaluate_and_update_policy), seconds, repeats))]
+    for variant in mccfrb.CFR_VARIANTS:
+      solver = mccfrb.CFRSolver(game, variant=variant)
+      entries.append((f"mccfrb_{variant}",
+                      iterations_per_second(solver.run, seconds, repeats)))
+    rows += [{"section": "cfr", "game": game_string, "algorithm": name,
+              "per_second": r, "ratio": r / cpp_rate} for name, r in entries]
+  return rows
+
+
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError("Too many command-line arguments.")
@@ -137,7 +182,8 @@ def main(argv):
         f"pyspiel {getattr(pyspiel, '__version__', '?')}, "
         f"mccfrb {mccfrb.__version__}, NUMBA_NUM_THREADS="
         f"{os.environ['NUMBA_NUM_THREADS']}")
-  builders = {"exploitability": exploitability_rows, "outcome": outcome_rows}
+  builders = {"exploitability": exploitability_rows, "outcome": outcome_rows,
+              "external": external_rows, "cfr": cfr_rows}
   rows = []
   for section in _SECTIONS.value:
     rows += builders[section](_SECONDS.value, _REPEATS.value)

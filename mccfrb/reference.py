@@ -65,8 +65,13 @@ class ReferenceMCCFRb:
   """
 
   def __init__(self, game, baseline, epsilon=0.6, averaging="stochastic",
-               baseline_decay=None):
+               baseline_decay=None, weighting=None, linear_iterations=None,
+               alpha=1.5, beta=0.0, gamma=2.0):
     self.game = game
+    self.weighting, self.linear_iterations = weighting, linear_iterations
+    self.alpha, self.beta, self.gamma = alpha, beta, gamma
+    self.through = collections.defaultdict(int)
+    self._t = 1
     self.baseline = baseline
     self.epsilon = epsilon
     self.averaging = averaging
@@ -90,7 +95,10 @@ class ReferenceMCCFRb:
     return self.regrets.setdefault(key, [0.0] * n)
 
   def _strategy(self, key, n):
-    return regret_matching(self._regret_row(key, n))
+    row = self._regret_row(key, n)
+    if self.weighting == "discounted":
+      _catch_up(row, key, self.through, self._t, self.alpha, self.beta)
+    return regret_matching(row)
 
   def _to_player(self, b0, player):
     return b0 if player == 0 else self.utility_sum - b0
@@ -136,6 +144,15 @@ class ReferenceMCCFRb:
 
   def iteration(self, t, rng):
     """Iteration t (1-based): one episode per player, drawing from `rng`."""
+    self._t = t
+    if self.weighting == "linear":
+      self._w = float(min(t, self.linear_iterations)) if (
+          self.linear_iterations) else float(t)
+    elif self.weighting == "discounted":
+      self._w = float(t) ** self.gamma
+    else:
+      self._w = 1.0
+    self._regret_w = self._w if self.weighting == "linear" else 1.0
     for player in (0, 1):
       if self.baseline == "oracle":
         self._compute_oracle()
@@ -191,11 +208,11 @@ class ReferenceMCCFRb:
         w = step["opp"] / step["q"]
         row = self._regret_row(key, len(children))
         for j in range(len(children)):
-          row[j] += w * (est_children[j] - est)
+          row[j] += self._regret_w * (w * (est_children[j] - est))
         if self.averaging == "stochastic":
           avg = self.avg.setdefault(key, [0.0] * len(children))
           for j in range(len(children)):
-            avg[j] += step["my"] * step["sigma"][j] / step["q"]
+            avg[j] += self._w * (step["my"] * step["sigma"][j] / step["q"])
       elif step["owner"] >= 0 and self.averaging == "optimistic":
         avg = self.avg.setdefault(key, [0.0] * len(children))
         w = (t - self.avg_last[key]) * step["opp_own"]
@@ -272,23 +289,11 @@ class ReferenceExternalSampling:
     self.through = collections.defaultdict(int)
     self.pruned = 0
 
-  def _catch_up(self, key, t):
-    d = self.through[key]
-    if self.weighting != "discounted" or d >= t - 1:
-      return
-    row = self.regrets[key]
-    # Same arithmetic as the kernel: exp of a difference of prefix sums.
-    lp = _prefix(self.alpha, t)
-    ln = _prefix(self.beta, t)
-    fp, fn = np.exp(lp[t - 1] - lp[d]), np.exp(ln[t - 1] - ln[d])
-    for j, r in enumerate(row):
-      row[j] = r * fp if r >= 0.0 else r * fn
-    self.through[key] = t - 1
-
   def _strategy(self, key, n, t):
-    self.regrets.setdefault(key, [0.0] * n)
-    self._catch_up(key, t)
-    return regret_matching(self.regrets[key])
+    row = self.regrets.setdefault(key, [0.0] * n)
+    if self.weighting == "discounted":
+      _catch_up(row, key, self.through, t, self.alpha, self.beta)
+    return regret_matching(row)
 
   def iteration(self, t, rng):
     if self.weighting == "linear":
@@ -368,6 +373,19 @@ class ReferenceExternalSampling:
       if weights[j] > 0.0:
         regrets[j] += self._regret_w * weights[j] * (values[j] - v)
     return v
+
+
+def _catch_up(row, key, through, t, alpha, beta):
+  """Applies the discounts of iterations through[key] + 1 .. t - 1 to `row`,
+  with the kernel's arithmetic (exp of a difference of prefix sums)."""
+  d = through[key]
+  if d >= t - 1:
+    return
+  lp, ln = _prefix(alpha, t), _prefix(beta, t)
+  fp, fn = np.exp(lp[t - 1] - lp[d]), np.exp(ln[t - 1] - ln[d])
+  for j, r in enumerate(row):
+    row[j] = r * fp if r >= 0.0 else r * fn
+  through[key] = t - 1
 
 
 def _prefix(power, size):

@@ -114,6 +114,11 @@ def _cpp(cls, **kwargs):
                          for k, v in kwargs.items()}))
 
 
+def _es(**kwargs):
+  return lambda game, seed, tree=None: _MccfrbRunner(
+      solvers.ExternalSamplingSolver(game, seed=seed, tree=tree, **kwargs))
+
+
 def _mccfrb(baseline, averaging="stochastic", **kwargs):
   return lambda game, seed, tree=None: _MccfrbRunner(solvers.MCCFRbSolver(
       game, baseline=baseline, averaging=averaging, seed=seed, tree=tree,
@@ -152,6 +157,18 @@ ALGORITHMS = {a.name: a for a in [
               _cpp(pyspiel.OutcomeSamplingMCCFRSolver, seed="seed")),
     Algorithm("openspiel_es_cpp", "pyspiel.ExternalSamplingMCCFRSolver",
               _cpp(pyspiel.ExternalSamplingMCCFRSolver, seed="seed")),
+    Algorithm("es", "mccfrb external sampling, simple averaging", _es()),
+    Algorithm("es_linear", "external sampling, linear weighting",
+              _es(weighting="linear")),
+    Algorithm("es_discounted", "external sampling, DCFR(1.5, 0, 2) weighting",
+              _es(weighting="discounted")),
+    Algorithm("es_pruned", "external sampling, Pluribus pruning (C = -300, "
+              "from iteration 1000)",
+              _es(pruning="pluribus", prune_threshold=-300.0, prune_after=1000)),
+    Algorithm("es_linear_pruned", "external sampling, linear weighting and "
+              "Pluribus pruning (C = -300, from iteration 1000)",
+              _es(weighting="linear", pruning="pluribus",
+                  prune_threshold=-300.0, prune_after=1000)),
     Algorithm("cfr", "mccfrb exact CFR (alternating updates)", _cfr("cfr")),
     Algorithm("cfr_plus", "mccfrb exact CFR+", _cfr("cfr+")),
     Algorithm("lcfr", "mccfrb exact Linear CFR", _cfr("linear")),

@@ -197,7 +197,72 @@ class TabularSolverBase:
     return solver
 
 
-class MCCFRbSolver(TabularSolverBase):
+WEIGHTINGS = {None: 0, "linear": 1, "discounted": 2}
+
+
+def _log_discount_prefix(power, size):
+  """[0, sum_{k=1..m} log(k^power / (k^power + 1)) for m = 1..size-1]."""
+  k = np.arange(1, size, dtype=np.float64)
+  return np.concatenate([[0.0], np.cumsum(-np.log1p(k**-power))])
+
+
+class _WeightingMixin:
+  """Linear / discounted weighting of a sampling solver's iterations.
+
+  "linear": iteration t contributes with weight t (or min(t,
+  linear_iterations): linear for an initial phase only). "discounted": DCFR's
+  (alpha, beta, gamma): after iteration t positive regrets are multiplied by
+  t^a/(t^a + 1) and negative ones by t^b/(t^b + 1), lazily: a row catches up
+  on the discounts it missed when next visited (kernels keep `_through`),
+  through prefix sums of the log-factors; averages are weighted t^gamma.
+  """
+
+  def _init_weighting(self, weighting, linear_iterations, alpha, beta, gamma):
+    if weighting not in WEIGHTINGS:
+      raise ValueError(f"Unknown weighting {weighting!r}; allowed: None, "
+                       "'linear', 'discounted'.")
+    if linear_iterations is not None and (
+        weighting != "linear" or isinstance(linear_iterations, bool)
+        or not isinstance(linear_iterations, int) or linear_iterations < 1):
+      raise ValueError("linear_iterations must be a positive integer, with "
+                       f"weighting='linear'; got {linear_iterations!r}.")
+    for name, value in (("alpha", alpha), ("beta", beta), ("gamma", gamma)):
+      if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{name} must be a number, got {value!r}.")
+    self._weighting = dict(weighting=weighting,
+                           linear_iterations=linear_iterations,
+                           alpha=float(alpha), beta=float(beta),
+                           gamma=float(gamma))
+    self._log_pos = self._log_neg = np.zeros(1)
+
+  def _weighting_args(self, last_iteration):
+    """The kernel arguments: code, linear_until, gamma, log_pos, log_neg."""
+    w = self._weighting
+    if w["weighting"] == "discounted" and len(self._log_pos) < last_iteration + 2:
+      size = max(last_iteration + 2, 2 * len(self._log_pos))
+      self._log_pos = _log_discount_prefix(w["alpha"], size)
+      self._log_neg = _log_discount_prefix(w["beta"], size)
+    return (WEIGHTINGS[w["weighting"]], w["linear_iterations"] or 0,
+            w["gamma"], self._log_pos, self._log_neg)
+
+  def _caught_up_regrets(self):
+    """Regrets with every pending discount applied (a copy when needed)."""
+    if self._weighting["weighting"] != "discounted" or self._num_iterations == 0:
+      return self._regrets
+    self._weighting_args(self._num_iterations)
+    last = self._num_iterations
+    fp = np.exp(self._log_pos[last] - self._log_pos[self._through])[:, None]
+    fn = np.exp(self._log_neg[last] - self._log_neg[self._through])[:, None]
+    return np.where(self._regrets >= 0, self._regrets * fp, self._regrets * fn)
+
+  def current_policy_table(self):
+    out = np.zeros_like(self._regrets)
+    exact.regret_matching(self._caught_up_regrets(),
+                          self._tree.infoset_num_actions, out)
+    return out
+
+
+class MCCFRbSolver(_WeightingMixin, TabularSolverBase):
   """Outcome-sampling MCCFR with baselines, with OpenSpiel's solver interface.
 
   Usage, as with `open_spiel.python.algorithms.outcome_sampling_mccfr`:
@@ -217,16 +282,26 @@ class MCCFRbSolver(TabularSolverBase):
     max_nodes: size guard passed to `compile_tree`.
     tree: optional `GameTree` already compiled from this game (sweeps reuse
       one tree for many solvers); it is not checked against the game.
+    weighting, linear_iterations, alpha, beta, gamma: None, "linear" or
+      "discounted" weighting of iterations (see `_WeightingMixin`), with
+      stochastic averaging.
   """
 
   _table_names = ("_regrets", "_avg", "_avg_last", "_baseline",
-                  "_baseline_count")
+                  "_baseline_count", "_through")
 
   def __init__(self, game, baseline="learned", epsilon=0.6,
                averaging="stochastic", baseline_decay=None, seed=None,
-               max_nodes=tree_lib.DEFAULT_MAX_NODES, tree=None):
+               max_nodes=tree_lib.DEFAULT_MAX_NODES, tree=None,
+               weighting=None, linear_iterations=None, alpha=1.5, beta=0.0,
+               gamma=2.0):
     _check_choice("baseline", baseline, BASELINES)
     _check_choice("averaging", averaging, AVERAGINGS)
+    self._init_weighting(weighting, linear_iterations, alpha, beta, gamma)
+    if weighting is not None and averaging == "optimistic":
+      raise ValueError(
+          f"weighting={weighting!r} works with averaging='stochastic' only: "
+          "optimistic averaging's (t - c_I) catch-up assumes equal weights.")
     _check_unit_interval("epsilon", epsilon)
     _check_unit_interval("baseline_decay", baseline_decay, allow_none=True)
     self._rng = _rng_from_seed(seed)
@@ -245,6 +320,7 @@ class MCCFRbSolver(TabularSolverBase):
     self._regrets = np.zeros(shape)
     self._avg = np.zeros(shape)
     self._avg_last = np.zeros(tree.num_infosets, dtype=np.int64)
+    self._through = np.zeros(tree.num_infosets, dtype=np.int64)
     size, count_size = self._baseline_sizes()
     self._baseline = np.zeros(size)
     self._baseline_count = np.zeros(count_size, dtype=np.int64)
@@ -272,7 +348,7 @@ class MCCFRbSolver(TabularSolverBase):
   def _options(self):
     return {"baseline": self._baseline_name, "epsilon": self._epsilon,
             "averaging": self._averaging_name,
-            "baseline_decay": self._decay_option}
+            "baseline_decay": self._decay_option, **self._weighting}
 
   @property
   def baseline(self):
@@ -297,8 +373,9 @@ class MCCFRbSolver(TabularSolverBase):
         self._regrets, self._avg, self._avg_last, self._baseline,
         self._baseline_count, self._baseline_code, self._averaging_code,
         self._epsilon, self._decay, self._num_iterations + 1,
-        2 * num_iterations, False, True, self._rng, *self._scratch, empty,
-        empty, empty, empty, np.zeros(0))
+        2 * num_iterations, False, True, self._through,
+        *self._weighting_args(self._num_iterations + num_iterations),
+        self._rng, *self._scratch, empty, empty, empty, empty, np.zeros(0))
     before = self._num_iterations
     self._num_iterations += num_iterations
     # Every ~1024 iterations, a cheap check that the tables are still finite.
@@ -339,12 +416,14 @@ class MCCFRbSolver(TabularSolverBase):
     regret_sum, regret_sq = np.zeros(shape), np.zeros(shape)
     value_sum, value_sq = np.zeros(shape), np.zeros(shape)
     root_values = np.zeros(num_episodes)
+    # The frozen strategy is sigma^{T+1}: every pending discount applied.
     outcome.run_episodes(
         *tree.kernel_args(), tree.utility_sum, tree.infoset_num_actions,
-        self._regrets, self._avg, self._avg_last, self._baseline.copy(),
-        self._baseline_count.copy(), self._baseline_code,
-        self._averaging_code, self._epsilon, self._decay,
+        self._caught_up_regrets(), self._avg, self._avg_last,
+        self._baseline.copy(), self._baseline_count.copy(),
+        self._baseline_code, self._averaging_code, self._epsilon, self._decay,
         self._num_iterations + 1, num_episodes, True, bool(learn_baselines),
+        self._through, 0, 0, 0.0, np.zeros(1), np.zeros(1),
         np.random.default_rng(seed), *self._scratch, regret_sum, regret_sq,
         value_sum, value_sq, root_values)
     episodes = np.array([(num_episodes + 1) // 2, num_episodes // 2])
@@ -467,17 +546,10 @@ class CFRSolver(TabularSolverBase):
 
 
 ES_AVERAGINGS = {"simple": 0, "full": 1}
-WEIGHTINGS = {None: 0, "linear": 1, "discounted": 2}
 PRUNINGS = {None: 0, "pluribus": 1, "probabilistic": 2}
 
 
-def _log_discount_prefix(power, size):
-  """[0, sum_{k=1..m} log(k^power / (k^power + 1)) for m = 1..size-1]."""
-  k = np.arange(1, size, dtype=np.float64)
-  return np.concatenate([[0.0], np.cumsum(-np.log1p(k**-power))])
-
-
-class ExternalSamplingSolver(TabularSolverBase):
+class ExternalSamplingSolver(_WeightingMixin, TabularSolverBase):
   """External-sampling MCCFR with weighting and pruning (kernels/external.py).
 
   Args:
@@ -505,19 +577,11 @@ class ExternalSamplingSolver(TabularSolverBase):
                prune_k=200.0, prune_floor=0.05, prune_after=1, seed=None,
                max_nodes=tree_lib.DEFAULT_MAX_NODES, tree=None):
     _check_choice("averaging", averaging, ES_AVERAGINGS)
-    if weighting not in WEIGHTINGS:
-      raise ValueError(f"Unknown weighting {weighting!r}; allowed: None, "
-                       "'linear', 'discounted'.")
+    self._init_weighting(weighting, linear_iterations, alpha, beta, gamma)
     if pruning not in PRUNINGS:
       raise ValueError(f"Unknown pruning {pruning!r}; allowed: None, "
                        "'pluribus', 'probabilistic'.")
-    if linear_iterations is not None and (
-        weighting != "linear" or not isinstance(linear_iterations, int)
-        or linear_iterations < 1):
-      raise ValueError("linear_iterations must be a positive integer, with "
-                       f"weighting='linear'; got {linear_iterations!r}.")
-    for name, value in (("alpha", alpha), ("beta", beta), ("gamma", gamma),
-                        ("prune_threshold", prune_threshold),
+    for name, value in (("prune_threshold", prune_threshold),
                         ("prune_k", prune_k)):
       if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValueError(f"{name} must be a number, got {value!r}.")
@@ -530,9 +594,7 @@ class ExternalSamplingSolver(TabularSolverBase):
     check_num_iterations(prune_after)
     self._rng = _rng_from_seed(seed)
     self._settings = dict(
-        averaging=averaging, weighting=weighting,
-        linear_iterations=linear_iterations, alpha=float(alpha),
-        beta=float(beta), gamma=float(gamma), pruning=pruning,
+        averaging=averaging, pruning=pruning,
         prune_threshold=float(prune_threshold),
         prune_probability=float(prune_probability), prune_k=float(prune_k),
         prune_floor=float(prune_floor), prune_after=int(prune_after))
@@ -542,7 +604,6 @@ class ExternalSamplingSolver(TabularSolverBase):
     self._regrets = np.zeros(shape)
     self._avg = np.zeros(shape)
     self._through = np.zeros(t.num_infosets, dtype=np.int64)
-    self._log_pos = self._log_neg = np.zeros(1)
     self._counters = np.zeros(2, dtype=np.int64)
     full = averaging == "full"
     self._scratch = (
@@ -556,18 +617,12 @@ class ExternalSamplingSolver(TabularSolverBase):
     )
 
   def _options(self):
-    return dict(self._settings)
+    return {**self._settings, **self._weighting}
 
   @property
   def subtrees_pruned(self):
     """Actions skipped by pruning so far."""
     return int(self._counters[1])
-
-  def _ensure_prefix(self, last_iteration):
-    if len(self._log_pos) < last_iteration + 2:
-      size = max(last_iteration + 2, 2 * len(self._log_pos))
-      self._log_pos = _log_discount_prefix(self._settings["alpha"], size)
-      self._log_neg = _log_discount_prefix(self._settings["beta"], size)
 
   def run(self, num_iterations):
     """Runs `num_iterations` iterations in one kernel call."""
@@ -575,32 +630,14 @@ class ExternalSamplingSolver(TabularSolverBase):
     if num_iterations == 0:
       return
     s, t = self._settings, self._tree
-    if s["weighting"] == "discounted":
-      self._ensure_prefix(self._num_iterations + num_iterations)
     touched_before = self._counters[0]
     external.es_iterations(
         *t.kernel_args(), t.utility_sum, t.infoset_num_actions, self._regrets,
         self._avg, self._through, ES_AVERAGINGS[s["averaging"]],
-        WEIGHTINGS[s["weighting"]], s["linear_iterations"] or 0, s["gamma"],
-        self._log_pos, self._log_neg, PRUNINGS[s["pruning"]],
+        *self._weighting_args(self._num_iterations + num_iterations),
+        PRUNINGS[s["pruning"]],
         s["prune_threshold"], s["prune_probability"], s["prune_k"],
         s["prune_floor"], s["prune_after"], self._num_iterations + 1,
         num_iterations, self._rng, *self._scratch, self._counters)
     self._nodes_touched += int(self._counters[0] - touched_before)
     self._num_iterations += num_iterations
-
-  def _caught_up_regrets(self):
-    """Regrets with every pending discount applied (a copy)."""
-    if self._settings["weighting"] != "discounted" or self._num_iterations == 0:
-      return self._regrets
-    self._ensure_prefix(self._num_iterations)
-    last = self._num_iterations
-    fp = np.exp(self._log_pos[last] - self._log_pos[self._through])[:, None]
-    fn = np.exp(self._log_neg[last] - self._log_neg[self._through])[:, None]
-    return np.where(self._regrets >= 0, self._regrets * fp, self._regrets * fn)
-
-  def current_policy_table(self):
-    out = np.zeros_like(self._regrets)
-    exact.regret_matching(self._caught_up_regrets(),
-                          self._tree.infoset_num_actions, out)
-    return out

@@ -341,3 +341,47 @@ def test_non_finite_warning_is_given_once_per_solver():
     solver.run(1)
     solver.run(2048)
   assert len(record) == 1
+
+
+WEIGHTINGS = [{"weighting": "linear"},
+              {"weighting": "linear", "linear_iterations": 7},
+              {"weighting": "discounted"}]
+
+
+@pytest.mark.parametrize("game_name,iterations", [("kuhn_poker", 200),
+                                                  ("leduc_poker", 30)])
+@pytest.mark.parametrize("weighting", WEIGHTINGS, ids=str)
+@pytest.mark.parametrize("kind", KINDS)
+def test_weighted_kernel_equals_python_reference(game_name, iterations,
+                                                 weighting, kind):
+  if kind == "oracle":
+    iterations = 5
+  game = mccfrb.load_game(game_name)
+  solver = mccfrb.MCCFRbSolver(game, baseline=kind, seed=7, **weighting)
+  ref = reference.ReferenceMCCFRb(game, kind, **weighting)
+  rng = np.random.default_rng(7)
+  for t in range(1, iterations + 1):
+    ref.iteration(t, rng)
+  solver.run(iterations)
+  expected = reference_tables(solver, ref)
+  for name in ("regrets", "avg", "baseline"):
+    np.testing.assert_allclose(getattr(solver, "_" + name), expected[name],
+                               rtol=1e-12, atol=1e-12, err_msg=name)
+
+
+def test_weighting_speeds_up_outcome_sampling_on_leduc():
+  # Measured at 20,000 iterations, seeds 0-2: no weighting 0.78-0.91,
+  # linear 0.55-0.66, discounted 0.71-0.77.
+  tree = mccfrb.compile_tree("leduc_poker")
+  for weighting, bound in (("linear", 0.75), ("discounted", 0.85)):
+    solver = mccfrb.MCCFRbSolver("leduc_poker", seed=0, tree=tree,
+                                 weighting=weighting)
+    solver.run(20_000)
+    assert mccfrb.exploitability(tree, solver.average_policy_table()) < bound
+
+
+def test_weighting_needs_stochastic_averaging():
+  with pytest.raises(ValueError, match="averaging='stochastic' only"):
+    mccfrb.MCCFRbSolver("kuhn_poker", weighting="linear", averaging="optimistic")
+  with pytest.raises(ValueError, match="Unknown weighting"):
+    mccfrb.MCCFRbSolver("kuhn_poker", weighting="quadratic")

@@ -25,26 +25,12 @@ under regret matching anyway, as its regret is negative). If every action
 would be pruned, none is.
 """
 
-import math
-
 from numba import njit
 
 from mccfrb.kernels.exact import reach_probabilities
 from mccfrb.kernels.exact import regret_matching_row
 from mccfrb.kernels.outcome import sample_index
-
-
-@njit(cache=True, error_model="numpy")
-def catch_up(regrets, i, num_actions, through, t, log_pos, log_neg):
-  """Applies the discounts of iterations through[i] + 1 .. t - 1 to row i."""
-  d = through[i]
-  if d < t - 1:
-    fp = math.exp(log_pos[t - 1] - log_pos[d])
-    fn = math.exp(log_neg[t - 1] - log_neg[d])
-    for j in range(num_actions):
-      r = regrets[i, j]
-      regrets[i, j] = r * fp if r >= 0.0 else r * fn
-    through[i] = t - 1
+from mccfrb.kernels.weighting import catch_up
 
 
 @njit(cache=True, error_model="numpy")

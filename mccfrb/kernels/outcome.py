@@ -22,6 +22,7 @@ from numba import njit
 from mccfrb.kernels.exact import node_values
 from mccfrb.kernels.exact import regret_matching
 from mccfrb.kernels.exact import regret_matching_row
+from mccfrb.kernels.weighting import catch_up
 
 
 @njit(cache=True, error_model="numpy")
@@ -77,6 +78,7 @@ def run_episodes(kind, player, infoset, child_start, num_children, edge_prob,
                  utility, utility_sum, num_actions, regrets, avg, avg_last,
                  baseline, baseline_count, baseline_kind, averaging, epsilon,
                  decay, first_iteration, num_episodes, frozen, learn_baselines,
+                 through, weighting, linear_until, gamma, log_pos, log_neg,
                  rng, path_node, path_action, path_sigma, path_xi, path_reach,
                  child_est, strategy_scratch, regret_sum, regret_sq,
                  value_sum, value_sq, root_values):
@@ -120,6 +122,11 @@ def run_episodes(kind, player, infoset, child_start, num_children, edge_prob,
       `regret_sq`, `value_sum`, `value_sq` (float64[I, A]) and u(root) of
       episode e to `root_values[e]`. Unused (may be empty) otherwise.
     learn_baselines: False leaves the baseline tables untouched.
+    through, weighting, linear_until, gamma, log_pos, log_neg: iteration
+      weighting (0 none, 1 linear, 2 discounted) as in kernels/external.py:
+      regret increments weigh w_t = t (or min(t, linear_until)) if linear,
+      average increments w_t or t^gamma; discounted rows catch up lazily
+      (kernels/weighting.py) before sigma is computed.
     rng: np.random.Generator, advanced in place.
     path_*: scratch of max_depth rows; child_est: float64[A] scratch;
       strategy_scratch: float64[I, A] scratch for the oracle.
@@ -133,7 +140,17 @@ def run_episodes(kind, player, infoset, child_start, num_children, edge_prob,
   for e in range(num_episodes):
     update_player = e % 2
     t = first_iteration if frozen else first_iteration + e // 2
+    if weighting == 1:
+      avg_w = float(min(t, linear_until)) if linear_until > 0 else float(t)
+    elif weighting == 2:
+      avg_w = float(t) ** gamma
+    else:
+      avg_w = 1.0
+    regret_w = avg_w if weighting == 1 else 1.0
     if baseline_kind == 6 and (not frozen or e == 0):
+      if weighting == 2:
+        for i in range(num_infosets):
+          catch_up(regrets, i, num_actions[i], through, t, log_pos, log_neg)
       regret_matching(regrets, num_actions, strategy_scratch)
       node_values(kind, player, infoset, child_start, num_children, edge_prob,
                   utility, strategy_scratch, baseline)
@@ -157,6 +174,8 @@ def run_episodes(kind, player, infoset, child_start, num_children, edge_prob,
           path_sigma[d, j] = edge_prob[s + j]
           path_xi[d, j] = edge_prob[s + j]
       else:
+        if weighting == 2:
+          catch_up(regrets, infoset[n], c, through, t, log_pos, log_neg)
         regret_matching_row(regrets, infoset[n], c, path_sigma, d)
         if player[n] == update_player:
           for j in range(c):
@@ -220,10 +239,11 @@ def run_episodes(kind, player, infoset, child_start, num_children, edge_prob,
               value_sum[iset, j] += y
               value_sq[iset, j] += y * y
             else:
-              regrets[iset, j] += x
+              regrets[iset, j] += regret_w * x
           if not frozen and averaging == 0:
             for j in range(c):
-              avg[iset, j] += path_reach[d, 0] * path_sigma[d, j] / path_reach[d, 3]
+              avg[iset, j] += avg_w * (path_reach[d, 0] * path_sigma[d, j]
+                                       / path_reach[d, 3])
         elif not frozen and averaging == 1:
           w = (t - avg_last[iset]) * path_reach[d, 2]
           for j in range(c):

@@ -1,0 +1,27 @@
+"""Lazy discounting of regret rows (DCFR in sampling solvers).
+
+Brown and Sandholm 2019: after iteration t, positive regrets are multiplied
+by t^alpha / (t^alpha + 1) and negative ones by t^beta / (t^beta + 1). A
+sampling solver applies the factors a row missed when it next visits the row:
+`log_pos[m]` / `log_neg[m]` hold sum_{k=1..m} of the log-factors, and the
+sign of a regret never changes under a positive factor, so one product does.
+"""
+
+import math
+
+from numba import njit
+
+
+@njit(cache=True, error_model="numpy")
+def catch_up(regrets, i, num_actions, through, t, log_pos, log_neg):
+  """Applies the discounts of iterations through[i] + 1 .. t - 1 to row i."""
+  d = through[i]
+  if d < t - 1:
+    fp = math.exp(log_pos[t - 1] - log_pos[d])
+    fn = math.exp(log_neg[t - 1] - log_neg[d])
+    for j in range(num_actions):
+      r = regrets[i, j]
+      regrets[i, j] = r * fp if r >= 0.0 else r * fn
+    through[i] = t - 1
+
+
