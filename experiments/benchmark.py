@@ -125,10 +125,14 @@ def outcome_rows(seconds, repeats):
       solver = mccfrb.MCCFRbSolver(game, baseline=kind, seed=0)
       entries.append((f"mccfrb_{kind}",
                       iterations_per_second(solver.run, seconds, repeats)))
-    for name, r in entries:
-      rows.append({"section": "outcome", "game": game_string, "algorithm": name,
-                   "per_second": r, "ratio": r / cpp_rate})
+    rows += rate_rows("outcome", game_string, entries, cpp_rate)
   return rows
+
+
+def rate_rows(section, game_string, entries, reference_rate):
+  """Table rows of (name, rate) entries, with the ratio to the reference."""
+  return [{"section": section, "game": game_string, "algorithm": name,
+           "per_second": r, "ratio": r / reference_rate} for name, r in entries]
 
 
 def external_rows(seconds, repeats):
@@ -147,8 +151,7 @@ def external_rows(seconds, repeats):
       solver.run(20_000)  # Past the warm-up, so the pruned one prunes.
       entries.append((name, iterations_per_second(solver.run, seconds,
                                                    repeats)))
-    rows += [{"section": "external", "game": game_string, "algorithm": name,
-              "per_second": r, "ratio": r / cpp_rate} for name, r in entries]
+    rows += rate_rows("external", game_string, entries, cpp_rate)
   return rows
 
 
@@ -167,8 +170,7 @@ def cfr_rows(seconds, repeats):
       solver = mccfrb.CFRSolver(game, variant=variant)
       entries.append((f"mccfrb_{variant}",
                       iterations_per_second(solver.run, seconds, repeats)))
-    rows += [{"section": "cfr", "game": game_string, "algorithm": name,
-              "per_second": r, "ratio": r / cpp_rate} for name, r in entries]
+    rows += rate_rows("cfr", game_string, entries, cpp_rate)
   return rows
 
 

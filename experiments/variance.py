@@ -24,6 +24,7 @@ import pandas as pd
 
 import mccfrb
 from experiments import common
+from mccfrb import analysis
 
 _GAMES = flags.DEFINE_list("games", ["leduc_poker", common.GOOFSPIEL4],
                            "OpenSpiel game strings.")
@@ -94,12 +95,7 @@ def plot(df, out_prefix):
     axes[0].legend(fontsize=8)
     fig.suptitle(f"{game}: estimator variance, {g['episodes'].iloc[0]} frozen "
                  "episodes per point", fontsize=9)
-    fig.tight_layout()
-    for ext in ("png", "pdf"):
-      path = f"{out_prefix}_{k}.{ext}"
-      fig.savefig(path, dpi=110)
-      paths.append(path)
-    plt.close(fig)
+    paths += analysis.save_figure(fig, f"{out_prefix}_{k}")
   return paths
 
 

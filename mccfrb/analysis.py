@@ -106,10 +106,17 @@ def plot(df, out_prefix, title_suffix=""):
     seeds = df[df["game"] == game]["seed"].nunique()
     fig.suptitle(f"{game}: mean and 95% CI over {seeds} seeds{title_suffix}",
                  fontsize=9)
-    fig.tight_layout()
-    for ext in ("png", "pdf"):
-      path = f"{out_prefix}_{k}.{ext}"
-      fig.savefig(path, dpi=110)
-      paths.append(path)
-    plt.close(fig)
+    paths += save_figure(fig, f"{out_prefix}_{k}")
+  return paths
+
+
+def save_figure(fig, stem):
+  """Writes `fig` as {stem}.png and {stem}.pdf, closes it, returns the paths."""
+  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+  fig.tight_layout()
+  paths = []
+  for ext in ("png", "pdf"):
+    fig.savefig(f"{stem}.{ext}", dpi=110)
+    paths.append(f"{stem}.{ext}")
+  plt.close(fig)
   return paths

@@ -31,6 +31,7 @@ from mccfrb.kernels.exact import reach_probabilities
 from mccfrb.kernels.exact import regret_matching_row
 from mccfrb.kernels.outcome import sample_index
 from mccfrb.kernels.weighting import catch_up
+from mccfrb.kernels.weighting import iteration_weight
 
 
 @njit(cache=True, error_model="numpy")
@@ -53,12 +54,7 @@ def es_iterations(kind, player, infoset, child_start, num_children, edge_prob,
     counters: int64[2], incremented: nodes touched, actions pruned.
   """
   for t in range(first_iteration, first_iteration + num_iterations):
-    if weighting == 1:
-      w = float(min(t, linear_until)) if linear_until > 0 else float(t)
-    elif weighting == 2:
-      w = float(t) ** gamma
-    else:
-      w = 1.0
+    w = iteration_weight(weighting, t, linear_until, gamma)
     regret_w = w if weighting == 1 else 1.0
     prune_now = pruning != 0 and t >= prune_after
     for p in range(2):

@@ -23,6 +23,7 @@ from mccfrb.kernels.exact import node_values
 from mccfrb.kernels.exact import regret_matching
 from mccfrb.kernels.exact import regret_matching_row
 from mccfrb.kernels.weighting import catch_up
+from mccfrb.kernels.weighting import iteration_weight
 
 
 @njit(cache=True, error_model="numpy")
@@ -140,12 +141,7 @@ def run_episodes(kind, player, infoset, child_start, num_children, edge_prob,
   for e in range(num_episodes):
     update_player = e % 2
     t = first_iteration if frozen else first_iteration + e // 2
-    if weighting == 1:
-      avg_w = float(min(t, linear_until)) if linear_until > 0 else float(t)
-    elif weighting == 2:
-      avg_w = float(t) ** gamma
-    else:
-      avg_w = 1.0
+    avg_w = iteration_weight(weighting, t, linear_until, gamma)
     regret_w = avg_w if weighting == 1 else 1.0
     if baseline_kind == 6 and (not frozen or e == 0):
       if weighting == 2:

@@ -25,3 +25,14 @@ def catch_up(regrets, i, num_actions, through, t, log_pos, log_neg):
     through[i] = t - 1
 
 
+
+
+@njit(cache=True, error_model="numpy")
+def iteration_weight(weighting, t, linear_until, gamma):
+  """Weight of iteration t's average increments: 1 (none), t or
+  min(t, linear_until) (linear, 1), t^gamma (discounted, 2)."""
+  if weighting == 1:
+    return float(min(t, linear_until)) if linear_until > 0 else float(t)
+  if weighting == 2:
+    return float(t) ** gamma
+  return 1.0
