@@ -85,13 +85,17 @@ def plot(df, out_prefix, title_suffix=""):
   paths = []
   for k, game in enumerate(sorted(df["game"].unique())):
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
-    for algorithm in sorted(df[df["game"] == game]["algorithm"].unique()):
+    algorithms = sorted(df[df["game"] == game]["algorithm"].unique())
+    colors = plt.cm.tab20(np.linspace(0, 1, 20))
+    for a, algorithm in enumerate(algorithms):
+      style = dict(color=colors[(2 * a) % 20 + (2 * a) // 20 % 2],
+                   linestyle="--" if algorithm.startswith("openspiel") else "-")
       for ax, table, x in ((axes[0], iters, "iteration"),
                            (axes[1], times, "seconds")):
         g = table[(table["game"] == game) & (table["algorithm"] == algorithm)]
         if g.empty:
           continue
-        line, = ax.plot(g[x], g["mean"], label=algorithm)
+        line, = ax.plot(g[x], g["mean"], label=algorithm, **style)
         lower = np.maximum(g["mean"] - g["ci95"], g["mean"] * 1e-3)
         ax.fill_between(g[x], lower, g["mean"] + g["ci95"], alpha=0.2,
                         color=line.get_color())
@@ -102,7 +106,7 @@ def plot(df, out_prefix, title_suffix=""):
       ax.set_xlabel(label)
       ax.set_ylabel("exploitability (NashConv / 2)")
       ax.grid(True, which="both", alpha=0.3)
-    axes[0].legend(fontsize=8)
+    axes[0].legend(fontsize=7, ncol=2 if len(algorithms) > 8 else 1)
     seeds = df[df["game"] == game]["seed"].nunique()
     fig.suptitle(f"{game}: mean and 95% CI over {seeds} seeds{title_suffix}",
                  fontsize=9)

@@ -163,12 +163,16 @@ ALGORITHMS = {a.name: a for a in [
     Algorithm("es_discounted", "external sampling, DCFR(1.5, 0, 2) weighting",
               _es(weighting="discounted")),
     Algorithm("es_pruned", "external sampling, Pluribus pruning (C = -300, "
-              "from iteration 1000)",
+              "from iteration 1000; stalls on long Leduc runs, see README)",
               _es(pruning="pluribus", prune_threshold=-300.0, prune_after=1000)),
     Algorithm("es_linear_pruned", "external sampling, linear weighting and "
               "Pluribus pruning (C = -300, from iteration 1000)",
               _es(weighting="linear", pruning="pluribus",
                   prune_threshold=-300.0, prune_after=1000)),
+    Algorithm("es_pruned_probabilistic", "external sampling, probabilistic "
+              "pruning (C = K = -300 / 300, floor 0.05, from iteration 1000)",
+              _es(pruning="probabilistic", prune_threshold=-300.0,
+                  prune_k=300.0, prune_after=1000)),
     Algorithm("cfr", "mccfrb exact CFR (alternating updates)", _cfr("cfr")),
     Algorithm("cfr_plus", "mccfrb exact CFR+", _cfr("cfr+")),
     Algorithm("lcfr", "mccfrb exact Linear CFR", _cfr("linear")),
