@@ -88,7 +88,7 @@ def exploitability_rows(seconds, repeats):
     game = mccfrb.load_game(game_string)
     tree = mccfrb.compile_tree(game)
     rng = np.random.default_rng(0)
-    legal = np.arange(tree.max_actions) < tree.infoset_num_actions[:, None]
+    legal = tree.legal_mask()
     table = np.where(legal, rng.random(legal.shape), 0.0)
     table /= table.sum(axis=1, keepdims=True)
     ours = mccfrb.exploitability(tree, table)

@@ -50,7 +50,7 @@ def measure(solver, episodes, seed):
   root = [sample.root_values[0::2], sample.root_values[1::2]]
   truth = [v0, tree.utility_sum - v0]
   exact_cfv = mccfrb.counterfactual_values(tree, strategy)
-  legal = np.arange(tree.max_actions)[None, :] < tree.infoset_num_actions[:, None]
+  legal = tree.legal_mask()
   mse = sample.value_var + (sample.value_mean - exact_cfv) ** 2
   return {
       "root_variance": float(np.mean([np.var(r) for r in root])),

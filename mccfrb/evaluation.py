@@ -73,8 +73,7 @@ def counterfactual_regrets(tree, strategy):
   """r(I, a) = v(I, a) - sum_b sigma(I, b) v(I, b); padding columns are 0."""
   cfv = counterfactual_values(tree, strategy)
   regrets = cfv - np.sum(strategy * cfv, axis=1, keepdims=True)
-  legal = np.arange(tree.max_actions)[None, :] < tree.infoset_num_actions[:, None]
-  return np.where(legal, regrets, 0.0)
+  return np.where(tree.legal_mask(), regrets, 0.0)
 
 
 def nash_conv(game_or_tree, policy):

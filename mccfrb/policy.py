@@ -15,9 +15,8 @@ from open_spiel.python import policy as os_policy
 
 def uniform_table(tree):
   """The uniform strategy of every infoset as an mccfrb table."""
-  n = tree.infoset_num_actions
-  table = (np.arange(tree.max_actions)[None, :] < n[:, None]).astype(np.float64)
-  return table / n[:, None]
+  table = tree.legal_mask().astype(np.float64)
+  return table / tree.infoset_num_actions[:, None]
 
 
 def validate_table(tree, table, atol=1e-6):
@@ -34,8 +33,7 @@ def validate_table(tree, table, atol=1e-6):
                      f"tree needs (num_infosets, max_actions) = {expected}.")
   if not np.all(np.isfinite(table)) or np.any(table < 0):
     raise ValueError("strategy table has negative or non-finite entries.")
-  legal = np.arange(tree.max_actions)[None, :] < tree.infoset_num_actions[:, None]
-  if np.any(table[~legal] != 0):
+  if np.any(table[~tree.legal_mask()] != 0):
     raise ValueError("strategy table puts mass on columns beyond an "
                      "infoset's number of legal actions.")
   sums = table.sum(axis=1)

@@ -72,6 +72,11 @@ class GameTree(NamedTuple):
   def num_infosets(self):
     return len(self.infoset_player)
 
+  def legal_mask(self):
+    """bool[I, A]: True where column a is a legal action of infoset I."""
+    return (np.arange(self.max_actions)[None, :]
+            < self.infoset_num_actions[:, None])
+
   def infoset_key(self, infoset):
     """The `information_state_string` of infoset id `infoset`."""
     return self.infoset_keys[infoset].decode("utf-8")
