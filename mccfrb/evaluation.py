@@ -25,10 +25,15 @@ def as_tree(game_or_tree):
 
   Compiled trees of games are cached by their game string (8 most recent).
   """
+  return _game_and_tree(game_or_tree)[1]
+
+
+def _game_and_tree(game_or_tree):
+  """(pyspiel.Game or None for a bare tree, GameTree), loading the game once."""
   if isinstance(game_or_tree, tree_lib.GameTree):
-    return game_or_tree
+    return None, game_or_tree
   game = games.load_game(game_or_tree)
-  return _compile_cached(str(game))
+  return game, _compile_cached(str(game))
 
 
 def best_response_values(tree, strategy):
@@ -84,9 +89,7 @@ def nash_conv(game_or_tree, policy):
     policy: an mccfrb table, an OpenSpiel `TabularPolicy`, a pyspiel policy
       or a dict {information state string: [(action, prob)]}.
   """
-  tree = as_tree(game_or_tree)
-  game = None if isinstance(game_or_tree, tree_lib.GameTree) else (
-      games.load_game(game_or_tree))
+  game, tree = _game_and_tree(game_or_tree)
   strategy = policy_lib.table_from_policy(tree, policy, game=game)
   return float(best_response_values(tree, strategy).sum() - tree.utility_sum)
 
@@ -94,3 +97,24 @@ def nash_conv(game_or_tree, policy):
 def exploitability(game_or_tree, policy):
   """NashConv / 2, OpenSpiel's `exploitability` for two-player games."""
   return nash_conv(game_or_tree, policy) / 2.0
+
+
+def expected_visits(tree, strategy, epsilon, episodes):
+  """Expected number of episodes visiting each infoset under outcome sampling.
+
+  The owner p of an infoset updates in `episodes[p]` episodes, sampling with
+  xi = eps-uniform + (1 - eps) sigma at its own nodes and sigma elsewhere
+  (ALGORITHMS.md); the result is episodes[p] * sum_{h in I} q(h).
+  """
+  n = tree.infoset_num_actions[:, None]
+  xi = np.where(tree.legal_mask(), epsilon / n + (1 - epsilon) * strategy, 0.0)
+  visits = np.zeros(tree.num_infosets)
+  reach = np.empty((tree.num_nodes, 3))
+  for p in (0, 1):
+    sampling = np.where((tree.infoset_player == p)[:, None], xi, strategy)
+    exact.reach_probabilities(*tree.kernel_args()[:6], sampling, reach)
+    q = reach.prod(axis=1)
+    mine = np.flatnonzero((tree.node_kind == tree_lib.DECISION)
+                          & (tree.node_player == p))
+    np.add.at(visits, tree.node_infoset[mine], episodes[p] * q[mine])
+  return visits

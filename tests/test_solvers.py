@@ -187,25 +187,6 @@ def test_no_baseline_matches_openspiel_in_distribution(game_name, threshold):
   assert abs(ours.mean() - theirs.mean()) < 3 * se, (ours, theirs)
 
 
-def _expected_visits(solver, episodes):
-  """Expected number of episodes of the owner that visit each infoset."""
-  tree = solver.tree
-  sigma = solver.current_policy_table()
-  eps = solver._epsilon
-  n = tree.infoset_num_actions[:, None]
-  legal = np.arange(tree.max_actions)[None, :] < n
-  xi = np.where(legal, eps / n + (1 - eps) * sigma, 0.0)
-  visits = np.zeros(tree.num_infosets)
-  reach = np.empty((tree.num_nodes, 3))
-  for p in (0, 1):
-    sampling = np.where((tree.infoset_player == p)[:, None], xi, sigma)
-    exact.reach_probabilities(*tree.kernel_args()[:6], sampling, reach)
-    q = reach.prod(axis=1)
-    for node in np.flatnonzero((tree.node_kind == 1) & (tree.node_player == p)):
-      visits[tree.node_infoset[node]] += episodes[p] * q[node]
-  return visits
-
-
 @pytest.mark.parametrize("game_name", ["kuhn_poker", "leduc_poker"])
 @pytest.mark.parametrize("kind", KINDS)
 def test_sampled_regrets_are_unbiased(game_name, kind):
@@ -231,7 +212,8 @@ def test_sampled_regrets_are_unbiased(game_name, kind):
   exact_values = mccfrb.counterfactual_values(tree, strategy)
   owner = sample.episodes[tree.infoset_player][:, None]
   legal = np.arange(tree.max_actions)[None, :] < tree.infoset_num_actions[:, None]
-  checked = legal & (_expected_visits(solver, sample.episodes) >= 2000)[:, None]
+  checked = legal & (mccfrb.evaluation.expected_visits(
+      tree, strategy, solver._epsilon, sample.episodes) >= 2000)[:, None]
   # Most of Kuhn and a good part of Leduc are checked.
   assert checked.sum() > (0.5 * legal.sum() if game_name == "kuhn_poker" else 100)
   for mean, var, truth in ((sample.regret_mean, sample.regret_var, exact_regrets),
