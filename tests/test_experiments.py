@@ -141,3 +141,13 @@ def test_thesis_tables_binary(tmp_path):
   df = pd.read_csv(tmp_path / "thesis.csv")
   assert set(df["iteration"]) == {1, 10}
   assert (tmp_path / "thesis_0.pdf").exists()
+
+
+def test_measurements_reproduce_a_quoted_number():
+  result = run_binary("experiments.measurements", "--sets=exponential")
+  assert result.returncode == 0, result.stderr
+  # BUILD_NOTES.md and README quote these (seeds 0-2, Leduc, 20,000 its).
+  assert ("thesis_exponential decay=0.5: mean 1.2552, range 1.2137-1.2978"
+          in result.stdout)
+  bad = run_binary("experiments.measurements", "--sets=nope")
+  assert bad.returncode != 0 and "unknown sets" in bad.stderr

@@ -198,7 +198,8 @@ def test_sampled_regrets_are_unbiased(game_name, kind):
   standard errors, and a mean squared z-score within 4 standard deviations
   of its expectation 1 under the chi-square law of k = n/2 effective entries
   (entries of one infoset are dependent), i.e. below 1 + 4 sqrt(2 / k).
-  Measured: 0.24-1.31 on Kuhn over 6 sample seeds (bound 2.8), 0.6-0.9 on
+  Measured (python -m experiments.measurements --sets=unbiasedness): 0.15-1.30
+  on Kuhn over 6 sample seeds (bound 2.8), 0.60-0.88 on
   Leduc (bound 1.4). The baselines keep learning during the sample, except thesis_exponential
   on Leduc, whose 1/xi target diverges under a fixed step (BUILD_NOTES.md).
   """
@@ -238,6 +239,7 @@ def test_oracle_baseline_root_estimate_has_zero_variance(game_name):
   assert np.var(plain.sample_estimates(2000, seed=3).root_values) > 0.1
 
 
+# Measured by python -m experiments.measurements --sets=convergence.
 # Exploitability of the average strategy after 20,000 iterations (seed 0)
 # must be below the bound and below its value after 100 iterations. Measured
 # over seeds 0-2 and every kind (thesis_exponential at decay 0.1), the worst
@@ -271,6 +273,7 @@ def test_thesis_exponential_at_schmid_decay_diverges_as_the_thesis_reports():
   With the 1/xi-corrected target and a fixed step alpha, the update
   b <- b + alpha (u - b) / xi overshoots whenever xi < alpha / 2, so at
   alpha = 0.5 the baselines grow without bound and learning stalls (measured
+  by python -m experiments.measurements --sets=exponential,
   on Leduc, seeds 0-2: |b| up to 1e26-1e34, exploitability 1.21-1.30 at
   20,000 iterations where the direct average reaches 0.87-1.13).
   """
@@ -352,7 +355,8 @@ def test_weighted_kernel_equals_python_reference(game_name, iterations,
 
 
 def test_weighting_speeds_up_outcome_sampling_on_leduc():
-  # Measured at 20,000 iterations, seeds 0-2: no weighting 0.78-0.91,
+  # Measured (python -m experiments.measurements --sets=weighting) at 20,000
+  # iterations, seeds 0-2: no weighting 0.78-0.91,
   # linear 0.55-0.66, discounted 0.71-0.77.
   tree = mccfrb.compile_tree("leduc_poker")
   for weighting, bound in (("linear", 0.75), ("discounted", 0.85)):

@@ -1,0 +1,253 @@
+r"""Reproduces the numbers quoted in README.md, BUILD_NOTES.md and test comments.
+
+  python -m experiments.measurements --sets=weighting,pruning_short
+  python -m experiments.measurements                 # every set, ~10 minutes
+
+Every set is deterministic (fixed seeds), so a rerun prints the same numbers:
+  weighting      Leduc, 20,000 iterations, seeds 0-2: outcome sampling plain /
+                 linear / discounted; external sampling linear / discounted.
+  pruning_short  Leduc regret quantiles after 10^4 ES iterations (seed 0);
+                 10 seeds x 20,000 iterations, second half pruned: Pluribus at
+                 C = -100, -300, -1000 and probabilistic at C = -20.
+  pruning_long   Leduc, 10^6 iterations, seeds 0-1: plain ES, probabilistic
+                 (C = K = -300/300), probabilistic + linear, Pluribus (C = -300),
+                 all pruning from iteration 1000.
+  averaging      2x10^5 iterations, seeds 0-3, Leduc and goofspiel 4:
+                 os, os_optimistic and the history baseline (both averagings).
+  exponential    Leduc, 20,000 iterations, seeds 0-2: thesis_exponential at
+                 decay 0.5 / 0.1 / 0.02 and the direct average: exploitability
+                 and the largest |baseline|.
+  convergence    every baseline kind on Leduc, goofspiel 4 and matching
+                 pennies, seeds 0-2, exploitability at 100 and 20,000
+                 iterations (thesis_exponential at decay 0.1).
+  unbiasedness   the statistic of tests/test_solvers.py (max z and mean z^2
+                 over well-sampled entries) for sample seeds 1-6 on Kuhn and
+                 seeds 1-2 on Leduc, every kind.
+  agreement      largest differences from the references: CFR family against
+                 OpenSpiel (1, 10, 100 iterations) and external sampling
+                 against reference.ReferenceExternalSampling.
+"""
+
+import collections
+
+from absl import app
+from absl import flags
+import numpy as np
+import pyspiel
+
+import mccfrb
+from experiments import common
+from mccfrb import reference
+
+_SETS = flags.DEFINE_list("sets", None, "Which sets (default: all).")
+
+PROGRAM = "measurements"
+
+
+def expl(tree, solver):
+  return mccfrb.exploitability(tree, solver.average_policy_table())
+
+
+def spread(values):
+  values = np.asarray(values)
+  return (f"mean {values.mean():.4f}, range {values.min():.4f}-"
+          f"{values.max():.4f}")
+
+
+def weighting():
+  tree = mccfrb.compile_tree("leduc_poker")
+  for cls, options in [(mccfrb.MCCFRbSolver, {}),
+                       (mccfrb.MCCFRbSolver, {"weighting": "linear"}),
+                       (mccfrb.MCCFRbSolver, {"weighting": "discounted"}),
+                       (mccfrb.ExternalSamplingSolver, {"weighting": "linear"}),
+                       (mccfrb.ExternalSamplingSolver,
+                        {"weighting": "discounted"})]:
+    values = []
+    for seed in range(3):
+      solver = cls("leduc_poker", seed=seed, tree=tree, **options)
+      solver.run(20_000)
+      values.append(expl(tree, solver))
+    print(f"{cls.__name__} {options}: {spread(values)}")
+
+
+def _pruned_pair(tree, seed, iterations, options):
+  plain = mccfrb.ExternalSamplingSolver("leduc_poker", seed=seed, tree=tree,
+                                        weighting=options.get("weighting"))
+  pruned = mccfrb.ExternalSamplingSolver("leduc_poker", seed=seed, tree=tree,
+                                         **options)
+  plain.run(iterations)
+  pruned.run(iterations)
+  return plain, pruned
+
+
+def pruning_short():
+  tree = mccfrb.compile_tree("leduc_poker")
+  solver = mccfrb.ExternalSamplingSolver("leduc_poker", seed=0, tree=tree)
+  solver.run(10_000)
+  regrets = solver._regrets[tree.legal_mask()]  # pylint: disable=protected-access
+  print("regret quantiles 1/5/10/25/50% after 10^4 iterations:",
+        np.round(np.percentile(regrets, [1, 5, 10, 25, 50]), 1))
+  for rule, threshold in [("pluribus", -100.0), ("pluribus", -300.0),
+                          ("pluribus", -1000.0), ("probabilistic", -20.0)]:
+    plain, pruned, ratio = [], [], []
+    for seed in range(10):
+      a, b = _pruned_pair(tree, seed, 20_000, dict(
+          pruning=rule, prune_threshold=threshold, prune_k=-threshold,
+          prune_after=10_001))
+      plain.append(expl(tree, a))
+      pruned.append(expl(tree, b))
+      ratio.append(b.nodes_touched / a.nodes_touched)
+    plain, pruned = np.array(plain), np.array(pruned)
+    se = np.sqrt(plain.var(ddof=1) / 10 + pruned.var(ddof=1) / 10)
+    print(f"{rule} C={threshold:g}: plain {plain.mean():.4f}, pruned "
+          f"{pruned.mean():.4f}, se {se:.4f}, nodes {np.mean(ratio):.3f} of "
+          "plain")
+
+
+def pruning_long():
+  tree = mccfrb.compile_tree("leduc_poker")
+  base = dict(prune_threshold=-300.0, prune_k=300.0, prune_after=1000)
+  for name, options in [
+      ("probabilistic", dict(pruning="probabilistic", **base)),
+      ("probabilistic + linear", dict(pruning="probabilistic",
+                                      weighting="linear", **base)),
+      ("pluribus", dict(pruning="pluribus", **base))]:
+    plain, pruned, ratio = [], [], []
+    for seed in range(2):
+      a, b = _pruned_pair(tree, seed, 1_000_000, options)
+      plain.append(expl(tree, a))
+      pruned.append(expl(tree, b))
+      ratio.append(b.nodes_touched / a.nodes_touched)
+    print(f"{name}: unpruned {np.round(plain, 4)}, pruned "
+          f"{np.round(pruned, 4)}, nodes {np.mean(ratio):.3f} of unpruned")
+
+
+def averaging():
+  for game in ("leduc_poker", common.GOOFSPIEL4):
+    tree = mccfrb.compile_tree(game)
+    for baseline, avg in [("none", "stochastic"), ("none", "optimistic"),
+                          ("history", "stochastic"), ("history", "optimistic")]:
+      values = []
+      for seed in range(4):
+        solver = mccfrb.MCCFRbSolver(game, baseline=baseline, averaging=avg,
+                                     seed=seed, tree=tree)
+        solver.run(200_000)
+        values.append(expl(tree, solver))
+      print(f"{game[:12]} {baseline} {avg}: {spread(values)}")
+
+
+def exponential():
+  tree = mccfrb.compile_tree("leduc_poker")
+  for kind, decay in [("thesis_exponential", 0.5), ("thesis_exponential", 0.1),
+                      ("thesis_exponential", 0.02), ("thesis", None)]:
+    values, largest = [], []
+    for seed in range(3):
+      solver = mccfrb.MCCFRbSolver("leduc_poker", baseline=kind,
+                                   baseline_decay=decay, seed=seed, tree=tree)
+      solver.run(20_000)
+      values.append(expl(tree, solver))
+      largest.append(np.abs(solver._baseline).max())  # pylint: disable=protected-access
+    print(f"{kind} decay={decay}: {spread(values)}; max |b| "
+          f"{min(largest):.3g}-{max(largest):.3g}")
+
+
+def convergence():
+  for game in ("leduc_poker", common.GOOFSPIEL4, "matching_pennies"):
+    tree = mccfrb.compile_tree(game)
+    worst = 0.0
+    for kind in mccfrb.BASELINES:
+      decay = 0.1 if kind == "thesis_exponential" else None
+      early, late = [], []
+      for seed in range(3):
+        solver = mccfrb.MCCFRbSolver(game, baseline=kind, baseline_decay=decay,
+                                     seed=seed, tree=tree)
+        solver.run(100)
+        early.append(expl(tree, solver))
+        solver.run(19_900)
+        late.append(expl(tree, solver))
+      worst = max(worst, max(late))
+      print(f"{game[:12]} {kind}: at 100 {np.round(early, 3)}, at 20,000 "
+            f"{np.round(late, 4)}")
+    print(f"{game[:12]}: worst at 20,000 iterations {worst:.4f}")
+
+
+def unbiasedness():
+  for game, seeds in (("kuhn_poker", range(1, 7)), ("leduc_poker", (1, 2))):
+    stats = collections.defaultdict(list)
+    for kind in mccfrb.BASELINES:
+      solver = mccfrb.MCCFRbSolver(game, baseline=kind, seed=0)
+      solver.run(200)
+      tree = solver.tree
+      strategy = solver.current_policy_table()
+      exact = mccfrb.counterfactual_regrets(tree, strategy)
+      learn = not (kind == "thesis_exponential" and game == "leduc_poker")
+      for seed in seeds:
+        sample = solver.sample_estimates(1_000_000, seed=seed,
+                                         learn_baselines=learn)
+        owner = sample.episodes[tree.infoset_player][:, None]
+        checked = tree.legal_mask() & (mccfrb.evaluation.expected_visits(
+            tree, strategy, 0.6, sample.episodes) >= 2000)[:, None]
+        se = np.sqrt(np.maximum(sample.regret_var, 0.0) / owner)[checked]
+        z = np.abs(sample.regret_mean - exact)[checked] / np.maximum(se, 1e-12)
+        stats["max_z"].append(z.max())
+        stats["mean_z2"].append(np.mean(z**2))
+    print(f"{game} regrets: max z {max(stats['max_z']):.2f}, mean z^2 "
+          f"{min(stats['mean_z2']):.2f}-{max(stats['mean_z2']):.2f}")
+
+
+def agreement():
+  from open_spiel.python.algorithms import discounted_cfr  # pylint: disable=g-import-not-at-top
+  largest = 0.0
+  for game_name in ("kuhn_poker", "leduc_poker"):
+    game = pyspiel.load_game(game_name)
+    for variant, ref in [("cfr", pyspiel.CFRSolver(game)),
+                         ("cfr+", pyspiel.CFRPlusSolver(game)),
+                         ("linear", discounted_cfr.LCFRSolver(game)),
+                         ("discounted", discounted_cfr.DCFRSolver(game))]:
+      ours, done = mccfrb.CFRSolver(game, variant=variant), 0
+      for checkpoint in (1, 10, 100):
+        for _ in range(checkpoint - done):
+          ref.evaluate_and_update_policy()
+        ours.run(checkpoint - done)
+        done = checkpoint
+        average = getattr(ref, "tabular_average_policy", ref.average_policy)()
+        table = mccfrb.table_from_policy(ours.tree, average, game=game)
+        largest = max(largest, np.abs(table - ours.average_policy_table()).max())
+  print(f"CFR family average policies vs OpenSpiel: max difference {largest:.2g}")
+  game = mccfrb.load_game("kuhn_poker")
+  for options in ({}, {"weighting": "discounted"}):
+    solver = mccfrb.ExternalSamplingSolver(game, seed=3, **options)
+    ref = reference.ReferenceExternalSampling(game, **options)
+    rng = np.random.default_rng(3)
+    for t in range(1, 201):
+      ref.iteration(t, rng)
+    solver.run(200)
+    index = solver.tree.infoset_index()
+    worst = 0.0
+    for key, row in ref.regrets.items():
+      ours = solver._regrets[index[key], :len(row)]  # pylint: disable=protected-access
+      worst = max(worst, np.max(np.abs(ours - row) / np.maximum(np.abs(row), 1e-300)))
+    print(f"ES vs reference, Kuhn, 200 iterations, {options}: max relative "
+          f"regret difference {worst:.2g}")
+
+
+SETS = {"weighting": weighting, "pruning_short": pruning_short,
+        "pruning_long": pruning_long, "averaging": averaging,
+        "exponential": exponential, "convergence": convergence,
+        "unbiasedness": unbiasedness, "agreement": agreement}
+
+
+def main(argv):
+  if len(argv) > 1:
+    common.fail(PROGRAM, f"unexpected arguments {argv[1:]}")
+  names = _SETS.value or list(SETS)
+  unknown = [n for n in names if n not in SETS]
+  if unknown:
+    common.fail(PROGRAM, f"unknown sets {unknown}; known: {list(SETS)}")
+  for name in names:
+    print(f"## {name}", flush=True)
+    SETS[name]()
+
+
+if __name__ == "__main__":
+  app.run(main)
