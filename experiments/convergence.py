@@ -5,10 +5,21 @@ r"""MCCFRb against OpenSpiel's MCCFR: exploitability by iteration and by second.
       --algorithms=mccfrb_learned,os,openspiel_os_cpp --iterations=100000 \
       --seeds=10 --jobs=2 --out_dir=results/leduc
 
+  # Iteration speedups against a long reference run stored earlier:
+  python -m experiments.convergence --games=leduc_poker \
+      --algorithms=mccfrb_history_optimistic --reference=os_optimistic \
+      --reference_csv=results/long_os/convergence.csv
+
 Writes {out_dir}/convergence.csv (one row per game, algorithm, seed and
 checkpoint), {out_dir}/convergence_{k}.png/.pdf, and prints the tables.
 Exploitability is OpenSpiel's (pyspiel.exploitability) for every algorithm
 unless --evaluator=mccfrb asks for mccfrb's exact evaluator (equal to 1e-9).
+
+When the --reference algorithm's rows exist (in this sweep or in
+--reference_csv), also writes {out_dir}/speedup.csv and prints the iteration
+speedup of every other algorithm over it (analysis.iteration_speedup): the
+iterations the reference needs for the same mean exploitability divided by
+the algorithm's iterations; ">=" where the reference's run never gets there.
 """
 
 import os
@@ -51,6 +62,14 @@ _EVALUATOR = flags.DEFINE_enum("evaluator", "openspiel", list(sweep.EVALUATORS),
                                "openspiel: pyspiel.exploitability; mccfrb: "
                                "mccfrb's exact evaluator.")
 _PLOT = flags.DEFINE_bool("plot", True, "Write the plots.")
+_REFERENCE = flags.DEFINE_string(
+    "reference", "os_optimistic",
+    "Registry name of the algorithm the iteration speedups are measured "
+    "against (its rows come from this sweep or --reference_csv).")
+_REFERENCE_CSV = flags.DEFINE_string(
+    "reference_csv", "",
+    "Optional convergence CSV of an earlier run holding the reference's rows "
+    "(e.g. a long run); for a game it holds, they replace this sweep's.")
 
 PROGRAM = "convergence"
 
@@ -86,6 +105,68 @@ def print_tables(df):
       print(at.to_string())
 
 
+REFERENCE_CSV_COLUMNS = ("game", "algorithm", "iteration", "exploitability")
+
+
+def read_reference_csv(path):
+  """Rows of an earlier run's CSV; ValueError if unreadable or malformed."""
+  if not os.path.isfile(path):
+    raise ValueError(f"--reference_csv: no such file {path!r}")
+  try:
+    df = pd.read_csv(path)
+  except (OSError, UnicodeDecodeError, pd.errors.ParserError,
+          pd.errors.EmptyDataError) as e:
+    lines = str(e).strip().splitlines()
+    reason = lines[0] if lines else type(e).__name__
+    raise ValueError(f"--reference_csv: cannot read {path!r}: {reason}") from e
+  missing = [c for c in REFERENCE_CSV_COLUMNS if c not in df.columns]
+  if missing:
+    raise ValueError(f"--reference_csv: {path!r} lacks column(s) "
+                     f"{', '.join(missing)}")
+  return df
+
+
+def print_speedups(df, reference, reference_df, out_dir):
+  """Prints the iteration speedups over `reference`, writes speedup.csv.
+
+  Returns:
+    The path written, or None when there is nothing to compare (one line
+    saying why is printed).
+  """
+  sources = [df] + ([reference_df] if reference_df is not None else [])
+  have = set()
+  for source in sources:
+    have |= set(source.loc[source["algorithm"] == reference, "game"])
+  others = df[df["algorithm"] != reference]
+  where = "this sweep" + (" or --reference_csv" if reference_df is not None
+                          else " (no --reference_csv given)")
+  if others.empty:
+    print(f"\nspeedup table skipped: no algorithm other than the reference "
+          f"{reference!r} ran")
+    return None
+  games = sorted(set(others["game"]) & have)
+  if not games:
+    print(f"\nspeedup table skipped: no rows of the reference {reference!r} "
+          f"in {where}")
+    return None
+  for game in sorted(set(others["game"]) - have):
+    print(f"\nspeedup table skipped for {game}: no rows of the reference "
+          f"{reference!r} for this game in {where}")
+  speedup = analysis.iteration_speedup(df[df["game"].isin(games)], reference,
+                                       reference_df)
+  path = os.path.join(out_dir, "speedup.csv")
+  common.write_atomically(path, speedup.to_csv(index=False))
+  with pd.option_context("display.width", 250, "display.max_columns", 40):
+    for game, g in speedup.groupby("game"):
+      print(f"\n{game}: iteration speedup over {reference}: iterations the "
+            "reference needs for the same mean exploitability / the "
+            "algorithm's iterations (\">=\": beyond the reference's run, "
+            "not extrapolated; nodes touched and seconds: means at the last "
+            "checkpoint)")
+      print(analysis.format_speedup(g).to_string())
+  return path
+
+
 def main(argv):
   if len(argv) > 1:
     common.fail(PROGRAM, f"unexpected arguments {argv[1:]}")
@@ -95,6 +176,12 @@ def main(argv):
     sweep.validate(games_list, _ALGORITHMS.value, _ITERATIONS.value,
                    _CHECKPOINTS.value, _EVALUATOR.value, _BACKEND.value,
                    _JOBS.value)
+    try:
+      registry.check_algorithms([_REFERENCE.value])
+    except ValueError as e:
+      raise ValueError(f"--reference: {e}") from e
+    reference_df = (read_reference_csv(_REFERENCE_CSV.value)
+                    if _REFERENCE_CSV.value else None)
     common.check_writable_dir(_OUT_DIR.value)
   except ValueError as e:
     common.fail(PROGRAM, e)
@@ -116,6 +203,10 @@ def main(argv):
   common.write_atomically(csv_path, df.to_csv(index=False))
   print_tables(df)
   print(f"\nwrote {csv_path}")
+  speedup_path = print_speedups(df, _REFERENCE.value, reference_df,
+                                _OUT_DIR.value)
+  if speedup_path:
+    print(f"\nwrote {speedup_path}")
   if _PLOT.value:
     for path in analysis.plot(df, os.path.join(_OUT_DIR.value, "convergence")):
       print(f"wrote {path}")

@@ -13,6 +13,8 @@ from mccfrb.policy import to_pyspiel_dict
 from mccfrb.policy import to_pyspiel_policy
 from mccfrb.policy import to_tabular_policy
 from mccfrb.policy import uniform_table
+from mccfrb.public import PublicTree
+from mccfrb.public import public_states
 from mccfrb.solvers import AVERAGINGS
 from mccfrb.solvers import BASELINES
 from mccfrb.solvers import CFR_VARIANTS
@@ -20,6 +22,10 @@ from mccfrb.solvers import CFRSolver
 from mccfrb.solvers import ExternalSamplingSolver
 from mccfrb.solvers import MCCFRbSolver
 from mccfrb.solvers import OutcomeSamplingSolver
+from mccfrb.solvers import PUBLIC_BASELINES
+from mccfrb.solvers import PublicSamplingSolver
+from mccfrb.solvers import REGRETS
+from mccfrb.solvers import SAMPLINGS
 from mccfrb.tree import GameTree
 from mccfrb.tree import compile_tree
 

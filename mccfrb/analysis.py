@@ -15,12 +15,28 @@ def _ci95(values):
   return float(stats.t.ppf(0.975, n - 1) * values.std(ddof=1) / np.sqrt(n))
 
 
+def _numeric(df, column):
+  """`df[column]` as floats, NaN where missing or not counted (or no column)."""
+  if column not in df:
+    return pd.Series(np.nan, index=df.index, dtype=float)
+  return pd.to_numeric(df[column], errors="coerce").astype(float)
+
+
 def by_iteration(df):
-  """Mean, std, seeds and 95% t-interval half-width of exploitability."""
-  grouped = df.groupby(KEYS + ["iteration"])["exploitability"]
+  """Mean, std, seeds and 95% t-interval half-width of exploitability.
+
+  Also the mean over seeds of `seconds` and `nodes_touched` (NaN where a
+  column is absent or not counted, as for OpenSpiel's solvers).
+  """
+  keys = KEYS + ["iteration"]
+  grouped = df.groupby(keys)["exploitability"]
   out = grouped.agg(["mean", "std", "count"]).reset_index()
   out["ci95"] = grouped.agg(_ci95).values
-  out["seconds"] = df.groupby(KEYS + ["iteration"])["seconds"].mean().values
+  extra = df[keys].assign(seconds=_numeric(df, "seconds"),
+                          nodes_touched=_numeric(df, "nodes_touched"))
+  means = extra.groupby(keys)[["seconds", "nodes_touched"]].mean()
+  out["seconds"] = means["seconds"].values
+  out["nodes_touched"] = means["nodes_touched"].values
   return out
 
 
@@ -71,45 +87,226 @@ def at_times(df, times):
   return pd.DataFrame(rows)
 
 
-def plot(df, out_prefix, title_suffix=""):
-  """Exploitability against iterations and seconds, log-log, per game.
+SPEEDUP_COLUMNS = ("game", "algorithm", "iteration", "exploitability",
+                   "reference", "reference_iterations", "speedup", "bound",
+                   "nodes_touched", "seconds")
+_TINY = 1e-300  # Exploitability 0 is clipped to this before taking logs.
 
-  One line per algorithm (mean over seeds) with a 95% confidence band.
-  Writes `{out_prefix}_{k}.png` and `.pdf` for game k; returns the paths.
+
+def _reference_iterations(iterations, means, e):
+  """Iterations a mean curve needs to fall to `e`, and the kind of answer.
+
+  Uses the first crossing: the smallest checkpoint whose mean is <= e,
+  interpolated log-log between it and the checkpoint before.
+
+  Args:
+    iterations: increasing checkpoint iterations of the reference.
+    means: the reference's mean exploitability at those checkpoints.
+    e: the exploitability to reach.
+
+  Returns:
+    (iterations, bound): bound "=" for an interpolated crossing, "<=" when `e`
+    is above the first checkpoint's mean (reached there or before), ">=" when
+    the curve never reaches `e` (iterations is then the run's last
+    checkpoint; nothing is extrapolated).
+  """
+  if e > means[0]:
+    return float(iterations[0]), "<="
+  below = np.flatnonzero(means <= e)
+  if below.size == 0:
+    return float(iterations[-1]), ">="
+  i = below[0]
+  if i == 0:
+    return float(iterations[0]), "="
+  x0, x1 = np.log(iterations[i - 1]), np.log(iterations[i])
+  y0, y1, y = np.log(np.maximum([means[i - 1], means[i], e], _TINY))
+  if not y1 < y0:  # Both clipped to _TINY.
+    return float(iterations[i]), "="
+  return float(np.exp(x0 + (y - y0) / (y1 - y0) * (x1 - x0))), "="
+
+
+def iteration_speedup(df, reference="os_optimistic", reference_df=None):
+  """Iterations the reference needs for each algorithm's mean exploitability.
+
+  For every (game, algorithm) other than the reference and every checkpoint
+  T of it: e is the algorithm's mean exploitability over seeds at T;
+  T_ref(e), the iterations the reference needs to reach e, is read off the
+  reference's mean curve (`by_iteration`) by log-log interpolation at its
+  first crossing; the speedup is T_ref(e) / T (Schmid et al. 2019, Fig. 4).
+
+  Args:
+    df: tidy sweep rows (game, algorithm, seed, iteration, exploitability;
+      optionally seconds and nodes_touched).
+    reference: the algorithm to measure against.
+    reference_df: optional rows of another run (for example a long run of
+      the reference read from its CSV). Where it holds the reference's rows
+      for a game they replace `df`'s reference rows for that game; games are
+      matched by their game string.
+
+  Returns:
+    A DataFrame with SPEEDUP_COLUMNS, one row per (game, algorithm,
+    checkpoint): `exploitability` the mean, `reference_iterations` T_ref(e),
+    `speedup` T_ref(e) / T and `bound` "=" (interpolated), ">=" (the
+    reference never reaches e in its run: T_ref is its last checkpoint) or
+    "<=" (e is above the reference's first checkpoint value: T_ref is that
+    first checkpoint); `nodes_touched` and `seconds` are means over seeds at
+    the checkpoint (NaN where not counted).
+
+  Raises:
+    ValueError: the reference has no rows for a game of another algorithm.
+  """
+  ref_rows = df[df["algorithm"] == reference]
+  if reference_df is not None:
+    extra = reference_df[reference_df["algorithm"] == reference]
+    ref_rows = pd.concat([ref_rows[~ref_rows["game"].isin(extra["game"])],
+                          extra], ignore_index=True)
+  ref_rows = ref_rows[KEYS + ["iteration", "exploitability"]].dropna()
+  curves = by_iteration(ref_rows) if len(ref_rows) else None
+  others = df[df["algorithm"] != reference]
+  rows = []
+  for game in sorted(others["game"].unique()):
+    curve = (curves[curves["game"] == game].sort_values("iteration")
+             if curves is not None else pd.DataFrame())
+    if curve.empty:
+      raise ValueError(f"The reference algorithm {reference!r} has no rows "
+                       f"for game {game!r}.")
+    ref_iterations = curve["iteration"].to_numpy(dtype=float)
+    ref_means = curve["mean"].to_numpy(dtype=float)
+    checkpoints = by_iteration(others[(others["game"] == game)
+                                      & others["exploitability"].notna()])
+    for row in checkpoints.itertuples(index=False):
+      t_ref, bound = _reference_iterations(ref_iterations, ref_means,
+                                           row.mean)
+      rows.append((game, row.algorithm, int(row.iteration), float(row.mean),
+                   reference, t_ref, t_ref / row.iteration, bound,
+                   float(row.nodes_touched), float(row.seconds)))
+  return pd.DataFrame(rows, columns=list(SPEEDUP_COLUMNS))
+
+
+def format_ratio(speedup, bound="="):
+  """'12.3x', '>= 250x', '<= 0.5x' or '1,230x' (three significant figures)."""
+  if not np.isfinite(speedup):
+    return ""
+  rounded = float(f"{speedup:.3g}")
+  text = f"{rounded:,.0f}x" if rounded >= 1000 else f"{rounded:.3g}x"
+  return text if bound == "=" else f"{bound} {text}"
+
+
+def format_speedup(speedup_df):
+  """A printable table of `iteration_speedup` rows.
+
+  Rows are algorithms (game and algorithm when there are several games);
+  columns are the checkpoint iterations, cells like '12.3x' or '>= 250x',
+  followed by the mean nodes touched and training seconds at each
+  algorithm's last checkpoint ('n/a' where not counted).
+  """
+  df = speedup_df.copy()
+  index = ["game", "algorithm"] if df["game"].nunique() > 1 else ["algorithm"]
+  df["cell"] = [format_ratio(s, b) for s, b in zip(df["speedup"], df["bound"])]
+  table = df.pivot_table(index=index, columns="iteration", values="cell",
+                         aggfunc="first", fill_value="")
+  table.columns = [str(int(c)) for c in table.columns]
+  last = df.sort_values("iteration").groupby(index).tail(1).set_index(index)
+  table["nodes touched"] = [
+      "n/a" if np.isnan(n) else f"{n:.3g}"
+      for n in last.loc[table.index, "nodes_touched"]]
+  table["seconds"] = [
+      "n/a" if np.isnan(s) else f"{s:.3g}"
+      for s in last.loc[table.index, "seconds"]]
+  table.columns.name = "iteration"
+  return table
+
+
+def _style(a, algorithm):
+  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+  colors = plt.cm.tab20(np.linspace(0, 1, 20))
+  return dict(color=colors[(2 * a) % 20 + (2 * a) // 20 % 2],
+              linestyle="--" if algorithm.startswith("openspiel") else "-")
+
+
+def plot_game(df, game, title_suffix="", iters=None, times=None):
+  """The figure of one game: exploitability against iterations, seconds and,
+  when `df` has a nodes_touched column, nodes touched (log-log).
+
+  One line per algorithm (mean over seeds) with a 95% confidence band. The
+  nodes panel shows the algorithms that count nodes (mean nodes touched
+  against mean exploitability at each checkpoint) and names those that do
+  not (OpenSpiel's solvers).
+
+  Args:
+    df: tidy sweep rows.
+    game: the game string to draw.
+    title_suffix: appended to the figure's title.
+    iters: `by_iteration(df)`, if already computed.
+    times: `on_time_grid(df)`, if already computed.
+
+  Returns:
+    The matplotlib figure (the caller saves and closes it).
   """
   import matplotlib  # pylint: disable=g-import-not-at-top
   matplotlib.use("Agg")
   import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
 
+  iters = by_iteration(df) if iters is None else iters
+  times = on_time_grid(df) if times is None else times
+  with_nodes = "nodes_touched" in df
+  fig, axes = plt.subplots(1, 3 if with_nodes else 2,
+                           figsize=(18, 5) if with_nodes else (12, 4.5))
+  algorithms = sorted(df[df["game"] == game]["algorithm"].unique())
+  uncounted = []
+  for a, algorithm in enumerate(algorithms):
+    style = _style(a, algorithm)
+    panels = [(axes[0], iters, "iteration"), (axes[1], times, "seconds")]
+    if with_nodes:
+      counted = iters[(iters["game"] == game)
+                      & (iters["algorithm"] == algorithm)
+                      & (iters["nodes_touched"] > 0)]
+      if counted.empty:
+        uncounted.append(algorithm)
+      else:
+        panels.append((axes[2], counted, "nodes_touched"))
+    for ax, table, x in panels:
+      g = table[(table["game"] == game) & (table["algorithm"] == algorithm)]
+      if g.empty:
+        continue
+      g = g.sort_values(x)
+      line, = ax.plot(g[x], g["mean"], label=algorithm, **style)
+      lower = np.maximum(g["mean"] - g["ci95"], g["mean"] * 1e-3)
+      ax.fill_between(g[x], lower, g["mean"] + g["ci95"], alpha=0.2,
+                      color=line.get_color())
+  labels = ["iterations", "training wall-clock seconds",
+            "nodes touched (mean over seeds)"]
+  for ax, label in zip(axes, labels):
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel(label)
+    ax.set_ylabel("exploitability (NashConv / 2)")
+    ax.grid(True, which="both", alpha=0.3)
+  axes[0].legend(fontsize=7, ncol=2 if len(algorithms) > 8 else 1)
+  if with_nodes:
+    axes[2].set_title("exploitability against nodes touched", fontsize=9)
+    if uncounted:
+      note = ("not shown, no nodes counted (OpenSpiel's solvers do not "
+              "count them):\n" + ", ".join(uncounted))
+      axes[2].text(0.02, 0.02, note, transform=axes[2].transAxes, fontsize=7,
+                   va="bottom", ha="left", wrap=True,
+                   bbox=dict(facecolor="white", alpha=0.8, edgecolor="none"))
+  seeds = df[df["game"] == game]["seed"].nunique()
+  fig.suptitle(f"{game}: mean and 95% CI over {seeds} seeds{title_suffix}",
+               fontsize=9)
+  return fig
+
+
+def plot(df, out_prefix, title_suffix=""):
+  """Exploitability against iterations, seconds and nodes touched, per game.
+
+  See `plot_game`. Writes `{out_prefix}_{k}.png` and `.pdf` for game k;
+  returns the paths.
+  """
   iters, times = by_iteration(df), on_time_grid(df)
   paths = []
   for k, game in enumerate(sorted(df["game"].unique())):
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
-    algorithms = sorted(df[df["game"] == game]["algorithm"].unique())
-    colors = plt.cm.tab20(np.linspace(0, 1, 20))
-    for a, algorithm in enumerate(algorithms):
-      style = dict(color=colors[(2 * a) % 20 + (2 * a) // 20 % 2],
-                   linestyle="--" if algorithm.startswith("openspiel") else "-")
-      for ax, table, x in ((axes[0], iters, "iteration"),
-                           (axes[1], times, "seconds")):
-        g = table[(table["game"] == game) & (table["algorithm"] == algorithm)]
-        if g.empty:
-          continue
-        line, = ax.plot(g[x], g["mean"], label=algorithm, **style)
-        lower = np.maximum(g["mean"] - g["ci95"], g["mean"] * 1e-3)
-        ax.fill_between(g[x], lower, g["mean"] + g["ci95"], alpha=0.2,
-                        color=line.get_color())
-    for ax, label in ((axes[0], "iterations"),
-                      (axes[1], "training wall-clock seconds")):
-      ax.set_xscale("log")
-      ax.set_yscale("log")
-      ax.set_xlabel(label)
-      ax.set_ylabel("exploitability (NashConv / 2)")
-      ax.grid(True, which="both", alpha=0.3)
-    axes[0].legend(fontsize=7, ncol=2 if len(algorithms) > 8 else 1)
-    seeds = df[df["game"] == game]["seed"].nunique()
-    fig.suptitle(f"{game}: mean and 95% CI over {seeds} seeds{title_suffix}",
-                 fontsize=9)
+    fig = plot_game(df, game, title_suffix, iters=iters, times=times)
     paths += save_figure(fig, f"{out_prefix}_{k}")
   return paths
 

@@ -59,15 +59,16 @@ class ReferenceMCCFRb:
   """Outcome-sampling MCCFR with baselines, written directly from the math.
 
   Same options as `mccfrb.MCCFRbSolver` (baseline, epsilon, averaging,
-  baseline_decay). Tables are dicts: regrets/avg keyed by information state
+  baseline_decay, weighting, regret). Tables are dicts: regrets/avg keyed by information state
   string, history baselines keyed by the history (tuple of actions) of the
   child node an edge leads to.
   """
 
   def __init__(self, game, baseline, epsilon=0.6, averaging="stochastic",
                baseline_decay=None, weighting=None, linear_iterations=None,
-               alpha=1.5, beta=0.0, gamma=2.0):
+               alpha=1.5, beta=0.0, gamma=2.0, regret="rm"):
     self.game = game
+    self.plus = regret == "rm+"
     self.weighting, self.linear_iterations = weighting, linear_iterations
     self.alpha, self.beta, self.gamma = alpha, beta, gamma
     self.through = collections.defaultdict(int)
@@ -153,6 +154,8 @@ class ReferenceMCCFRb:
     else:
       self._w = 1.0
     self._regret_w = self._w if self.weighting == "linear" else 1.0
+    if self.plus:
+      self._w = float(t)  # MCCFRb+: linear averaging.
     for player in (0, 1):
       if self.baseline == "oracle":
         self._compute_oracle()
@@ -209,13 +212,18 @@ class ReferenceMCCFRb:
         row = self._regret_row(key, len(children))
         for j in range(len(children)):
           row[j] += self._regret_w * (w * (est_children[j] - est))
+          if self.plus:
+            row[j] = max(row[j], 0.0)
         if self.averaging == "stochastic":
           avg = self.avg.setdefault(key, [0.0] * len(children))
           for j in range(len(children)):
             avg[j] += self._w * (step["my"] * step["sigma"][j] / step["q"])
       elif step["owner"] >= 0 and self.averaging == "optimistic":
         avg = self.avg.setdefault(key, [0.0] * len(children))
-        w = (t - self.avg_last[key]) * step["opp_own"]
+        last = self.avg_last[key]
+        skipped = (t * (t + 1) - last * (last + 1)) / 2 if self.plus else (
+            t - last)
+        w = skipped * step["opp_own"]
         for j in range(len(children)):
           avg[j] += w * step["sigma"][j]
         self.avg_last[key] = t

@@ -119,6 +119,12 @@ def _es(**kwargs):
       solvers.ExternalSamplingSolver(game, seed=seed, tree=tree, **kwargs))
 
 
+def _public(baseline, **kwargs):
+  return lambda game, seed, tree=None: _MccfrbRunner(
+      solvers.PublicSamplingSolver(game, baseline=baseline, seed=seed,
+                                   tree=tree, **kwargs))
+
+
 def _mccfrb(baseline, averaging="stochastic", **kwargs):
   return lambda game, seed, tree=None: _MccfrbRunner(solvers.MCCFRbSolver(
       game, baseline=baseline, averaging=averaging, seed=seed, tree=tree,
@@ -151,6 +157,18 @@ ALGORITHMS = {a.name: a for a in [
     Algorithm("mccfrb_oracle", "exact values of the current strategy "
               "(studies only: a full tree walk per episode)",
               _mccfrb("oracle")),
+    *[Algorithm(f"mccfrb_plus_{kind}", f"MCCFRb+ ({kind} baseline): regret "
+                "matching+, linear optimistic averaging",
+                _mccfrb(kind, "optimistic", regret="rm+"))
+      for kind in ("none", "history", "predictive")],
+    *[Algorithm(f"public_{kind}", f"public-state sampling, {kind} baseline, "
+                "regret matching, stochastic averaging",
+                _public(kind, regret="rm"))
+      for kind in ("none", "history", "predictive", "oracle")],
+    *[Algorithm(f"public_plus_{kind}", f"public-state sampling, {kind} "
+                "baseline, regret matching+, linear stochastic averaging",
+                _public(kind, regret="rm+"))
+      for kind in ("none", "history", "predictive", "oracle")],
     Algorithm("openspiel_os_python", "OpenSpiel Python OutcomeSamplingSolver",
               _OpenSpielPythonOSRunner),
     Algorithm("openspiel_os_cpp", "pyspiel.OutcomeSamplingMCCFRSolver",

@@ -11,6 +11,7 @@ import pyspiel
 import pytest
 
 import mccfrb
+from mccfrb import analysis
 from mccfrb import registry
 from mccfrb import sweep
 
@@ -84,6 +85,8 @@ def test_tiny_sweep_writes_csv_and_plots_and_reruns_identically(tmp_path):
     ("--games=leduc_pokr", "Unknown game 'leduc_pokr'"),
     ("--iterations=0", "iterations must be an integer >= 1"),
     ("--seeds=0", "seed count must be >= 1"),
+    ("--reference=bogus", "--reference: Unknown algorithm(s) 'bogus'"),
+    ("--reference_csv=/no/such.csv", "--reference_csv: no such file"),
 ])
 def test_bad_input_one_line_error_nothing_written(tmp_path, flag, message):
   result = run_binary("experiments.convergence", flag, f"--out_dir={tmp_path}/o")
@@ -91,6 +94,43 @@ def test_bad_input_one_line_error_nothing_written(tmp_path, flag, message):
   lines = result.stderr.strip().splitlines()
   assert len(lines) == 1 and message in lines[0], result.stderr
   assert not (tmp_path / "o" / "convergence.csv").exists()
+
+
+def test_speedup_table_from_the_sweep_or_a_reference_csv(tmp_path):
+  args = ["--games=kuhn_poker", "--iterations=2000", "--seeds=2",
+          "--evaluator=mccfrb"]
+  first = run_binary("experiments.convergence", *args,
+                     "--algorithms=os_optimistic,mccfrb_history_optimistic",
+                     f"--out_dir={tmp_path}/a")
+  assert first.returncode == 0, first.stderr
+  assert "iteration speedup over os_optimistic" in first.stdout
+  speedup = pd.read_csv(tmp_path / "a" / "speedup.csv")
+  assert list(speedup.columns) == list(analysis.SPEEDUP_COLUMNS)
+  assert set(speedup["algorithm"]) == {"mccfrb_history_optimistic"}
+  assert (speedup["reference"] == "os_optimistic").all()
+  assert len(speedup) == 11 and speedup["iteration"].max() == 2000
+  assert set(speedup["bound"]) <= {"=", ">=", "<="}
+  np.testing.assert_allclose(
+      speedup["speedup"], speedup["reference_iterations"] / speedup["iteration"])
+  assert (speedup["nodes_touched"] > speedup["iteration"]).all()
+  # The reference's rows read back from the first run's CSV give the same
+  # speedups (the mccfrb solvers are deterministic given the seed).
+  second = run_binary("experiments.convergence", *args,
+                      "--algorithms=mccfrb_history_optimistic", "--plot=false",
+                      f"--reference_csv={tmp_path}/a/convergence.csv",
+                      f"--out_dir={tmp_path}/b")
+  assert second.returncode == 0, second.stderr
+  again = pd.read_csv(tmp_path / "b" / "speedup.csv")
+  pd.testing.assert_frame_equal(speedup.drop(columns="seconds"),
+                                again.drop(columns="seconds"))
+  # Without the reference's rows the table is skipped, with one line.
+  third = run_binary("experiments.convergence", *args,
+                     "--algorithms=mccfrb_history_optimistic", "--plot=false",
+                     f"--out_dir={tmp_path}/c")
+  assert third.returncode == 0, third.stderr
+  assert ("speedup table skipped: no rows of the reference 'os_optimistic'"
+          in third.stdout)
+  assert not (tmp_path / "c" / "speedup.csv").exists()
 
 
 def test_unwritable_output_folder(tmp_path):

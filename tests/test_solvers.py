@@ -54,12 +54,16 @@ def reference_tables(solver, ref):
                                                   ("leduc_poker", 40)])
 @pytest.mark.parametrize("averaging", tuple(mccfrb.AVERAGINGS))
 @pytest.mark.parametrize("kind", KINDS)
-def test_kernel_equals_python_reference(game_name, iterations, averaging, kind):
+@pytest.mark.parametrize("regret", ("rm", "rm+"))
+def test_kernel_equals_python_reference(game_name, iterations, averaging, kind,
+                                        regret):
   if kind == "oracle":
     iterations = 6  # The Python oracle walks the whole tree per episode.
   game = mccfrb.load_game(game_name)
-  solver = mccfrb.MCCFRbSolver(game, baseline=kind, averaging=averaging, seed=7)
-  ref = reference.ReferenceMCCFRb(game, kind, averaging=averaging)
+  solver = mccfrb.MCCFRbSolver(game, baseline=kind, averaging=averaging, seed=7,
+                               regret=regret)
+  ref = reference.ReferenceMCCFRb(game, kind, averaging=averaging,
+                                  regret=regret)
   rng = np.random.default_rng(7)  # The same uniforms the solver draws.
   for t in range(1, iterations + 1):
     ref.iteration(t, rng)
@@ -69,10 +73,16 @@ def test_kernel_equals_python_reference(game_name, iterations, averaging, kind):
   for name, table in expected.items():
     if name == "avg_last" and averaging == "stochastic":
       continue
-    np.testing.assert_allclose(getattr(solver, "_" + name), table, rtol=1e-12,
-                               atol=1e-12, err_msg=name)
+    if regret == "rm+":  # Promised bit for bit.
+      np.testing.assert_array_equal(getattr(solver, "_" + name), table,
+                                    err_msg=name)
+    else:
+      np.testing.assert_allclose(getattr(solver, "_" + name), table,
+                                 rtol=1e-12, atol=1e-12, err_msg=name)
   if kind != "none":
     assert np.abs(solver._baseline).max() > 0
+  if regret == "rm+":
+    assert solver._regrets.min() == 0.0  # Clipped, and some clipped to 0.
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -292,6 +302,8 @@ def test_thesis_exponential_at_schmid_decay_diverges_as_the_thesis_reports():
     ({"baseline_decay": 0.0}, r"baseline_decay must be .* or None, got 0.0"),
     ({"baseline_decay": 2}, r"baseline_decay must be"),
     ({"seed": "x"}, "seed must be an integer"),
+    ({"regret": "rm++"}, r"Unknown regret 'rm\+\+'; allowed: rm, rm\+"),
+    ({"regret": "rm+", "weighting": "linear"}, "regret='rm' only"),
 ])
 def test_bad_options_are_value_errors(kwargs, match):
   with pytest.raises(ValueError, match=match):
@@ -371,3 +383,30 @@ def test_weighting_needs_stochastic_averaging():
     mccfrb.MCCFRbSolver("kuhn_poker", weighting="linear", averaging="optimistic")
   with pytest.raises(ValueError, match="Unknown weighting"):
     mccfrb.MCCFRbSolver("kuhn_poker", weighting="quadratic")
+
+
+def test_rm_plus_optimistic_flush_weighs_skipped_iterations_linearly():
+  """The flushed average of MCCFRb+ equals one that never skipped: every
+  infoset caught up to T with weights c+1 + ... + T, computed here directly."""
+  solver = mccfrb.MCCFRbSolver("kuhn_poker", baseline="history",
+                               averaging="optimistic", regret="rm+", seed=2)
+  solver.run(57)
+  tree = solver.tree
+  strategy = solver.current_policy_table()
+  reach = np.empty((tree.num_nodes, 3))
+  exact.reach_probabilities(*tree.kernel_args()[:6], strategy, reach)
+  expected = solver._avg.copy()
+  seen = set()
+  for n in np.flatnonzero(tree.node_kind == 1):
+    i = tree.node_infoset[n]
+    if i in seen:  # The owner's reach is the same at every history of I.
+      continue
+    seen.add(i)
+    skipped = sum(range(solver._avg_last[i] + 1, 58))
+    expected[i] += skipped * reach[n, tree.node_player[n]] * strategy[i]
+  np.testing.assert_allclose(solver._cumulative_average(), expected,
+                             rtol=1e-12)
+  assert (solver._avg_last < 57).any()  # Some infosets were flushed.
+  before = solver._avg.copy()
+  solver.average_policy_table()
+  np.testing.assert_array_equal(solver._avg, before)  # Reading is pure.

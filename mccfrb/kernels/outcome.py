@@ -10,6 +10,9 @@ in shared/seeds/000 (Fig. 3.1); see ALGORITHMS.md. Variants are integer codes:
     (exact values under the current strategy, recomputed before each episode).
   averaging: 0 stochastic (OpenSpiel), 1 optimistic (Lanctot 2013 section 4,
     the thesis's choice).
+  regret_plus: 0 regret matching, 1 regret matching+ (MCCFRb+, ALGORITHMS.md
+    "MCCFRb+"): cumulative regrets are clipped at 0 after every update and
+    iteration t weighs t in the average strategy.
 
 Baseline storage: the thesis tables are indexed (player, infoset, action) in
 that player's utility; the other kinds store player 0's utility (the value
@@ -77,12 +80,13 @@ def baseline_base(baseline_kind, node_kind, infoset, child_start,
 @njit(cache=True, error_model="numpy")
 def run_episodes(kind, player, infoset, child_start, num_children, edge_prob,
                  utility, utility_sum, num_actions, regrets, avg, avg_last,
-                 baseline, baseline_count, baseline_kind, averaging, epsilon,
-                 decay, first_iteration, num_episodes, frozen, learn_baselines,
-                 through, weighting, linear_until, gamma, log_pos, log_neg,
-                 rng, path_node, path_action, path_sigma, path_xi, path_reach,
-                 child_est, strategy_scratch, regret_sum, regret_sq,
-                 value_sum, value_sq, root_values):
+                 baseline, baseline_count, baseline_kind, averaging,
+                 regret_plus, epsilon, decay, first_iteration, num_episodes,
+                 frozen, learn_baselines, through, weighting, linear_until,
+                 gamma, log_pos, log_neg, rng, path_node, path_action,
+                 path_sigma, path_xi, path_reach, child_est,
+                 strategy_scratch, regret_sum, regret_sq, value_sum, value_sq,
+                 root_values):
   """Outcome-sampling episodes; every table changes in place.
 
   Episode e updates player e % 2 at iteration t = first_iteration + e // 2
@@ -102,7 +106,11 @@ def run_episodes(kind, player, infoset, child_start, num_children, edge_prob,
     R_I(a) += pi_{-i}(h) / q(h) * (u(h, a) - u(h));
   stochastic averaging adds pi_i(h) sigma(I, a) / q(h) there; optimistic
   averaging adds (t - c_I) pi_owner(h) sigma(I, a) at the opponent's nodes
-  and sets c_I = t. Then the baseline of the sampled edge is updated (after
+  and sets c_I = t. With regret_plus (RM+, Tammelin 2014; VR-MCCFR+ in
+  Schmid et al. 2019) R_I <- max(R_I, 0) after the update, and the average
+  is linear: stochastic increments weigh t, optimistic ones the skipped
+  iterations' weights c_I + 1 + ... + t = (t (t + 1) - c_I (c_I + 1)) / 2.
+  Then the baseline of the sampled edge is updated (after
   its use, so the estimate stays unbiased). Predictive baselines are reset
   afterwards by a second bottom-up pass under the new strategy sigma^{t+1}.
   With the oracle baseline (kind 6) `baseline` is refilled before every
@@ -143,6 +151,8 @@ def run_episodes(kind, player, infoset, child_start, num_children, edge_prob,
     t = first_iteration if frozen else first_iteration + e // 2
     avg_w = iteration_weight(weighting, t, linear_until, gamma)
     regret_w = avg_w if weighting == 1 else 1.0
+    if regret_plus:
+      avg_w = float(t)
     if baseline_kind == 6 and (not frozen or e == 0):
       if weighting == 2:
         for i in range(num_infosets):
@@ -236,12 +246,18 @@ def run_episodes(kind, player, infoset, child_start, num_children, edge_prob,
               value_sq[iset, j] += y * y
             else:
               regrets[iset, j] += regret_w * x
+              if regret_plus and regrets[iset, j] < 0.0:
+                regrets[iset, j] = 0.0
           if not frozen and averaging == 0:
             for j in range(c):
               avg[iset, j] += avg_w * (path_reach[d, 0] * path_sigma[d, j]
                                        / path_reach[d, 3])
         elif not frozen and averaging == 1:
-          w = (t - avg_last[iset]) * path_reach[d, 2]
+          if regret_plus:
+            last = avg_last[iset]
+            w = 0.5 * (t * (t + 1) - last * (last + 1)) * path_reach[d, 2]
+          else:
+            w = (t - avg_last[iset]) * path_reach[d, 2]
           for j in range(c):
             avg[iset, j] += w * path_sigma[d, j]
           avg_last[iset] = t

@@ -1,0 +1,312 @@
+"""Public-state sampling MCCFR with baselines: the vector form of VR-MCCFR.
+
+ALGORITHMS.md, "Public-state sampling" (Schmid et al. 2019, arXiv:1809.03057,
+section "VR-MCCFR" with public-state sampling; Davis, Schmid, Bowling 2020,
+arXiv:1907.09633, "public outcome sampling"). One episode walks one path of
+the public tree; at every public state it visits it evaluates every history
+of that state (a vector over the private histories: private chance is never
+sampled), evaluates terminal children exactly, and samples one non-terminal
+child public state.
+
+Variant codes, shared with kernels/outcome.py:
+  baseline_kind: 0 none, 4 history (per tree edge, stored by child node id,
+    running or exponentially decaying average of the child's estimate),
+    5 predictive (Davis et al. 2020: reset along the path under
+    sigma^{t+1}), 6 oracle (exact values under sigma^t, recomputed before
+    every episode).
+  averaging: 0 stochastic, 1 optimistic (Lanctot 2013 section 4).
+  regret_plus: 0 regret matching, 1 regret matching+ with linear averaging.
+  sampling: 0 uniform over the non-terminal child public states (Schmid et
+    al.), 1 on-policy: proportional to the reach mass flowing into each child,
+    mixed with epsilon of uniform.
+Baselines are stored in player 0's utility; for player 1 the value is
+utility_sum - b.
+"""
+
+from numba import njit
+
+from mccfrb.kernels.exact import node_values
+from mccfrb.kernels.exact import regret_matching
+from mccfrb.kernels.exact import regret_matching_row
+from mccfrb.kernels.outcome import averaged
+
+
+@njit(cache=True, error_model="numpy")
+def _stored(update_player, utility_sum, value):
+  """The update player's value as player 0's (and back: its own inverse)."""
+  return value if update_player == 0 else utility_sum - value
+
+
+@njit(cache=True, error_model="numpy")
+def public_episodes(kind, player, infoset, child_start, num_children,
+                    edge_prob, utility, utility_sum, num_actions, node_ps,
+                    ps_history_start, ps_histories, regrets, avg, avg_last,
+                    baseline, baseline_count, baseline_kind, averaging,
+                    regret_plus, sampling, epsilon, decay, first_iteration,
+                    num_episodes, frozen, learn_baselines, rng, reach, value,
+                    sigma, infoset_mark, ps_mark, candidates, mass, child_est,
+                    path_ps, path_xi, path_q, strategy_scratch, increment, regret_sum,
+                    regret_sq, root_values):
+  """Public-state sampling episodes; every table changes in place.
+
+  Episode e updates player i = e % 2 at iteration t = first_iteration + e // 2
+  (or t = first_iteration throughout if `frozen`).
+
+  Down the public tree from the root's public state S_0 (q(S_0) = 1): every
+  history h of S_k gets sigma^t(h) (regret matching; chance: its
+  probabilities). The non-terminal child public states of S_k, in order of
+  first appearance over (h ascending, a ascending), are the candidates; one,
+  S_{k+1}, is drawn with one uniform from `rng`, with xi(S_k -> S') uniform
+  or on-policy (eps / n + (1 - eps) m(S') / sum m, where m(S') sums
+  pi(h) sigma(h, a) over the edges into S', pi the full reach).
+  q(S_{k+1}) = q(S_k) xi(S_k -> S_{k+1}); the reaches of S_{k+1}'s histories
+  follow from their parents'. The walk ends at a public state without
+  non-terminal children.
+
+  Up, for k = L .. 0 and every non-terminal h in S_k (ALGORITHMS.md):
+    u(h, a) = u_i(h a)                                   if h a is terminal,
+    u(h, a) = b(h, a) + [h a in S_{k+1}] (u(h a) - b(h, a)) / xi_k  otherwise,
+    u(h) = sum_a sigma^t(h, a) u(h, a),
+    R_I(a) += pi_{-i}(h) / q(S_k) (u(h, a) - u(h))   (I of player i),
+  then, once per infoset of player i in S_k: RM+ clips R_I at 0 (if
+  regret_plus) and stochastic averaging adds w_t pi_i(I) sigma^t(I, a) /
+  q(S_k), with w_t = t if regret_plus else 1. Optimistic averaging adds, once
+  per opponent infoset in S_k, the skipped iterations' weights (t - c_I, or
+  (t (t + 1) - c_I (c_I + 1)) / 2 with regret_plus) times pi_owner(I)
+  sigma^t(I) and sets c_I = t. History baselines of the edges into S_{k+1}
+  learn from u(h a) after their use. The predictive baseline then redoes
+  the path bottom-up under sigma^{t+1}: b(h, a) <- v'(h a) for every edge
+  into S_{k+1}, v'(h) = sum_a sigma^{t+1}(h, a) b(h, a) (terminal edges:
+  u(h a)), without 1/xi (Davis et al.'s zero-variance setting).
+
+  Args:
+    node_ps, ps_history_start, ps_histories: the `PublicTree` arrays.
+    regrets, avg: float64[I, A]; avg_last: int64[I] (optimistic averaging).
+    baseline, baseline_count: float64[N], int64[N], by child node id.
+    frozen: studies: regrets, avg and avg_last stay untouched; the regret
+      increment of each infoset of player i in each visited public state
+      (summed over its histories) and its square go to regret_sum, regret_sq
+      (float64[I, A]), u(root) of episode e to root_values[e].
+    learn_baselines: False leaves the baseline tables untouched.
+    rng: np.random.Generator, advanced in place.
+    reach: float64[N, 3] scratch (pi_i, pi_{-i} with chance, the opponent's
+      own); value: float64[N] scratch; sigma: float64[I, A] scratch;
+      infoset_mark: int64[I], ps_mark: int64[P], all zero on entry and exit;
+      candidates: int64[P], mass: float64[P]; child_est: float64[A];
+      path_ps: int64[D], path_xi,
+      path_q: float64[D] with D the public tree's depth; strategy_scratch:
+      float64[I, A] (oracle); increment: float64[I, A] (frozen; zero).
+
+  Returns:
+    The number of nodes touched: per visited public state, the edges of its
+    histories (every one is evaluated), again for the predictive pass, and
+    the whole tree per oracle refill.
+  """
+  touched = 0
+  for e in range(num_episodes):
+    i = e % 2
+    t = first_iteration if frozen else first_iteration + e // 2
+    avg_w = float(t) if regret_plus else 1.0
+    stamp = 1  # Marks are reset at the end of every episode.
+    if baseline_kind == 6 and (not frozen or e == 0):
+      regret_matching(regrets, num_actions, strategy_scratch)
+      node_values(kind, player, infoset, child_start, num_children, edge_prob,
+                  utility, strategy_scratch, baseline)
+      touched += kind.shape[0]
+    reach[0, 0] = 1.0
+    reach[0, 1] = 1.0
+    reach[0, 2] = 1.0
+    s = 0
+    q = 1.0
+    depth = 0
+    while True:
+      path_ps[depth] = s
+      path_q[depth] = q
+      num_candidates = 0
+      total = 0.0
+      for k in range(ps_history_start[s], ps_history_start[s + 1]):
+        h = ps_histories[k]
+        if kind[h] == 2:
+          continue
+        start = child_start[h]
+        c = num_children[h]
+        touched += c
+        if kind[h] == 1:
+          regret_matching_row(regrets, infoset[h], c, sigma, infoset[h])
+        full = reach[h, 0] * reach[h, 1]
+        for j in range(c):
+          child = start + j
+          if kind[child] == 2:
+            continue
+          p = node_ps[child]
+          if ps_mark[p] == 0:
+            ps_mark[p] = num_candidates + 1
+            candidates[num_candidates] = p
+            mass[num_candidates] = 0.0
+            num_candidates += 1
+          if sampling == 1:
+            sj = edge_prob[child] if kind[h] == 0 else sigma[infoset[h], j]
+            mass[ps_mark[p] - 1] += full * sj
+            total += full * sj
+      if num_candidates == 0:
+        break
+      for m in range(num_candidates):
+        if sampling == 1 and total > 0.0:
+          mass[m] = (epsilon / num_candidates
+                     + (1.0 - epsilon) * mass[m] / total)
+        else:
+          mass[m] = 1.0 / num_candidates
+      u = rng.random()
+      chosen = -1
+      cumulative = 0.0
+      for m in range(num_candidates):
+        if mass[m] > 0.0:
+          chosen = m
+          cumulative += mass[m]
+          if u < cumulative:
+            break
+      for m in range(num_candidates):
+        ps_mark[candidates[m]] = 0
+      nxt = candidates[chosen]
+      xi = mass[chosen]
+      path_xi[depth] = xi
+      for k in range(ps_history_start[s], ps_history_start[s + 1]):
+        h = ps_histories[k]
+        if kind[h] == 2:
+          continue
+        start = child_start[h]
+        for j in range(num_children[h]):
+          child = start + j
+          if node_ps[child] != nxt:
+            continue
+          reach[child, 0] = reach[h, 0]
+          reach[child, 1] = reach[h, 1]
+          reach[child, 2] = reach[h, 2]
+          if kind[h] == 0:
+            reach[child, 1] *= edge_prob[child]
+          else:
+            sj = sigma[infoset[h], j]
+            if player[h] == i:
+              reach[child, 0] *= sj
+            else:
+              reach[child, 1] *= sj
+              reach[child, 2] *= sj
+      q *= xi
+      s = nxt
+      depth += 1
+    last = depth  # path_ps[0 .. last] are visited; path_xi[0 .. last - 1].
+    for d in range(last, -1, -1):
+      s = path_ps[d]
+      q = path_q[d]
+      nxt = path_ps[d + 1] if d < last else -1
+      xi = path_xi[d] if d < last else 1.0
+      for k in range(ps_history_start[s], ps_history_start[s + 1]):
+        h = ps_histories[k]
+        if kind[h] == 2:
+          continue
+        start = child_start[h]
+        c = num_children[h]
+        iset = infoset[h]
+        v = 0.0
+        for j in range(c):
+          child = start + j
+          if kind[child] == 2:
+            est = _stored(i, utility_sum, utility[child])
+          else:
+            b = 0.0
+            if baseline_kind != 0:
+              b = _stored(i, utility_sum, baseline[child])
+            est = b
+            if node_ps[child] == nxt:
+              est = b + (value[child] - b) / xi
+              if learn_baselines and baseline_kind == 4:
+                baseline[child] = averaged(
+                    baseline[child], baseline_count[child],
+                    _stored(i, utility_sum, value[child]), decay)
+                baseline_count[child] += 1
+          if kind[h] == 0:
+            v += edge_prob[child] * est
+          else:
+            v += sigma[iset, j] * est
+          child_est[j] = est
+        value[h] = v
+        if kind[h] != 1:
+          continue
+        if player[h] == i:
+          w = reach[h, 1] / q
+          for j in range(c):
+            x = w * (child_est[j] - v)
+            if frozen:
+              increment[iset, j] += x
+            else:
+              regrets[iset, j] += x
+        elif not frozen and averaging == 1 and infoset_mark[iset] != stamp:
+          infoset_mark[iset] = stamp
+          prev = avg_last[iset]
+          if regret_plus:
+            ow = 0.5 * (t * (t + 1) - prev * (prev + 1)) * reach[h, 2]
+          else:
+            ow = (t - prev) * reach[h, 2]
+          for j in range(c):
+            avg[iset, j] += ow * sigma[iset, j]
+          avg_last[iset] = t
+      for k in range(ps_history_start[s], ps_history_start[s + 1]):
+        h = ps_histories[k]
+        if kind[h] != 1 or player[h] != i:
+          continue
+        iset = infoset[h]
+        if infoset_mark[iset] == stamp:
+          continue
+        infoset_mark[iset] = stamp
+        c = num_children[h]
+        if frozen:
+          for j in range(c):
+            x = increment[iset, j]
+            regret_sum[iset, j] += x
+            regret_sq[iset, j] += x * x
+            increment[iset, j] = 0.0
+          continue
+        if regret_plus:
+          for j in range(c):
+            if regrets[iset, j] < 0.0:
+              regrets[iset, j] = 0.0
+        if averaging == 0:
+          for j in range(c):
+            avg[iset, j] += avg_w * (reach[h, 0] * sigma[iset, j] / q)
+    if frozen:
+      root_values[e] = value[0]
+    if baseline_kind == 5 and learn_baselines:
+      for d in range(last, -1, -1):
+        s = path_ps[d]
+        nxt = path_ps[d + 1] if d < last else -1
+        for k in range(ps_history_start[s], ps_history_start[s + 1]):
+          h = ps_histories[k]
+          if kind[h] == 2:
+            continue
+          start = child_start[h]
+          c = num_children[h]
+          touched += c
+          if kind[h] == 1:
+            regret_matching_row(regrets, infoset[h], c, sigma, infoset[h])
+          v = 0.0
+          for j in range(c):
+            child = start + j
+            if kind[child] == 2:
+              est = _stored(i, utility_sum, utility[child])
+            else:
+              if node_ps[child] == nxt:
+                baseline[child] = _stored(i, utility_sum, value[child])
+              est = _stored(i, utility_sum, baseline[child])
+            if kind[h] == 0:
+              v += edge_prob[child] * est
+            else:
+              v += sigma[infoset[h], j] * est
+          value[h] = v
+    # Leave the infoset marks at zero for the next call.
+    for d in range(last + 1):
+      s = path_ps[d]
+      for k in range(ps_history_start[s], ps_history_start[s + 1]):
+        h = ps_histories[k]
+        if kind[h] == 1:
+          infoset_mark[infoset[h]] = 0
+  return touched

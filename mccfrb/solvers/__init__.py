@@ -1,0 +1,21 @@
+"""Solvers with OpenSpiel's interface over the compiled game tree, one module
+per traversal scheme (mirroring mccfrb/kernels/)."""
+
+from mccfrb.solvers.base import EstimatorSample
+from mccfrb.solvers.base import OptimisticAverageMixin
+from mccfrb.solvers.base import TabularSolverBase
+from mccfrb.solvers.base import WEIGHTINGS
+from mccfrb.solvers.base import check_num_iterations
+from mccfrb.solvers.cfr import CFR_VARIANTS
+from mccfrb.solvers.cfr import CFRSolver
+from mccfrb.solvers.external import ES_AVERAGINGS
+from mccfrb.solvers.external import PRUNINGS
+from mccfrb.solvers.external import ExternalSamplingSolver
+from mccfrb.solvers.outcome import AVERAGINGS
+from mccfrb.solvers.outcome import BASELINES
+from mccfrb.solvers.outcome import MCCFRbSolver
+from mccfrb.solvers.outcome import OutcomeSamplingSolver
+from mccfrb.solvers.outcome import REGRETS
+from mccfrb.solvers.public import PUBLIC_BASELINES
+from mccfrb.solvers.public import SAMPLINGS
+from mccfrb.solvers.public import PublicSamplingSolver

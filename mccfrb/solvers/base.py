@@ -1,0 +1,278 @@
+"""The solvers' shared interface: game and tree, policies, save and load,
+option checks, and the lazy iteration weighting of the sampling solvers."""
+
+import json
+from typing import NamedTuple
+
+import numpy as np
+
+from mccfrb import games
+from mccfrb import policy as policy_lib
+from mccfrb import tree as tree_lib
+from mccfrb.kernels import exact
+
+
+def check_choice(kind, value, allowed):
+  if not isinstance(value, str) or value not in allowed:
+    raise ValueError(f"Unknown {kind} {value!r}; allowed: {', '.join(allowed)}.")
+
+
+def check_unit_interval(name, value, allow_none=False):
+  if value is None and allow_none:
+    return
+  if (isinstance(value, bool) or not isinstance(value, (int, float, np.floating))
+      or not 0.0 < float(value) <= 1.0):
+    raise ValueError(f"{name} must be a number in (0, 1]"
+                     f"{' or None' if allow_none else ''}, got {value!r}.")
+
+
+def check_num_iterations(num_iterations):
+  """Raises ValueError unless `num_iterations` is an integer >= 0."""
+  if (isinstance(num_iterations, bool)
+      or not isinstance(num_iterations, (int, np.integer)) or num_iterations < 0):
+    raise ValueError("num_iterations must be a non-negative integer, got "
+                     f"{num_iterations!r}.")
+
+
+def rng_from_seed(seed):
+  if seed is not None and (isinstance(seed, bool)
+                           or not isinstance(seed, (int, np.integer))):
+    raise ValueError(f"seed must be an integer or None, got {seed!r}.")
+  return np.random.default_rng(seed)
+
+
+class EstimatorSample(NamedTuple):
+  """Statistics of sampled estimates under a frozen strategy.
+
+  Attributes:
+    root_values: float64[n], u(root) of episode e, in the utility of its
+      update player e % 2.
+    episodes: int64[2], the number of episodes each player updated.
+    regret_mean, regret_var: float64[I, A], mean and variance over the owner's
+      episodes of the sampled regret increment (0 where not sampled).
+    value_mean, value_var: the same for the sampled counterfactual values.
+  """
+  root_values: np.ndarray
+  episodes: np.ndarray
+  regret_mean: np.ndarray
+  regret_var: np.ndarray
+  value_mean: np.ndarray
+  value_var: np.ndarray
+
+
+class TabularSolverBase:
+  """Shared parts of the solvers: game, tree, policies, save and load.
+
+  Subclasses allocate `self._regrets` and `self._avg` (float64[I, A]) and
+  list every table to save in `_table_names`.
+  """
+
+  _table_names = ("_regrets", "_avg")
+
+  def _init_game(self, game, max_nodes, tree=None):
+    self._game = games.load_game(game)
+    if tree is None:
+      tree = tree_lib.compile_tree(self._game, max_nodes=max_nodes)
+    elif not isinstance(tree, tree_lib.GameTree):
+      raise ValueError(f"tree must be a GameTree, got {type(tree).__name__}.")
+    self._tree = tree
+    self._converter = None
+    self._num_iterations = 0
+    self._nodes_touched = 0
+
+  @property
+  def game(self):
+    return self._game
+
+  @property
+  def tree(self):
+    return self._tree
+
+  @property
+  def num_iterations(self):
+    """Iterations run so far."""
+    return self._num_iterations
+
+  @property
+  def nodes_touched(self):
+    """Total number of tree nodes visited so far, for cost comparisons."""
+    return self._nodes_touched
+
+  def iteration(self):
+    """Runs one iteration, like OpenSpiel's solvers."""
+    self.run(1)
+
+  def current_policy_table(self):
+    """sigma^t by regret matching, as an mccfrb table."""
+    out = np.zeros_like(self._regrets)
+    exact.regret_matching(self._regrets, self._tree.infoset_num_actions, out)
+    return out
+
+  def average_policy_table(self):
+    """The average strategy as an mccfrb table (uniform where never updated)."""
+    out = np.zeros_like(self._avg)
+    exact.normalize_rows(self._cumulative_average(), self._tree.infoset_num_actions,
+                         out)
+    return out
+
+  def _cumulative_average(self):
+    return self._avg
+
+  def _to_tabular(self, table):
+    if self._converter is None:
+      self._converter = policy_lib.TabularPolicyConverter(self._game, self._tree)
+    return self._converter(table)
+
+  def average_policy(self):
+    """The average strategy as an `open_spiel.python.policy.TabularPolicy`."""
+    return self._to_tabular(self.average_policy_table())
+
+  def current_policy(self):
+    """The current strategy as an `open_spiel.python.policy.TabularPolicy`."""
+    return self._to_tabular(self.current_policy_table())
+
+  def _options(self):
+    raise NotImplementedError
+
+  def save(self, path):
+    """Writes every table, the options and the generator state to `path`.
+
+    The file is a numpy .npz archive; `load` resumes bit-identically.
+    """
+    meta = {
+        "class": type(self).__name__,
+        "game": str(self._game),
+        "options": self._options(),
+        "num_iterations": self._num_iterations,
+        "nodes_touched": self._nodes_touched,
+        "rng_state": self._rng.bit_generator.state,
+    }
+    tables = {name.lstrip("_"): getattr(self, name) for name in self._table_names}
+    with open(path, "wb") as f:
+      np.savez(f, meta=np.array(json.dumps(meta)), **tables)
+
+  @classmethod
+  def load(cls, path, game):
+    """Restores a solver saved with `save`, for the same `game`.
+
+    Raises:
+      ValueError: the file was saved by another solver class or game.
+    """
+    with np.load(path, allow_pickle=False) as data:
+      meta = json.loads(str(data["meta"]))
+      tables = {k: data[k] for k in data.files if k != "meta"}
+    if meta["class"] != cls.__name__:
+      raise ValueError(f"{path} holds a {meta['class']}, not a {cls.__name__}.")
+    game = games.load_game(game)
+    if str(game) != meta["game"]:
+      raise ValueError(f"{path} was saved for {meta['game']}, not {game}.")
+    solver = cls(game, **meta["options"])
+    for name in cls._table_names:
+      saved = tables[name.lstrip("_")]
+      target = getattr(solver, name)
+      if saved.shape != target.shape:
+        raise ValueError(f"{path}: table {name} has shape {saved.shape}, the "
+                         f"game needs {target.shape}.")
+      target[...] = saved
+    solver._num_iterations = meta["num_iterations"]
+    solver._nodes_touched = meta["nodes_touched"]
+    solver._rng.bit_generator.state = meta["rng_state"]
+    return solver
+
+
+WEIGHTINGS = {None: 0, "linear": 1, "discounted": 2}
+
+
+def _log_discount_prefix(power, size):
+  """[0, sum_{k=1..m} log(k^power / (k^power + 1)) for m = 1..size-1]."""
+  k = np.arange(1, size, dtype=np.float64)
+  return np.concatenate([[0.0], np.cumsum(-np.log1p(k**-power))])
+
+
+class WeightingMixin:
+  """Linear / discounted weighting of a sampling solver's iterations.
+
+  "linear": iteration t contributes with weight t (or min(t,
+  linear_iterations): linear for an initial phase only). "discounted": DCFR's
+  (alpha, beta, gamma): after iteration t positive regrets are multiplied by
+  t^a/(t^a + 1) and negative ones by t^b/(t^b + 1), lazily: a row catches up
+  on the discounts it missed when next visited (kernels keep `_through`),
+  through prefix sums of the log-factors; averages are weighted t^gamma.
+  """
+
+  def _init_weighting(self, weighting, linear_iterations, alpha, beta, gamma):
+    if weighting not in WEIGHTINGS:
+      raise ValueError(f"Unknown weighting {weighting!r}; allowed: None, "
+                       "'linear', 'discounted'.")
+    if linear_iterations is not None and (
+        weighting != "linear" or isinstance(linear_iterations, bool)
+        or not isinstance(linear_iterations, int) or linear_iterations < 1):
+      raise ValueError("linear_iterations must be a positive integer, with "
+                       f"weighting='linear'; got {linear_iterations!r}.")
+    for name, value in (("alpha", alpha), ("beta", beta), ("gamma", gamma)):
+      if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{name} must be a number, got {value!r}.")
+    self._weighting = dict(weighting=weighting,
+                           linear_iterations=linear_iterations,
+                           alpha=float(alpha), beta=float(beta),
+                           gamma=float(gamma))
+    self._log_pos = self._log_neg = np.zeros(1)
+
+  def _weighting_args(self, last_iteration):
+    """The kernel arguments: code, linear_until, gamma, log_pos, log_neg."""
+    w = self._weighting
+    if w["weighting"] == "discounted" and len(self._log_pos) < last_iteration + 2:
+      size = max(last_iteration + 2, 2 * len(self._log_pos))
+      self._log_pos = _log_discount_prefix(w["alpha"], size)
+      self._log_neg = _log_discount_prefix(w["beta"], size)
+    return (WEIGHTINGS[w["weighting"]], w["linear_iterations"] or 0,
+            w["gamma"], self._log_pos, self._log_neg)
+
+  def _caught_up_regrets(self):
+    """Regrets with every pending discount applied (a copy when needed)."""
+    if self._weighting["weighting"] != "discounted" or self._num_iterations == 0:
+      return self._regrets
+    self._weighting_args(self._num_iterations)
+    last = self._num_iterations
+    fp = np.exp(self._log_pos[last] - self._log_pos[self._through])[:, None]
+    fn = np.exp(self._log_neg[last] - self._log_neg[self._through])[:, None]
+    return np.where(self._regrets >= 0, self._regrets * fp, self._regrets * fn)
+
+  def current_policy_table(self):
+    out = np.zeros_like(self._regrets)
+    exact.regret_matching(self._caught_up_regrets(),
+                          self._tree.infoset_num_actions, out)
+    return out
+
+
+class OptimisticAverageMixin:
+  """Reading an optimistically averaged strategy (Lanctot 2013 section 4).
+
+  Needs `_averaging_code` (1 = optimistic), `_regret_code` (1 = RM+ with
+  linear averaging), `_avg_last` and `current_policy_table()`.
+  """
+
+  def _cumulative_average(self):
+    """The cumulative strategy; optimistic averaging is flushed to iteration T.
+
+    Each infoset I last updated at c_I < T gets (T - c_I) pi_owner(I)
+    sigma^T(I) added (Lanctot 2013 section 4; thesis section 3.4), or with
+    regret="rm+" the skipped iterations' linear weights (T (T + 1) - c_I
+    (c_I + 1)) / 2, on a copy: reading the average never changes the
+    solver's state.
+    """
+    if self._averaging_code == 0 or self._num_iterations == 0:
+      return self._avg
+    tree = self._tree
+    strategy = self.current_policy_table()
+    reach = np.empty((tree.num_nodes, 3))
+    exact.reach_probabilities(*tree.kernel_args()[:6], strategy, reach)
+    decision = np.flatnonzero(tree.node_kind == tree_lib.DECISION)
+    owner_reach = np.zeros(tree.num_infosets)
+    owner_reach[tree.node_infoset[decision]] = reach[
+        decision, tree.node_player[decision]]
+    last, t = self._avg_last, self._num_iterations
+    skipped = (t * (t + 1) - last * (last + 1)) / 2 if self._regret_code else (
+        t - last)
+    weight = skipped * owner_reach
+    return self._avg + weight[:, None] * strategy

@@ -1,0 +1,232 @@
+"""Outcome-sampling MCCFR with baselines (kernels/outcome.py)."""
+
+import warnings
+
+import numpy as np
+
+from mccfrb import tree as tree_lib
+from mccfrb.kernels import outcome
+from mccfrb.solvers import base
+
+# Baseline kind -> kernel code (see mccfrb/kernels/outcome.py).
+BASELINES = {
+    "none": 0,
+    "thesis": 1,
+    "thesis_exponential": 1,
+    "learned": 3,
+    "history": 4,
+    "predictive": 5,
+    "oracle": 6,
+}
+AVERAGINGS = {"stochastic": 0, "optimistic": 1}
+# Regret update -> kernel code: regret matching, or regret matching+ with
+# linear averaging (MCCFRb+, ALGORITHMS.md).
+REGRETS = {"rm": 0, "rm+": 1}
+# thesis_exponential without an explicit decay uses Schmid et al.'s alpha.
+DEFAULT_EXPONENTIAL_DECAY = 0.5
+
+
+class MCCFRbSolver(base.WeightingMixin, base.OptimisticAverageMixin,
+                   base.TabularSolverBase):
+  """Outcome-sampling MCCFR with baselines, with OpenSpiel's solver interface.
+
+  Usage, as with `open_spiel.python.algorithms.outcome_sampling_mccfr`:
+
+    solver = mccfrb.MCCFRbSolver("leduc_poker", seed=0)
+    solver.run(100_000)            # or solver.iteration() in a loop
+    exploitability.exploitability(game, solver.average_policy())
+
+  Args:
+    game: a game string or `pyspiel.Game` (see `mccfrb.load_game`).
+    baseline: one of BASELINES (ALGORITHMS.md, "Baselines").
+    epsilon: exploration of the update player's sampling policy, in (0, 1].
+    averaging: "stochastic" (OpenSpiel's) or "optimistic" (the thesis's).
+    baseline_decay: None for a running mean, or the weight in (0, 1] of an
+      exponentially decaying average. thesis_exponential defaults to 0.5.
+    seed: seed of the solver's `np.random.Generator`.
+    max_nodes: size guard passed to `compile_tree`.
+    tree: optional `GameTree` already compiled from this game (sweeps reuse
+      one tree for many solvers); it is not checked against the game.
+    weighting, linear_iterations, alpha, beta, gamma: None, "linear" or
+      "discounted" weighting of iterations (see `base.WeightingMixin`), with
+      stochastic averaging and regret="rm".
+    regret: "rm" (regret matching) or "rm+" (MCCFRb+: regret matching+,
+      cumulative regrets clipped at 0 after every update, and linear
+      averaging: iteration t weighs t in the average strategy, with either
+      averaging).
+  """
+
+  _table_names = ("_regrets", "_avg", "_avg_last", "_baseline",
+                  "_baseline_count", "_through")
+
+  def __init__(self, game, baseline="learned", epsilon=0.6,
+               averaging="stochastic", baseline_decay=None, seed=None,
+               max_nodes=tree_lib.DEFAULT_MAX_NODES, tree=None,
+               weighting=None, linear_iterations=None, alpha=1.5, beta=0.0,
+               gamma=2.0, regret="rm"):
+    base.check_choice("baseline", baseline, BASELINES)
+    base.check_choice("averaging", averaging, AVERAGINGS)
+    base.check_choice("regret", regret, REGRETS)
+    if weighting is not None and regret == "rm+":
+      raise ValueError(
+          f"weighting={weighting!r} works with regret='rm' only: regret='rm+' "
+          "brings its own (linear) averaging weights.")
+    self._init_weighting(weighting, linear_iterations, alpha, beta, gamma)
+    if weighting is not None and averaging == "optimistic":
+      raise ValueError(
+          f"weighting={weighting!r} works with averaging='stochastic' only: "
+          "optimistic averaging's (t - c_I) catch-up assumes equal weights.")
+    base.check_unit_interval("epsilon", epsilon)
+    base.check_unit_interval("baseline_decay", baseline_decay, allow_none=True)
+    self._rng = base.rng_from_seed(seed)
+    self._baseline_name = baseline
+    self._averaging_name = averaging
+    self._epsilon = float(epsilon)
+    self._decay_option = baseline_decay
+    if baseline == "thesis_exponential" and baseline_decay is None:
+      baseline_decay = DEFAULT_EXPONENTIAL_DECAY
+    self._decay = 0.0 if baseline_decay is None else float(baseline_decay)
+    self._baseline_code = BASELINES[baseline]
+    self._averaging_code = AVERAGINGS[averaging]
+    self._regret_name = regret
+    self._regret_code = REGRETS[regret]
+    self._init_game(game, max_nodes, tree)
+    tree = self._tree
+    shape = (tree.num_infosets, tree.max_actions)
+    self._regrets = np.zeros(shape)
+    self._avg = np.zeros(shape)
+    self._avg_last = np.zeros(tree.num_infosets, dtype=np.int64)
+    self._through = np.zeros(tree.num_infosets, dtype=np.int64)
+    size, count_size = self._baseline_sizes()
+    self._baseline = np.zeros(size)
+    self._baseline_count = np.zeros(count_size, dtype=np.int64)
+    self._scratch = (
+        np.zeros(tree.max_depth, dtype=np.int64),
+        np.zeros(tree.max_depth, dtype=np.int64),
+        np.zeros((tree.max_depth, tree.max_actions)),
+        np.zeros((tree.max_depth, tree.max_actions)),
+        np.zeros((tree.max_depth, 4)),
+        np.zeros(tree.max_actions),
+        np.zeros(shape if self._baseline_code == 6 else (0, tree.max_actions)),
+    )
+
+  def _baseline_sizes(self):
+    tree, code = self._tree, self._baseline_code
+    per_infoset = tree.num_infosets * tree.max_actions
+    if code == 0:
+      return 0, 0
+    if code == 1:
+      return 2 * per_infoset, 2 * tree.num_infosets
+    if code == 3:
+      return per_infoset, per_infoset
+    return tree.num_nodes, tree.num_nodes
+
+  def _options(self):
+    return {"baseline": self._baseline_name, "epsilon": self._epsilon,
+            "averaging": self._averaging_name,
+            "baseline_decay": self._decay_option, "regret": self._regret_name,
+            **self._weighting}
+
+  @property
+  def baseline(self):
+    return self._baseline_name
+
+  @property
+  def averaging(self):
+    return self._averaging_name
+
+  @property
+  def regret(self):
+    return self._regret_name
+
+  def run(self, num_iterations):
+    """Runs `num_iterations` iterations in one kernel call.
+
+    `run(a); run(b)` leaves exactly the tables of `run(a + b)`.
+    """
+    base.check_num_iterations(num_iterations)
+    if num_iterations == 0:
+      return
+    tree = self._tree
+    empty = self._regrets[:0]
+    self._nodes_touched += outcome.run_episodes(
+        *tree.kernel_args(), tree.utility_sum, tree.infoset_num_actions,
+        self._regrets, self._avg, self._avg_last, self._baseline,
+        self._baseline_count, self._baseline_code, self._averaging_code,
+        self._regret_code, self._epsilon, self._decay,
+        self._num_iterations + 1,
+        2 * num_iterations, False, True, self._through,
+        *self._weighting_args(self._num_iterations + num_iterations),
+        self._rng, *self._scratch, empty, empty, empty, empty, np.zeros(0))
+    before = self._num_iterations
+    self._num_iterations += num_iterations
+    # Every ~1024 iterations, a cheap check that the tables are still finite.
+    if before // 1024 != self._num_iterations // 1024 or before == 0:
+      self._check_finite()
+
+  def _check_finite(self):
+    if (getattr(self, "_warned_non_finite", False)
+        or (np.isfinite(self._baseline).all()
+            and np.isfinite(self._regrets).all())):
+      return
+    self._warned_non_finite = True
+    warnings.warn(
+        f"MCCFRbSolver(baseline={self._baseline_name!r}): tables are no longer "
+        f"finite after {self._num_iterations} iterations. The thesis's "
+        "1/xi-corrected baseline target with a fixed decay overshoots when "
+        "xi < decay / 2; use a smaller baseline_decay, or baseline='learned'.",
+        RuntimeWarning, stacklevel=3)
+
+  def sample_estimates(self, num_episodes, seed=0, learn_baselines=True):
+    """Samples episodes under the current strategy, frozen, for studies.
+
+    Nothing of the solver changes: the episodes run on copies of the baseline
+    tables (which keep learning during the sample if `learn_baselines`) and
+    draw from a fresh generator seeded with `seed`.
+
+    Args:
+      num_episodes: number of episodes; episode e updates player e % 2.
+      seed: seed of the sample's own generator.
+      learn_baselines: let the copied baselines learn as in training.
+
+    Returns:
+      An `EstimatorSample`.
+    """
+    base.check_num_iterations(num_episodes)
+    tree = self._tree
+    shape = self._regrets.shape
+    regret_sum, regret_sq = np.zeros(shape), np.zeros(shape)
+    value_sum, value_sq = np.zeros(shape), np.zeros(shape)
+    root_values = np.zeros(num_episodes)
+    # The frozen strategy is sigma^{T+1}: every pending discount applied.
+    outcome.run_episodes(
+        *tree.kernel_args(), tree.utility_sum, tree.infoset_num_actions,
+        self._caught_up_regrets(), self._avg, self._avg_last,
+        self._baseline.copy(), self._baseline_count.copy(),
+        self._baseline_code, self._averaging_code, self._regret_code,
+        self._epsilon, self._decay, self._num_iterations + 1, num_episodes, True, bool(learn_baselines),
+        self._through, 0, 0, 0.0, np.zeros(1), np.zeros(1),
+        np.random.default_rng(seed), *self._scratch, regret_sum, regret_sq,
+        value_sum, value_sq, root_values)
+    episodes = np.array([(num_episodes + 1) // 2, num_episodes // 2])
+    owner = np.maximum(episodes[tree.infoset_player], 1)[:, None]
+    regret_mean, value_mean = regret_sum / owner, value_sum / owner
+    return base.EstimatorSample(root_values, episodes, regret_mean,
+                           regret_sq / owner - regret_mean**2, value_mean,
+                           value_sq / owner - value_mean**2)
+
+
+class OutcomeSamplingSolver(MCCFRbSolver):
+  """Plain outcome-sampling MCCFR: `MCCFRbSolver` with `baseline="none"`."""
+
+  def __init__(self, game, epsilon=0.6, averaging="stochastic", seed=None,
+               max_nodes=tree_lib.DEFAULT_MAX_NODES, baseline="none",
+               baseline_decay=None, tree=None):
+    if baseline != "none":
+      raise ValueError("OutcomeSamplingSolver has no baseline; use "
+                       f"MCCFRbSolver(baseline={baseline!r}).")
+    super().__init__(game, baseline="none", epsilon=epsilon,
+                     averaging=averaging, baseline_decay=baseline_decay,
+                     seed=seed, max_nodes=max_nodes, tree=tree)
+
+
