@@ -323,7 +323,7 @@ def _csr(owner, count):
   return start, members
 
 
-def _node_parents(tree):
+def node_parents(tree):
   """int64[N]: the parent of every node, -1 at the root."""
   parent = np.full(tree.num_nodes, -1, dtype=np.int64)
   inner = np.flatnonzero(tree.num_children > 0)
@@ -366,7 +366,7 @@ def _build(tree, depth, labels, partition):
         "infosets do); every infoset must lie inside one public state. Try "
         "partition='common_knowledge'.")
 
-  parent = _node_parents(tree)
+  parent = node_parents(tree)
   parent_ps = np.where(parent >= 0, node_ps[np.maximum(parent, 0)], -1)
   bad, pairs = _group_violations(node_ps, parent_ps)
   if len(bad):

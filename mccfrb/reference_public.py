@@ -84,12 +84,13 @@ class ReferencePublicSampling(reference.ReferenceMCCFRb):
       candidates at each visited public state, the path's probability).
     """
     root = self.game.new_initial_state()
-    states = [[dict(state=root, my=1.0, opp=1.0, own=1.0)]]
-    path_q, path_xi, chosen_keys, counts = [1.0], [], [], []
-    while True:
+    stack = [([dict(state=root, my=1.0, opp=1.0, own=1.0)], 1.0)]
+    visited, xi_of, counts, probability = [], {}, [], 1.0
+    while stack:
+      entries, q = stack.pop()
+      visited.append((entries, q))
       candidates = collections.OrderedDict()
-      total = 0.0
-      for entry in states[-1]:
+      for entry in entries:
         if entry["state"].is_terminal():
           continue
         self._expand(entry)
@@ -100,54 +101,58 @@ class ReferencePublicSampling(reference.ReferenceMCCFRb):
           candidates.setdefault(key, 0.0)
           if self.sampling == "on_policy":
             candidates[key] += full * sj
-            total += full * sj
       if not candidates:
-        break
+        continue
       n = len(candidates)
-      if self.sampling == "on_policy" and total > 0.0:
-        xi = [self.epsilon / n + (1.0 - self.epsilon) * m / total
-              for m in candidates.values()]
+      if self.sampling == "chance" and not entries[0]["state"].is_chance_node():
+        chosen = {key: 1.0 for key in candidates}
       else:
-        xi = [1.0 / n] * n
-      level = len(counts)
-      if level < len(choices):
-        c = choices[level]
-      else:
-        c = reference.sample_index(xi, rng.random()) if rng else 0
-      counts.append(n)
-      key = list(candidates)[c]
-      chosen_keys.append(key)
-      path_xi.append(xi[c])
-      nxt = []
-      for entry in states[-1]:
-        if entry["state"].is_terminal():
-          continue
-        owner = -1 if entry["key"] is None else entry["state"].current_player()
-        for sj, child, ck in zip(entry["sigma"], entry["children"],
-                                 entry["child_keys"]):
-          if ck != key:
+        total = 0.0
+        for m in candidates.values():
+          total += m
+        if self.sampling == "on_policy" and total > 0.0:
+          xi = [self.epsilon / n + (1.0 - self.epsilon) * m / total
+                for m in candidates.values()]
+        else:
+          xi = [1.0 / n] * n
+        level = len(counts)
+        if level < len(choices):
+          c = choices[level]
+        else:
+          c = reference.sample_index(xi, rng.random()) if rng else 0
+        counts.append(n)
+        probability *= xi[c]
+        chosen = {list(candidates)[c]: xi[c]}
+      xi_of.update(chosen)
+      children = []
+      for key, xi_key in chosen.items():
+        nxt = []
+        for entry in entries:
+          if entry["state"].is_terminal():
             continue
-          new = dict(state=child, my=entry["my"], opp=entry["opp"],
-                     own=entry["own"])
-          if owner == -1:
-            new["opp"] *= sj
-          elif owner == i:
-            new["my"] *= sj
-          else:
-            new["opp"] *= sj
-            new["own"] *= sj
-          nxt.append(new)
-      path_q.append(path_q[-1] * xi[c])
-      states.append(nxt)
+          owner = (-1 if entry["key"] is None
+                   else entry["state"].current_player())
+          for sj, child, ck in zip(entry["sigma"], entry["children"],
+                                   entry["child_keys"]):
+            if ck != key:
+              continue
+            new = dict(state=child, my=entry["my"], opp=entry["opp"],
+                       own=entry["own"])
+            if owner == -1:
+              new["opp"] *= sj
+            elif owner == i:
+              new["my"] *= sj
+            else:
+              new["opp"] *= sj
+              new["own"] *= sj
+            nxt.append(new)
+        children.append((nxt, q * xi_key))
+      stack.extend(reversed(children))
     increments = {}
     value = {}
-    last = len(states) - 1
-    for d in range(last, -1, -1):
-      q = path_q[d]
-      nxt_key = chosen_keys[d] if d < last else None
-      xi = path_xi[d] if d < last else 1.0
+    for entries, q in reversed(visited):
       marked = set()
-      for entry in states[d]:
+      for entry in entries:
         state = entry["state"]
         if state.is_terminal():
           continue
@@ -157,19 +162,23 @@ class ReferencePublicSampling(reference.ReferenceMCCFRb):
         for sj, a, child, ck in zip(entry["sigma"], entry["actions"],
                                     entry["children"], entry["child_keys"]):
           child_history = history + (a,)
+          xi = xi_of.get(ck, 0.0)
           if ck is None:
             est = child.returns()[i]
+          elif xi == 1.0:
+            est = value[child_history]
           else:
             b = self._b(child_history, i)
             est = b
-            if ck == nxt_key:
+            if xi > 0.0:
               est = b + (value[child_history] - b) / xi
-              if not frozen and self.baseline == "history":
-                self.edge_baseline[child_history] = reference.averaged(
-                    self.edge_baseline[child_history],
-                    self.edge_count[child_history],
-                    self._to_player(value[child_history], i), self.decay)
-                self.edge_count[child_history] += 1
+          if ck is not None and xi > 0.0:
+            if not frozen and self.baseline == "history":
+              self.edge_baseline[child_history] = reference.averaged(
+                  self.edge_baseline[child_history],
+                  self.edge_count[child_history],
+                  self._to_player(value[child_history], i), self.decay)
+              self.edge_count[child_history] += 1
           v += sj * est
           est_children.append(est)
         value[history] = v
@@ -194,7 +203,7 @@ class ReferencePublicSampling(reference.ReferenceMCCFRb):
           for j in range(len(est_children)):
             avg[j] += ow * entry["sigma"][j]
           self.avg_last[key] = t
-      for entry in states[d]:
+      for entry in entries:
         key = entry.get("key")
         if (key is None or entry["state"].current_player() != i
             or key in marked or frozen):
@@ -212,9 +221,8 @@ class ReferencePublicSampling(reference.ReferenceMCCFRb):
             avg[j] += w * (entry["my"] * entry["sigma"][j] / q)
     root_value = value[()]
     if self.baseline == "predictive" and not frozen:
-      for d in range(last, -1, -1):
-        nxt_key = chosen_keys[d] if d < last else None
-        for entry in states[d]:
+      for entries, _ in reversed(visited):
+        for entry in entries:
           state = entry["state"]
           if state.is_terminal():
             continue
@@ -228,15 +236,12 @@ class ReferencePublicSampling(reference.ReferenceMCCFRb):
             if ck is None:
               est = child.returns()[i]
             else:
-              if ck == nxt_key:
+              if ck in xi_of:
                 self.edge_baseline[child_history] = self._to_player(
                     value[child_history], i)
               est = self._to_player(self.edge_baseline[child_history], i)
             v += sj * est
           value[history] = v
-    probability = 1.0
-    for xi in path_xi:
-      probability *= xi
     return increments, root_value, counts, probability
 
   def expected_increments(self, i):

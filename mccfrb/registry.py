@@ -169,6 +169,15 @@ ALGORITHMS = {a.name: a for a in [
                 "baseline, regret matching+, linear stochastic averaging",
                 _public(kind, regret="rm+"))
       for kind in ("none", "history", "predictive", "oracle")],
+    Algorithm("public_plus_predictive_ck", "public_plus_predictive on the "
+              "common-knowledge partition", _public(
+                  "predictive", regret="rm+", partition="common_knowledge")),
+    Algorithm("public_plus_predictive_on_policy", "public_plus_predictive, "
+              "on-policy sampling of child public states (eps = 0.6)",
+              _public("predictive", regret="rm+", sampling="on_policy")),
+    Algorithm("public_plus_predictive_chance", "public_plus_predictive with "
+              "public chance sampling (every decision child visited)",
+              _public("predictive", regret="rm+", sampling="chance")),
     Algorithm("openspiel_os_python", "OpenSpiel Python OutcomeSamplingSolver",
               _OpenSpielPythonOSRunner),
     Algorithm("openspiel_os_cpp", "pyspiel.OutcomeSamplingMCCFRSolver",

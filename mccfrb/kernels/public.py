@@ -18,7 +18,10 @@ Variant codes, shared with kernels/outcome.py:
   regret_plus: 0 regret matching, 1 regret matching+ with linear averaging.
   sampling: 0 uniform over the non-terminal child public states (Schmid et
     al.), 1 on-policy: proportional to the reach mass flowing into each child,
-    mixed with epsilon of uniform.
+    mixed with epsilon of uniform, 2 public chance sampling (Johanson et al.
+    2012, in vector form): every child of a public state of players'
+    decisions is visited (xi = 1), one child of a public state of chance
+    nodes is drawn uniformly.
 Baselines are stored in player 0's utility; for player 1 the value is
 utility_sum - b.
 """
@@ -40,47 +43,55 @@ def _stored(update_player, utility_sum, value):
 @njit(cache=True, error_model="numpy")
 def public_episodes(kind, player, infoset, child_start, num_children,
                     edge_prob, utility, utility_sum, num_actions, node_ps,
-                    ps_history_start, ps_histories, regrets, avg, avg_last,
+                    ps_history_start, ps_histories, node_parent,
+                    ps_child_start, ps_children, regrets, avg, avg_last,
                     baseline, baseline_count, baseline_kind, averaging,
                     regret_plus, sampling, epsilon, decay, first_iteration,
                     num_episodes, frozen, learn_baselines, rng, reach, value,
-                    sigma, infoset_mark, ps_mark, candidates, mass, child_est,
-                    path_ps, path_xi, path_q, strategy_scratch, increment, regret_sum,
+                    sigma, infoset_mark, mass, child_est, visited, stack,
+                    ps_q, ps_xi, strategy_scratch, increment, regret_sum,
                     regret_sq, root_values):
   """Public-state sampling episodes; every table changes in place.
 
   Episode e updates player i = e % 2 at iteration t = first_iteration + e // 2
   (or t = first_iteration throughout if `frozen`).
 
-  Down the public tree from the root's public state S_0 (q(S_0) = 1): every
-  history h of S_k gets sigma^t(h) (regret matching; chance: its
-  probabilities). The non-terminal child public states of S_k, in order of
-  first appearance over (h ascending, a ascending), are the candidates; one,
-  S_{k+1}, is drawn with one uniform from `rng`, with xi(S_k -> S') uniform
-  or on-policy (eps / n + (1 - eps) m(S') / sum m, where m(S') sums
-  pi(h) sigma(h, a) over the edges into S', pi the full reach).
-  q(S_{k+1}) = q(S_k) xi(S_k -> S_{k+1}); the reaches of S_{k+1}'s histories
-  follow from their parents'. The walk ends at a public state without
-  non-terminal children.
+  Down the public tree, in preorder from the root's public state (q = 1):
+  every history h of a visited public state S gets sigma^t(h) (regret
+  matching, once per infoset; chance: its probabilities). The non-terminal
+  child public states of S, ascending (= in order of first appearance over h
+  ascending, a ascending), are the candidates. Sampling 0 and 1 draw one,
+  S', with one uniform from `rng` and xi(S -> S') uniform or on-policy
+  (eps / n + (1 - eps) m(S') / sum m, where m(S') sums pi(h) sigma(h, a)
+  over the edges into S', pi the full reach); sampling 2 visits every
+  candidate (xi = 1) of a public state of decision nodes and draws one of a
+  public state of chance nodes uniformly. q(S') = q(S) xi(S -> S'); the
+  reaches of the histories of S' follow from their parents'.
 
-  Up, for k = L .. 0 and every non-terminal h in S_k (ALGORITHMS.md):
-    u(h, a) = u_i(h a)                                   if h a is terminal,
-    u(h, a) = b(h, a) + [h a in S_{k+1}] (u(h a) - b(h, a)) / xi_k  otherwise,
+  Up, over the visited public states in reverse preorder (children first),
+  for every non-terminal h in S (ALGORITHMS.md, "Public-state sampling"):
+    u(h, a) = u_i(h a)                                     if h a is terminal,
+    u(h, a) = u(h a)                       if pub(h a) was visited with xi = 1,
+    u(h, a) = b(h, a) + [pub(h a) visited] (u(h a) - b(h, a)) / xi  otherwise,
     u(h) = sum_a sigma^t(h, a) u(h, a),
-    R_I(a) += pi_{-i}(h) / q(S_k) (u(h, a) - u(h))   (I of player i),
-  then, once per infoset of player i in S_k: RM+ clips R_I at 0 (if
+    R_I(a) += pi_{-i}(h) / q(S) (u(h, a) - u(h))   (I of player i),
+  then, once per infoset of player i in S: RM+ clips R_I at 0 (if
   regret_plus) and stochastic averaging adds w_t pi_i(I) sigma^t(I, a) /
-  q(S_k), with w_t = t if regret_plus else 1. Optimistic averaging adds, once
-  per opponent infoset in S_k, the skipped iterations' weights (t - c_I, or
+  q(S), with w_t = t if regret_plus else 1. Optimistic averaging adds, once
+  per opponent infoset in S, the skipped iterations' weights (t - c_I, or
   (t (t + 1) - c_I (c_I + 1)) / 2 with regret_plus) times pi_owner(I)
-  sigma^t(I) and sets c_I = t. History baselines of the edges into S_{k+1}
-  learn from u(h a) after their use. The predictive baseline then redoes
-  the path bottom-up under sigma^{t+1}: b(h, a) <- v'(h a) for every edge
-  into S_{k+1}, v'(h) = sum_a sigma^{t+1}(h, a) b(h, a) (terminal edges:
-  u(h a)), without 1/xi (Davis et al.'s zero-variance setting).
+  sigma^t(I) and sets c_I = t. History baselines of the edges into visited
+  public states learn from u(h a) after their use. The predictive baseline
+  then redoes the visited public states, children first, under sigma^{t+1}:
+  b(h, a) <- v'(h a) for every edge into a visited public state, v'(h) =
+  sum_a sigma^{t+1}(h, a) b(h, a) (terminal edges: u(h a)), without 1/xi
+  (Davis et al.'s zero-variance setting).
 
   Args:
     node_ps, ps_history_start, ps_histories: the `PublicTree` arrays.
+    node_parent: int32[N], the parent of every node (-1 at the root).
+    ps_child_start, ps_children: CSR lists of the non-terminal child public
+      states of every public state, ascending (the candidates).
     regrets, avg: float64[I, A]; avg_last: int64[I] (optimistic averaging).
     baseline, baseline_count: float64[N], int64[N], by child node id.
     frozen: studies: regrets, avg and avg_last stay untouched; the regret
@@ -91,11 +102,10 @@ def public_episodes(kind, player, infoset, child_start, num_children,
     rng: np.random.Generator, advanced in place.
     reach: float64[N, 3] scratch (pi_i, pi_{-i} with chance, the opponent's
       own); value: float64[N] scratch; sigma: float64[I, A] scratch;
-      infoset_mark: int64[I], ps_mark: int64[P], all zero on entry and exit;
-      candidates: int64[P], mass: float64[P]; child_est: float64[A];
-      path_ps: int64[D], path_xi,
-      path_q: float64[D] with D the public tree's depth; strategy_scratch:
-      float64[I, A] (oracle); increment: float64[I, A] (frozen; zero).
+      infoset_mark: int64[I] and ps_xi: float64[P], zero on entry and exit;
+      mass: float64[P]; child_est: float64[A]; visited, stack: int64[P];
+      ps_q: float64[P]; strategy_scratch: float64[I, A] (oracle);
+      increment: float64[I, A] (frozen; zero).
 
   Returns:
     The number of nodes touched: per visited public state, the edges of its
@@ -107,7 +117,7 @@ def public_episodes(kind, player, infoset, child_start, num_children,
     i = e % 2
     t = first_iteration if frozen else first_iteration + e // 2
     avg_w = float(t) if regret_plus else 1.0
-    stamp = 1  # Marks are reset at the end of every episode.
+    stamp = 2  # Marks: 1 sigma computed, 2 updated, 3 sigma^{t+1}; reset.
     if baseline_kind == 6 and (not frozen or e == 0):
       regret_matching(regrets, num_actions, strategy_scratch)
       node_values(kind, player, infoset, child_start, num_children, edge_prob,
@@ -116,90 +126,94 @@ def public_episodes(kind, player, infoset, child_start, num_children,
     reach[0, 0] = 1.0
     reach[0, 1] = 1.0
     reach[0, 2] = 1.0
-    s = 0
-    q = 1.0
-    depth = 0
-    while True:
-      path_ps[depth] = s
-      path_q[depth] = q
-      num_candidates = 0
-      total = 0.0
+    ps_q[0] = 1.0
+    stack[0] = 0
+    top = 1
+    num_visited = 0
+    while top > 0:
+      top -= 1
+      s = stack[top]
+      visited[num_visited] = s
+      num_visited += 1
+      q = ps_q[s]
       for k in range(ps_history_start[s], ps_history_start[s + 1]):
         h = ps_histories[k]
-        if kind[h] == 2:
-          continue
-        start = child_start[h]
-        c = num_children[h]
-        touched += c
-        if kind[h] == 1:
-          regret_matching_row(regrets, infoset[h], c, sigma, infoset[h])
-        full = reach[h, 0] * reach[h, 1]
-        for j in range(c):
-          child = start + j
-          if kind[child] == 2:
-            continue
-          p = node_ps[child]
-          if ps_mark[p] == 0:
-            ps_mark[p] = num_candidates + 1
-            candidates[num_candidates] = p
-            mass[num_candidates] = 0.0
-            num_candidates += 1
-          if sampling == 1:
-            sj = edge_prob[child] if kind[h] == 0 else sigma[infoset[h], j]
-            mass[ps_mark[p] - 1] += full * sj
-            total += full * sj
+        touched += num_children[h]
+        if kind[h] == 1 and infoset_mark[infoset[h]] == 0:
+          infoset_mark[infoset[h]] = 1
+          regret_matching_row(regrets, infoset[h], num_children[h], sigma,
+                              infoset[h])
+      first = ps_child_start[s]
+      num_candidates = ps_child_start[s + 1] - first
       if num_candidates == 0:
-        break
-      for m in range(num_candidates):
-        if sampling == 1 and total > 0.0:
-          mass[m] = (epsilon / num_candidates
-                     + (1.0 - epsilon) * mass[m] / total)
-        else:
+        continue
+      explore = sampling == 2 and kind[ps_histories[ps_history_start[s]]] != 0
+      if explore:
+        # Pushed in descending order, so they are visited ascending.
+        for m in range(num_candidates - 1, -1, -1):
+          stack[top] = ps_children[first + m]
+          top += 1
+          ps_xi[ps_children[first + m]] = 1.0
+      else:
+        total = 0.0
+        for m in range(num_candidates):
           mass[m] = 1.0 / num_candidates
-      u = rng.random()
-      chosen = -1
-      cumulative = 0.0
+          if sampling == 1:
+            child_ps = ps_children[first + m]
+            flow = 0.0
+            for k in range(ps_history_start[child_ps],
+                           ps_history_start[child_ps + 1]):
+              child = ps_histories[k]
+              h = node_parent[child]
+              if kind[h] == 0:
+                sj = edge_prob[child]
+              else:
+                sj = sigma[infoset[h], child - child_start[h]]
+              flow += reach[h, 0] * reach[h, 1] * sj
+            mass[m] = flow
+            total += flow
+        if sampling == 1:
+          for m in range(num_candidates):
+            if total > 0.0:
+              mass[m] = (epsilon / num_candidates
+                         + (1.0 - epsilon) * mass[m] / total)
+            else:
+              mass[m] = 1.0 / num_candidates
+        u = rng.random()
+        chosen = -1
+        cumulative = 0.0
+        for m in range(num_candidates):
+          if mass[m] > 0.0:
+            chosen = m
+            cumulative += mass[m]
+            if u < cumulative:
+              break
+        stack[top] = ps_children[first + chosen]
+        top += 1
+        ps_xi[ps_children[first + chosen]] = mass[chosen]
       for m in range(num_candidates):
-        if mass[m] > 0.0:
-          chosen = m
-          cumulative += mass[m]
-          if u < cumulative:
-            break
-      for m in range(num_candidates):
-        ps_mark[candidates[m]] = 0
-      nxt = candidates[chosen]
-      xi = mass[chosen]
-      path_xi[depth] = xi
-      for k in range(ps_history_start[s], ps_history_start[s + 1]):
-        h = ps_histories[k]
-        if kind[h] == 2:
+        nxt = ps_children[first + m]
+        if ps_xi[nxt] == 0.0:
           continue
-        start = child_start[h]
-        for j in range(num_children[h]):
-          child = start + j
-          if node_ps[child] != nxt:
-            continue
+        ps_q[nxt] = q * ps_xi[nxt]
+        for k in range(ps_history_start[nxt], ps_history_start[nxt + 1]):
+          child = ps_histories[k]
+          h = node_parent[child]
           reach[child, 0] = reach[h, 0]
           reach[child, 1] = reach[h, 1]
           reach[child, 2] = reach[h, 2]
           if kind[h] == 0:
             reach[child, 1] *= edge_prob[child]
           else:
-            sj = sigma[infoset[h], j]
+            sj = sigma[infoset[h], child - child_start[h]]
             if player[h] == i:
               reach[child, 0] *= sj
             else:
               reach[child, 1] *= sj
               reach[child, 2] *= sj
-      q *= xi
-      s = nxt
-      depth += 1
-    last = depth  # path_ps[0 .. last] are visited; path_xi[0 .. last - 1].
-    for d in range(last, -1, -1):
-      s = path_ps[d]
-      q = path_q[d]
-      nxt = path_ps[d + 1] if d < last else -1
-      xi = path_xi[d] if d < last else 1.0
+    for d in range(num_visited - 1, -1, -1):
+      s = visited[d]
+      q = ps_q[s]
       for k in range(ps_history_start[s], ps_history_start[s + 1]):
         h = ps_histories[k]
         if kind[h] == 2:
@@ -213,17 +227,21 @@ def public_episodes(kind, player, infoset, child_start, num_children,
           if kind[child] == 2:
             est = _stored(i, utility_sum, utility[child])
           else:
-            b = 0.0
-            if baseline_kind != 0:
-              b = _stored(i, utility_sum, baseline[child])
-            est = b
-            if node_ps[child] == nxt:
-              est = b + (value[child] - b) / xi
-              if learn_baselines and baseline_kind == 4:
-                baseline[child] = averaged(
-                    baseline[child], baseline_count[child],
-                    _stored(i, utility_sum, value[child]), decay)
-                baseline_count[child] += 1
+            xi = ps_xi[node_ps[child]]
+            if xi == 1.0:
+              est = value[child]
+            else:
+              b = 0.0
+              if baseline_kind != 0:
+                b = _stored(i, utility_sum, baseline[child])
+              est = b
+              if xi > 0.0:
+                est = b + (value[child] - b) / xi
+            if xi > 0.0 and learn_baselines and baseline_kind == 4:
+              baseline[child] = averaged(
+                  baseline[child], baseline_count[child],
+                  _stored(i, utility_sum, value[child]), decay)
+              baseline_count[child] += 1
           if kind[h] == 0:
             v += edge_prob[child] * est
           else:
@@ -276,9 +294,8 @@ def public_episodes(kind, player, infoset, child_start, num_children,
     if frozen:
       root_values[e] = value[0]
     if baseline_kind == 5 and learn_baselines:
-      for d in range(last, -1, -1):
-        s = path_ps[d]
-        nxt = path_ps[d + 1] if d < last else -1
+      for d in range(num_visited - 1, -1, -1):
+        s = visited[d]
         for k in range(ps_history_start[s], ps_history_start[s + 1]):
           h = ps_histories[k]
           if kind[h] == 2:
@@ -286,7 +303,10 @@ def public_episodes(kind, player, infoset, child_start, num_children,
           start = child_start[h]
           c = num_children[h]
           touched += c
-          if kind[h] == 1:
+          if (kind[h] == 1 and player[h] == i
+              and infoset_mark[infoset[h]] != 3):
+            # sigma^{t+1} differs from sigma^t only where regrets changed.
+            infoset_mark[infoset[h]] = 3
             regret_matching_row(regrets, infoset[h], c, sigma, infoset[h])
           v = 0.0
           for j in range(c):
@@ -294,7 +314,7 @@ def public_episodes(kind, player, infoset, child_start, num_children,
             if kind[child] == 2:
               est = _stored(i, utility_sum, utility[child])
             else:
-              if node_ps[child] == nxt:
+              if ps_xi[node_ps[child]] > 0.0:
                 baseline[child] = _stored(i, utility_sum, value[child])
               est = _stored(i, utility_sum, baseline[child])
             if kind[h] == 0:
@@ -302,9 +322,10 @@ def public_episodes(kind, player, infoset, child_start, num_children,
             else:
               v += sigma[infoset[h], j] * est
           value[h] = v
-    # Leave the infoset marks at zero for the next call.
-    for d in range(last + 1):
-      s = path_ps[d]
+    # Leave the marks at zero for the next episode.
+    for d in range(num_visited):
+      s = visited[d]
+      ps_xi[s] = 0.0
       for k in range(ps_history_start[s], ps_history_start[s + 1]):
         h = ps_histories[k]
         if kind[h] == 1:

@@ -10,7 +10,7 @@ from mccfrb.solvers import outcome
 
 # Baseline kind -> kernel code (the codes of kernels/outcome.py).
 PUBLIC_BASELINES = {"none": 0, "history": 4, "predictive": 5, "oracle": 6}
-SAMPLINGS = {"uniform": 0, "on_policy": 1}
+SAMPLINGS = {"uniform": 0, "on_policy": 1, "chance": 2}
 # The history baseline's default decay: Schmid et al.'s alpha = 0.5.
 DEFAULT_HISTORY_DECAY = 0.5
 
@@ -38,9 +38,11 @@ class PublicSamplingSolver(base.OptimisticAverageMixin, base.TabularSolverBase):
       t weighs t in the average).
     averaging: "stochastic" (at the update player's infosets of the visited
       public states, divided by q(S)) or "optimistic" (at the opponent's).
-    sampling: "uniform" over the non-terminal child public states, or
+    sampling: "uniform" over the non-terminal child public states,
       "on_policy" (proportional to the reach mass flowing into each, mixed
-      with `epsilon` of uniform).
+      with `epsilon` of uniform), or "chance": public chance sampling
+      (Johanson et al. 2012) in vector form, visiting every child public
+      state of the players' decisions and drawing one of chance's.
     epsilon: the uniform share of on-policy sampling, in (0, 1].
     baseline_decay: weight in (0, 1] of the history baseline's exponentially
       decaying average (default 0.5, Schmid et al.'s), or None for a running
@@ -87,6 +89,15 @@ class PublicSamplingSolver(base.OptimisticAverageMixin, base.TabularSolverBase):
       raise ValueError("public_tree must be a PublicTree, got "
                        f"{type(public_tree).__name__}.")
     self._public = public_tree
+    self._parent = public_lib.node_parents(t).astype(np.int32)
+    sampled = ~public_tree.ps_terminal[public_tree.ps_children]
+    owner = np.repeat(np.arange(public_tree.num_public_states),
+                      np.diff(public_tree.ps_child_start))[sampled]
+    self._candidate_start = np.zeros(public_tree.num_public_states + 1,
+                                     dtype=np.int32)
+    np.cumsum(np.bincount(owner, minlength=public_tree.num_public_states),
+              out=self._candidate_start[1:])
+    self._candidates = public_tree.ps_children[sampled]
     shape = (t.num_infosets, t.max_actions)
     self._regrets = np.zeros(shape)
     self._avg = np.zeros(shape)
@@ -95,13 +106,11 @@ class PublicSamplingSolver(base.OptimisticAverageMixin, base.TabularSolverBase):
     self._baseline = np.zeros(size)
     self._baseline_count = np.zeros(size, dtype=np.int64)
     num_ps = public_tree.num_public_states
-    depth = int(public_tree.ps_depth.max()) + 2
     self._scratch = (
         np.zeros((t.num_nodes, 3)), np.zeros(t.num_nodes), np.zeros(shape),
-        np.zeros(t.num_infosets, dtype=np.int64),
-        np.zeros(num_ps, dtype=np.int64), np.zeros(num_ps, dtype=np.int64),
-        np.zeros(num_ps), np.zeros(t.max_actions),
-        np.zeros(depth, dtype=np.int64), np.zeros(depth), np.zeros(depth),
+        np.zeros(t.num_infosets, dtype=np.int64), np.zeros(num_ps),
+        np.zeros(t.max_actions), np.zeros(num_ps, dtype=np.int64),
+        np.zeros(num_ps, dtype=np.int64), np.zeros(num_ps), np.zeros(num_ps),
         np.zeros(shape if self._baseline_code == 6 else (0, t.max_actions)))
 
   @property
@@ -120,7 +129,8 @@ class PublicSamplingSolver(base.OptimisticAverageMixin, base.TabularSolverBase):
     t, p, s = self._tree, self._public, self._settings
     return public_kernel.public_episodes(
         *t.kernel_args(), t.utility_sum, t.infoset_num_actions,
-        p.node_public_state, p.ps_history_start, p.ps_histories, regrets,
+        p.node_public_state, p.ps_history_start, p.ps_histories,
+        self._parent, self._candidate_start, self._candidates, regrets,
         self._avg, self._avg_last, baseline, baseline_count,
         self._baseline_code, self._averaging_code, self._regret_code,
         SAMPLINGS[s["sampling"]], s["epsilon"], self._decay, first_iteration,
