@@ -13,15 +13,26 @@ Sections:
     against pyspiel.ExternalSamplingMCCFRSolver.
   cfr: CFRSolver.run for each variant against pyspiel.CFRSolver and
     pyspiel.CFRPlusSolver.
+  regret: MCCFRbSolver with regret="rm+" (MCCFRb+) against the same
+    configuration with regret="rm" (ratio = rm+ rate / rm rate; the goal is
+    at most a 5% slowdown, ratio >= 0.95).
+  public: PublicSamplingSolver iterations and histories touched per second
+    (one node counted per evaluated edge, the predictive pass included)
+    against pyspiel.CFRPlusSolver's node throughput, counted as two full
+    tree walks per iteration (one per player, alternating updates); the
+    ratio divides node rates.
 Each rate is the best of --repeats timings of at least --seconds each; the
 ratio column divides by the OpenSpiel C++ rate of the same game and run.
 """
 
 import os
 import platform
+import sys
 import time
 
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+# Run by path (python experiments/NAME.py) as well as with -m:
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from absl import app  # pylint: disable=g-import-not-at-top
 from absl import flags
@@ -34,7 +45,8 @@ import mccfrb
 from experiments.common import GOOFSPIEL4
 from experiments.common import rejoin_game_list
 
-SECTIONS = ("exploitability", "outcome", "external", "cfr")
+SECTIONS = ("exploitability", "outcome", "external", "cfr", "regret",
+            "public")
 
 _SECTIONS = flags.DEFINE_list("sections", list(SECTIONS), "Which benchmarks.")
 _SECONDS = flags.DEFINE_float("seconds", 1.0, "Minimum time of one timing.")
@@ -174,6 +186,58 @@ def cfr_rows(seconds, repeats):
   return rows
 
 
+def regret_rows(seconds, repeats):
+  rows = []
+  for game_string in rejoin_game_list(_SOLVER_GAMES.value):
+    game = mccfrb.load_game(game_string)
+    tree = mccfrb.compile_tree(game)
+    for kind in ("none", "history", "predictive"):
+      rates = {}
+      for regret in ("rm", "rm+"):
+        solver = mccfrb.MCCFRbSolver(game, baseline=kind, averaging="optimistic",
+                                     regret=regret, seed=0, tree=tree)
+        rates[regret] = iterations_per_second(solver.run, seconds, repeats)
+      rows += rate_rows("regret", game_string,
+                        [(f"mccfrb_{kind}_optimistic_{r}", rates[r])
+                         for r in ("rm", "rm+")], rates["rm"])
+  return rows
+
+
+def _node_rate(solver, seconds, repeats):
+  """(iterations, nodes touched) per second of `solver.run`."""
+  before = solver.nodes_touched, solver.num_iterations
+  it_rate = iterations_per_second(solver.run, seconds, repeats)
+  nodes = solver.nodes_touched - before[0]
+  return it_rate, it_rate * nodes / (solver.num_iterations - before[1])
+
+
+def public_rows(seconds, repeats):
+  rows = []
+  for game_string in rejoin_game_list(_SOLVER_GAMES.value):
+    game = mccfrb.load_game(game_string)
+    tree = mccfrb.compile_tree(game)
+    plus = pyspiel.CFRPlusSolver(game)
+    cpp_rate = iterations_per_second(loop(plus.evaluate_and_update_policy),
+                                     seconds, repeats)
+    cpp_nodes = cpp_rate * 2 * tree.num_nodes
+    entries = [("openspiel_cfr_plus_cpp", cpp_rate, cpp_nodes)]
+    ours = mccfrb.CFRSolver(game, variant="cfr+", tree=tree)
+    entries.append(("mccfrb_cfr+", *_node_rate(ours, seconds, repeats)))
+    public = mccfrb.public_states(tree, game=game)
+    for name, kwargs in [
+        ("public_plus_none", {"baseline": "none"}),
+        ("public_plus_predictive", {}),
+        ("public_plus_predictive_chance", {"sampling": "chance"})]:
+      solver = mccfrb.PublicSamplingSolver(game, seed=0, tree=tree,
+                                           public_tree=public, **kwargs)
+      entries.append((name, *_node_rate(solver, seconds, repeats)))
+    for name, it_rate, node_rate in entries:
+      rows.append({"section": "public", "game": game_string, "algorithm": name,
+                   "per_second": it_rate, "nodes_per_second": node_rate,
+                   "ratio": node_rate / cpp_nodes})
+  return rows
+
+
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError("Too many command-line arguments.")
@@ -185,13 +249,16 @@ def main(argv):
         f"mccfrb {mccfrb.__version__}, NUMBA_NUM_THREADS="
         f"{os.environ['NUMBA_NUM_THREADS']}")
   builders = {"exploitability": exploitability_rows, "outcome": outcome_rows,
-              "external": external_rows, "cfr": cfr_rows}
+              "external": external_rows, "cfr": cfr_rows,
+              "regret": regret_rows, "public": public_rows}
   rows = []
   for section in _SECTIONS.value:
     rows += builders[section](_SECONDS.value, _REPEATS.value)
   table = pd.DataFrame(rows)
   table["per_second"] = table["per_second"].round(1)
   table["ratio"] = table["ratio"].round(2)
+  if "nodes_per_second" in table:
+    table["nodes_per_second"] = table["nodes_per_second"].round(-3)
   with pd.option_context("display.width", 200, "display.max_colwidth", 40):
     print(table.to_string(index=False))
   if _OUT.value:

@@ -51,6 +51,32 @@ def check_writable_dir(path):
     raise ValueError(f"cannot write to output folder {path!r}: {e.strerror}") from e
 
 
+def remove_earlier_outputs(folder, patterns):
+  """Deletes the files in `folder` matching any of `patterns`.
+
+  Every binary calls it with glob patterns of everything it writes (such as
+  'convergence_[0-9]*.png'), once its results are ready and right before it
+  writes them, so the outputs of an earlier run into the same folder are
+  replaced as a whole: a folder never mixes files of two runs. Other files
+  are left alone.
+
+  Returns:
+    The removed paths.
+  """
+  import glob  # pylint: disable=g-import-not-at-top
+  import os  # pylint: disable=g-import-not-at-top
+  removed = []
+  for pattern in patterns:
+    for path in sorted(glob.glob(os.path.join(glob.escape(folder), pattern))):
+      if os.path.isfile(path):
+        os.remove(path)
+        removed.append(path)
+  if removed:
+    print(f"removed {len(removed)} output file(s) of an earlier run from "
+          f"{folder}", flush=True)
+  return removed
+
+
 def write_atomically(path, text):
   """Writes `text` to `path` through a temporary file and a rename."""
   import os  # pylint: disable=g-import-not-at-top

@@ -23,13 +23,15 @@ the algorithm's iterations; ">=" where the reference's run never gets there.
 """
 
 import os
+import sys
 import time
 
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+# Run by path (python experiments/NAME.py) as well as with -m:
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from absl import app  # pylint: disable=g-import-not-at-top
 from absl import flags
-from absl import logging
 import numpy as np
 import pandas as pd
 
@@ -38,14 +40,20 @@ from mccfrb import analysis
 from mccfrb import registry
 from mccfrb import sweep
 
+# The default comparison: the best per-history (MCCFRb+) and public-state
+# configurations against OpenSpiel's outcome sampling (C++ and Python) and
+# against plain OS with optimistic averaging (the speedup reference), on
+# Leduc and on goofspiel with 4 cards, where optimistic and linear averaging
+# keep converging (on goofspiel 3 with stochastic averaging every method
+# stalls at the noise of its stochastically weighted average).
 _GAMES = flags.DEFINE_list(
     "games", ["leduc_poker",
-              "goofspiel(num_cards=3,imp_info=True,points_order=random,"
+              "goofspiel(num_cards=4,imp_info=True,points_order=random,"
               "returns_type=point_difference)"],
     "OpenSpiel game strings.")
 _ALGORITHMS = flags.DEFINE_list(
-    "algorithms", ["mccfrb_learned", "mccfrb_history", "os",
-                   "openspiel_os_cpp", "openspiel_os_python"],
+    "algorithms", ["mccfrb_plus_predictive", "public_plus_predictive",
+                   "os_optimistic", "openspiel_os_cpp", "openspiel_os_python"],
     f"Registry names: {', '.join(registry.ALGORITHMS)}.")
 _ITERATIONS = flags.DEFINE_integer("iterations", 100_000, "Iterations per run.")
 _CHECKPOINTS = flags.DEFINE_integer("num_checkpoints", 11,
@@ -72,13 +80,15 @@ _REFERENCE_CSV = flags.DEFINE_string(
     "(e.g. a long run); for a game it holds, they replace this sweep's.")
 
 PROGRAM = "convergence"
+# Everything a run writes into --out_dir; an earlier run's are removed first.
+OUTPUTS = ("convergence.csv", "speedup.csv", "convergence_[0-9]*.png",
+           "convergence_[0-9]*.pdf")
 
 
 def progress(done, total, elapsed):
   left = elapsed / done * (total - done)
   message = (f"finished {done}/{total} runs, elapsed {elapsed:.0f}s, "
              f"about {left:.0f}s left")
-  logging.info(message)
   print(message, flush=True)
 
 
@@ -96,7 +106,7 @@ def print_tables(df):
       table = analysis.by_iteration(g).pivot(
           index="algorithm", columns="iteration", values="mean")
       print(f"\n{game}: mean exploitability by iteration "
-            f"({g['seed'].nunique()} seeds)")
+            f"({analysis.count_text(g['seed'].nunique(), 'seed')})")
       print(table.to_string())
       at = analysis.at_times(g, decade_times(g["seconds"])).drop(
           columns="game").set_index("algorithm")
@@ -188,10 +198,11 @@ def main(argv):
   tasks = sweep.make_tasks(games_list, _ALGORITHMS.value, seeds,
                            _ITERATIONS.value, _CHECKPOINTS.value,
                            _EVALUATOR.value)
-  print(f"{len(tasks)} runs: {len(games_list)} games x "
-        f"{len(_ALGORITHMS.value)} algorithms x {len(seeds)} seeds, "
-        f"{_ITERATIONS.value} iterations, backend {_BACKEND.value}, "
-        f"{_JOBS.value} jobs", flush=True)
+  count = analysis.count_text
+  print(f"{count(len(tasks), 'run')}: {count(len(games_list), 'game')} x "
+        f"{count(len(_ALGORITHMS.value), 'algorithm')} x "
+        f"{count(len(seeds), 'seed')}, {_ITERATIONS.value} iterations, "
+        f"backend {_BACKEND.value}, {count(_JOBS.value, 'job')}", flush=True)
   start = time.time()
   rows = sweep.run_sweep(tasks, jobs=_JOBS.value, backend=_BACKEND.value,
                          ray_address=_RAY_ADDRESS.value or None,
@@ -199,6 +210,7 @@ def main(argv):
   df = pd.DataFrame(rows, columns=list(sweep.COLUMNS))
   df["nodes_touched"] = df["nodes_touched"].astype("Int64")
   df["backend"] = _BACKEND.value
+  common.remove_earlier_outputs(_OUT_DIR.value, OUTPUTS)
   csv_path = os.path.join(_OUT_DIR.value, "convergence.csv")
   common.write_atomically(csv_path, df.to_csv(index=False))
   print_tables(df)

@@ -2,11 +2,21 @@ r"""Prints the size of compiled game trees and the exploitability of uniform pla
 
   python -m experiments.game_info
   python -m experiments.game_info --games=kuhn_poker,leduc_poker
+  python -m experiments.game_info --partitions=observer,common_knowledge
+
+With --partitions, also the public states of each partition
+(`mccfrb.public_states`): non-terminal / all, and the seconds to build them
+on the compiled tree.
 """
 
+import os
+import sys
 import time
 
-from absl import app
+# Run by path (python experiments/NAME.py) as well as with -m:
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from absl import app  # pylint: disable=g-import-not-at-top
 from absl import flags
 import numpy as np
 import pandas as pd
@@ -21,14 +31,28 @@ _GAMES = flags.DEFINE_list(
     "OpenSpiel game strings (commas inside parentheses are fine).")
 _MAX_NODES = flags.DEFINE_integer("max_nodes", tree_lib.DEFAULT_MAX_NODES,
                                   "Size guard of compile_tree.")
+_PARTITIONS = flags.DEFINE_list(
+    "partitions", [], "Public-state partitions to count (observer, "
+    "common_knowledge, auto); none by default.")
 
 
-def describe(game_string, max_nodes):
+def describe(game_string, max_nodes, partitions=()):
   """One row of facts about a compiled game."""
   start = time.perf_counter()
   tree = mccfrb.compile_tree(game_string, max_nodes=max_nodes)
   seconds = time.perf_counter() - start
   uniform = mccfrb.uniform_table(tree)
+  public = {}
+  for partition in partitions:
+    start = time.perf_counter()
+    try:
+      states = mccfrb.public_states(tree, partition=partition, game=game_string)
+    except ValueError as e:  # E.g. no public observer.
+      public[f"{partition}_states"] = f"refused: {str(e)[:40]}"
+      continue
+    public[f"{partition}_s"] = round(time.perf_counter() - start, 2)
+    public[f"{partition}_states"] = (
+        f"{int((~states.ps_terminal).sum())} / {states.num_public_states}")
   return {
       "game": game_string,
       "histories": tree.num_nodes,
@@ -39,6 +63,7 @@ def describe(game_string, max_nodes):
       "compile_s": round(seconds, 3),
       "tree_MiB": round(tree.nbytes() / 2**20, 2),
       "uniform_exploitability": mccfrb.exploitability(tree, uniform),
+      **public,
   }
 
 
@@ -46,7 +71,8 @@ def main(argv):
   if len(argv) > 1:
     raise app.UsageError("Too many command-line arguments.")
   try:
-    rows = [describe(g, _MAX_NODES.value) for g in rejoin_game_list(_GAMES.value)]
+    rows = [describe(g, _MAX_NODES.value, _PARTITIONS.value)
+            for g in rejoin_game_list(_GAMES.value)]
   except ValueError as e:
     raise app.UsageError(str(e)) from e
   with pd.option_context("display.max_colwidth", 40, "display.width", 200):

@@ -29,8 +29,13 @@ Every set is deterministic (fixed seeds), so a rerun prints the same numbers:
 """
 
 import collections
+import os
+import sys
 
-from absl import app
+# Run by path (python experiments/NAME.py) as well as with -m:
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from absl import app  # pylint: disable=g-import-not-at-top
 from absl import flags
 import numpy as np
 import pyspiel
@@ -42,6 +47,9 @@ from mccfrb import reference
 _SETS = flags.DEFINE_list("sets", None, "Which sets (default: all).")
 
 PROGRAM = "measurements"
+# MCCFRbSolver's defaults when these numbers were first measured (the
+# defaults are now MCCFRb+: predictive, optimistic, regret="rm+").
+FORMER_DEFAULTS = {"averaging": "stochastic", "regret": "rm"}
 
 
 def expl(tree, solver):
@@ -56,9 +64,11 @@ def spread(values):
 
 def weighting():
   tree = mccfrb.compile_tree("leduc_poker")
-  for cls, options in [(mccfrb.MCCFRbSolver, {}),
-                       (mccfrb.MCCFRbSolver, {"weighting": "linear"}),
-                       (mccfrb.MCCFRbSolver, {"weighting": "discounted"}),
+  former = {"baseline": "learned", **FORMER_DEFAULTS}
+  for cls, options in [(mccfrb.MCCFRbSolver, former),
+                       (mccfrb.MCCFRbSolver, {"weighting": "linear", **former}),
+                       (mccfrb.MCCFRbSolver,
+                        {"weighting": "discounted", **former}),
                        (mccfrb.ExternalSamplingSolver, {"weighting": "linear"}),
                        (mccfrb.ExternalSamplingSolver,
                         {"weighting": "discounted"})]:
@@ -130,7 +140,7 @@ def averaging():
       values = []
       for seed in range(4):
         solver = mccfrb.MCCFRbSolver(game, baseline=baseline, averaging=avg,
-                                     seed=seed, tree=tree)
+                                     regret="rm", seed=seed, tree=tree)
         solver.run(200_000)
         values.append(expl(tree, solver))
       print(f"{game[:12]} {baseline} {avg}: {spread(values)}")
@@ -143,7 +153,8 @@ def exponential():
     values, largest = [], []
     for seed in range(3):
       solver = mccfrb.MCCFRbSolver("leduc_poker", baseline=kind,
-                                   baseline_decay=decay, seed=seed, tree=tree)
+                                   baseline_decay=decay, seed=seed, tree=tree,
+                                   **FORMER_DEFAULTS)
       solver.run(20_000)
       values.append(expl(tree, solver))
       largest.append(np.abs(solver._baseline).max())  # pylint: disable=protected-access
@@ -160,7 +171,7 @@ def convergence():
       early, late = [], []
       for seed in range(3):
         solver = mccfrb.MCCFRbSolver(game, baseline=kind, baseline_decay=decay,
-                                     seed=seed, tree=tree)
+                                     seed=seed, tree=tree, **FORMER_DEFAULTS)
         solver.run(100)
         early.append(expl(tree, solver))
         solver.run(19_900)
@@ -175,7 +186,8 @@ def unbiasedness():
   for game, seeds in (("kuhn_poker", range(1, 7)), ("leduc_poker", (1, 2))):
     stats = collections.defaultdict(list)
     for kind in mccfrb.BASELINES:
-      solver = mccfrb.MCCFRbSolver(game, baseline=kind, seed=0)
+      solver = mccfrb.MCCFRbSolver(game, baseline=kind, seed=0,
+                                   **FORMER_DEFAULTS)
       solver.run(200)
       tree = solver.tree
       strategy = solver.current_policy_table()

@@ -3,14 +3,30 @@ r"""Plots exploitability against iterations and seconds from sweep CSV files.
   python -m experiments.plot --csv=results/convergence/convergence.csv \
       --out_prefix=results/convergence/plot
 
-Log-log, one line per algorithm with the mean and a 95% confidence band over
-seeds; for the time axis every seed is interpolated onto a common grid.
-Writes {out_prefix}_{k}.png and .pdf, one pair per game.
+Log-log, one line per algorithm with the mean over seeds and a band from the
+5th to the 95th percentile across seeds (of log exploitability); for the time
+axis every seed is interpolated onto a common grid. Writes
+{out_prefix}_{k}.png and .pdf, one pair per game, after removing the
+{out_prefix}_{k}.png/.pdf and {out_prefix}_speedup.csv files of an earlier
+run.
+
+With --reference=NAME it also prints and writes ({out_prefix}_speedup.csv)
+the iteration speedup of every algorithm over NAME, as
+`experiments.convergence` does, reading NAME's rows from --reference_csv
+(e.g. a long run of its own) or from the plotted CSVs:
+
+  python -m experiments.plot --csv=a.csv --reference=os_optimistic \
+      --reference_csv=reference.csv --out_prefix=out/plot
 """
 
+import glob
 import os
+import sys
 
-from absl import app
+# Run by path (python experiments/NAME.py) as well as with -m:
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from absl import app  # pylint: disable=g-import-not-at-top
 from absl import flags
 import pandas as pd
 
@@ -20,6 +36,10 @@ from mccfrb import analysis
 _CSV = flags.DEFINE_list("csv", None, "Sweep CSV files.", required=True)
 _OUT_PREFIX = flags.DEFINE_string("out_prefix", "results/plot",
                                   "Output path prefix.")
+_REFERENCE = flags.DEFINE_string(
+    "reference", "", "Registry name of the speedup reference (empty: none).")
+_REFERENCE_CSV = flags.DEFINE_string(
+    "reference_csv", "", "CSV holding the reference's rows (default: --csv).")
 
 PROGRAM = "plot"
 
@@ -35,6 +55,24 @@ def main(argv):
   except ValueError as e:
     common.fail(PROGRAM, e)
   df = pd.concat([pd.read_csv(p) for p in _CSV.value], ignore_index=True)
+  if _REFERENCE.value:
+    reference_df = (pd.read_csv(_REFERENCE_CSV.value) if _REFERENCE_CSV.value
+                    else None)
+    try:
+      speedup = analysis.iteration_speedup(df, _REFERENCE.value, reference_df)
+    except ValueError as e:
+      common.fail(PROGRAM, e)
+  folder, stem = os.path.split(_OUT_PREFIX.value)
+  stem = glob.escape(stem)
+  common.remove_earlier_outputs(folder or ".", [
+      f"{stem}_[0-9]*.png", f"{stem}_[0-9]*.pdf", f"{stem}_speedup.csv"])
+  if _REFERENCE.value:
+    path = f"{_OUT_PREFIX.value}_speedup.csv"
+    common.write_atomically(path, speedup.to_csv(index=False))
+    with pd.option_context("display.width", 250, "display.max_columns", 40):
+      print(f"iteration speedup over {_REFERENCE.value}:")
+      print(analysis.format_speedup(speedup).to_string())
+    print(f"wrote {path}")
   for path in analysis.plot(df, _OUT_PREFIX.value):
     print(f"wrote {path}")
 

@@ -18,9 +18,12 @@ pyspiel's takes minutes per evaluation on goofspiel 5.
 """
 
 import os
+import sys
 import time
 
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+# Run by path (python experiments/NAME.py) as well as with -m:
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from absl import app  # pylint: disable=g-import-not-at-top
 from absl import flags
@@ -76,6 +79,9 @@ _OUT_DIR = flags.DEFINE_string("out_dir", "experiments/results/thesis",
                                "Output folder.")
 
 PROGRAM = "thesis_tables"
+# Everything a run writes into --out_dir; an earlier run's are removed first.
+OUTPUTS = ("thesis.csv", "thesis_tables.md", "thesis_[0-9]*.png",
+           "thesis_[0-9]*.pdf")
 
 
 def variants(game_key):
@@ -92,8 +98,8 @@ def markdown(df):
     if g.empty:
       continue
     stats = analysis.by_iteration(g)
-    seeds = g["seed"].nunique()
-    out.append(f"\n### {key}: `{game}` ({seeds} seeds)\n")
+    seeds = analysis.count_text(g["seed"].nunique(), "seed")
+    out.append(f"\n### {key}: `{game}` ({seeds})\n")
     out.append("Exploitability = NashConv / 2 (OpenSpiel's). Thesis numbers "
                "as printed (its own scale and game instances; see README).\n")
     out.append("| variant | iteration | thesis mean (std) | ours mean (std) | "
@@ -144,6 +150,7 @@ def main(argv):
   rows = sweep.run_sweep(tasks, jobs=_JOBS.value, progress=progress)
   df = pd.DataFrame(rows, columns=list(sweep.COLUMNS))
   df["nodes_touched"] = df["nodes_touched"].astype("Int64")
+  common.remove_earlier_outputs(_OUT_DIR.value, OUTPUTS)
   common.write_atomically(os.path.join(_OUT_DIR.value, "thesis.csv"),
                           df.to_csv(index=False))
   table = markdown(df)

@@ -16,8 +16,12 @@ Writes variance.csv, variance.md and variance_{k}.png/.pdf to --out_dir.
 """
 
 import os
+import sys
 
-from absl import app
+# Run by path (python experiments/NAME.py) as well as with -m:
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from absl import app  # pylint: disable=g-import-not-at-top
 from absl import flags
 import numpy as np
 import pandas as pd
@@ -39,6 +43,9 @@ _OUT_DIR = flags.DEFINE_string("out_dir", "experiments/results/variance",
                                "Output folder.")
 
 PROGRAM = "variance"
+# Everything a run writes into --out_dir; an earlier run's are removed first.
+OUTPUTS = ("variance.csv", "variance.md", "variance_[0-9]*.png",
+           "variance_[0-9]*.pdf")
 
 
 def measure(solver, episodes, seed):
@@ -132,6 +139,7 @@ def main(argv):
               f"{row['root_variance']:.4g}, infoset variance "
               f"{row['infoset_variance']:.4g}", flush=True)
   df = pd.DataFrame(rows)
+  common.remove_earlier_outputs(_OUT_DIR.value, OUTPUTS)
   common.write_atomically(os.path.join(_OUT_DIR.value, "variance.csv"),
                           df.to_csv(index=False))
   lines = []

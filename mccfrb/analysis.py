@@ -15,6 +15,30 @@ def _ci95(values):
   return float(stats.t.ppf(0.975, n - 1) * values.std(ddof=1) / np.sqrt(n))
 
 
+# Plot bands: these percentiles across seeds, of log exploitability (values
+# below BAND_FLOOR, float noise for games with utilities of order 1, are
+# raised to it first so a zero cannot stretch a log axis).
+BAND_PERCENTILES = (5, 95)
+BAND_FLOOR = 1e-12
+BAND_TEXT = "band: 5th-95th percentile across seeds"
+
+
+def _band(values):
+  """(low, high): BAND_PERCENTILES of `values`, interpolated in log space."""
+  values = np.asarray(values, dtype=float)
+  values = values[~np.isnan(values)]
+  if not values.size:
+    return np.nan, np.nan
+  logs = np.log(np.maximum(values, BAND_FLOOR))
+  low, high = np.exp(np.percentile(logs, BAND_PERCENTILES))
+  return float(low), float(high)
+
+
+def count_text(n, noun):
+  """'1 seed', '3 seeds'."""
+  return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def _numeric(df, column):
   """`df[column]` as floats, NaN where missing or not counted (or no column)."""
   if column not in df:
@@ -25,13 +49,17 @@ def _numeric(df, column):
 def by_iteration(df):
   """Mean, std, seeds and 95% t-interval half-width of exploitability.
 
-  Also the mean over seeds of `seconds` and `nodes_touched` (NaN where a
-  column is absent or not counted, as for OpenSpiel's solvers).
+  Also the band of the plots (`p05`, `p95`: percentiles across seeds of log
+  exploitability, see BAND_PERCENTILES) and the mean over seeds of `seconds`
+  and `nodes_touched` (NaN where a column is absent or not counted, as for
+  OpenSpiel's solvers).
   """
   keys = KEYS + ["iteration"]
   grouped = df.groupby(keys)["exploitability"]
   out = grouped.agg(["mean", "std", "count"]).reset_index()
   out["ci95"] = grouped.agg(_ci95).values
+  bands = np.array([_band(v) for _, v in grouped], dtype=float).reshape(-1, 2)
+  out["p05"], out["p95"] = bands[:, 0], bands[:, 1]
   extra = df[keys].assign(seconds=_numeric(df, "seconds"),
                           nodes_touched=_numeric(df, "nodes_touched"))
   means = extra.groupby(keys)[["seconds", "nodes_touched"]].mean()
@@ -47,7 +75,7 @@ def on_time_grid(df, num_points=40):
   from the latest first checkpoint to the earliest last one.
 
   Returns:
-    Rows of game, algorithm, seconds, mean, std, count, ci95.
+    Rows of game, algorithm, seconds, mean, std, count, ci95, p05, p95.
   """
   rows = []
   for (game, algorithm), group in df.groupby(KEYS):
@@ -66,10 +94,12 @@ def on_time_grid(df, num_points=40):
                          np.log(np.maximum(c["exploitability"].values, 1e-300))))
         for c in curves])
     for j, t in enumerate(grid):
+      low, high = _band(values[:, j])
       rows.append({"game": game, "algorithm": algorithm, "seconds": t,
                    "mean": values[:, j].mean(),
                    "std": values[:, j].std(ddof=1) if len(curves) > 1 else 0.0,
-                   "count": len(curves), "ci95": _ci95(values[:, j])})
+                   "count": len(curves), "ci95": _ci95(values[:, j]),
+                   "p05": low, "p95": high})
   return pd.DataFrame(rows)
 
 
@@ -228,7 +258,9 @@ def plot_game(df, game, title_suffix="", iters=None, times=None):
   """The figure of one game: exploitability against iterations, seconds and,
   when `df` has a nodes_touched column, nodes touched (log-log).
 
-  One line per algorithm (mean over seeds) with a 95% confidence band. The
+  One line per algorithm (mean over seeds) with a band from the 5th to the
+  95th percentile across seeds (of log exploitability, so it stays inside
+  the seeds' range and readable on the log axis; none for one seed). The
   nodes panel shows the algorithms that count nodes (mean nodes touched
   against mean exploitability at each checkpoint) and names those that do
   not (OpenSpiel's solvers).
@@ -271,8 +303,7 @@ def plot_game(df, game, title_suffix="", iters=None, times=None):
         continue
       g = g.sort_values(x)
       line, = ax.plot(g[x], g["mean"], label=algorithm, **style)
-      lower = np.maximum(g["mean"] - g["ci95"], g["mean"] * 1e-3)
-      ax.fill_between(g[x], lower, g["mean"] + g["ci95"], alpha=0.2,
+      ax.fill_between(g[x], g["p05"], g["p95"], alpha=0.2,
                       color=line.get_color())
   labels = ["iterations", "training wall-clock seconds",
             "nodes touched (mean over seeds)"]
@@ -292,8 +323,10 @@ def plot_game(df, game, title_suffix="", iters=None, times=None):
                    va="bottom", ha="left", wrap=True,
                    bbox=dict(facecolor="white", alpha=0.8, edgecolor="none"))
   seeds = df[df["game"] == game]["seed"].nunique()
-  fig.suptitle(f"{game}: mean and 95% CI over {seeds} seeds{title_suffix}",
-               fontsize=9)
+  bands = (f"; {BAND_TEXT} (of log exploitability)" if seeds > 1
+           else " (no band)")
+  fig.suptitle(f"{game}: mean over {count_text(seeds, 'seed')}{bands}"
+               f"{title_suffix}", fontsize=9)
   return fig
 
 

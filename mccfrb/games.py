@@ -49,6 +49,14 @@ def _check_parameter_syntax(spec, params):
           "'goofspiel(num_cards=4,imp_info=True)'.")
 
 
+def suggestions(name, names, n=3):
+  """Up to `n` of `names` that `name` may have meant: prefix matches first
+  ('kuhn' -> 'kuhn_poker'), then close spellings ('leduc_poke')."""
+  prefixed = sorted(c for c in names if c.startswith(name))
+  close = difflib.get_close_matches(name, names, n=n, cutoff=0.6)
+  return list(dict.fromkeys(prefixed + close))[:n]
+
+
 def _load_from_string(spec):
   spec = spec.strip()
   name, paren, rest = spec.partition("(")
@@ -60,8 +68,7 @@ def _load_from_string(spec):
   name = ALIASES.get(name, name)
   registered = pyspiel.registered_names()
   if name not in registered:
-    close = difflib.get_close_matches(
-        name, list(registered) + list(ALIASES), n=3, cutoff=0.6)
+    close = suggestions(name, list(registered) + list(ALIASES))
     hint = (f" Did you mean {', '.join(repr(c) for c in close)}?" if close
             else " See pyspiel.registered_names() for the full list.")
     raise ValueError(f"Unknown game {name!r}.{hint}")

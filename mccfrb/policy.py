@@ -87,6 +87,18 @@ def _representative_states(game_string):
   return found
 
 
+def _check_known_infostates(tree, keys, what, game=None):
+  """Raises ValueError if `keys` name information states `tree` lacks."""
+  known = {k.decode("utf-8") for k in tree.infoset_keys}
+  unknown = [k for k in keys if k not in known]
+  if unknown:
+    where = f"{game}" if game is not None else "the compiled game"
+    raise ValueError(
+        f"{what} names {len(unknown)} information states that {where} does "
+        f"not have, e.g. {unknown[0]!r}: it was made for another game. Pass "
+        "a policy of this game.")
+
+
 def _state_lookup(policy, game):
   states = _representative_states(str(game))
   return lambda key: policy.get_state_policy(states[key]) if key in states else None
@@ -100,10 +112,12 @@ def table_from_policy(tree, policy, game=None):
     policy: an mccfrb table (array), an `open_spiel.python.policy.
       TabularPolicy`, a `pyspiel.TabularPolicy` or other `pyspiel.Policy`,
       or a dict {information state string: [(action, prob), ...]}.
-    game: the `pyspiel.Game`; needed only for pyspiel policies that answer
-      state queries but not infostate-string queries (OpenSpiel's C++ MCCFR
-      solvers' policies): one state per infoset is then found by walking
-      the game once (cached for the 4 most recent games).
+    game: the `pyspiel.Game`; used for pyspiel policies other than
+      `pyspiel.TabularPolicy` (OpenSpiel's C++ solvers' policies), which
+      are then asked for one state of every infoset, found by walking the
+      game once (cached for the 4 most recent games). Without it they are
+      asked by information state string, which some of them (external
+      sampling's) do not answer.
 
   Returns:
     The validated float64 table; infosets the policy does not cover are
@@ -111,12 +125,16 @@ def table_from_policy(tree, policy, game=None):
 
   Raises:
     TypeError: an unsupported policy type.
-    ValueError: the policy is not a valid strategy of this game.
+    ValueError: the policy is not a valid strategy of this game, for example
+      a `TabularPolicy` or dict of another game (it names information
+      states this game does not have).
   """
   if isinstance(policy, np.ndarray):
     return validate_table(tree, policy)
   if isinstance(policy, os_policy.TabularPolicy):
     lookup = policy.state_lookup
+    _check_known_infostates(tree, lookup, f"This TabularPolicy (of "
+                            f"{policy.game})", game)
     rows = np.array([lookup.get(k.decode("utf-8"), -1) for k in tree.infoset_keys],
                     dtype=np.int64)
     table = uniform_table(tree)
@@ -127,17 +145,23 @@ def table_from_policy(tree, policy, game=None):
     table[found] = probs
     return validate_table(tree, table)
   if isinstance(policy, pyspiel.TabularPolicy):
-    return validate_table(tree, _table_from_pairs(tree, policy.policy_table().get))
+    table = policy.policy_table()
+    _check_known_infostates(tree, table, "This pyspiel.TabularPolicy", game)
+    return validate_table(tree, _table_from_pairs(tree, table.get))
   if isinstance(policy, pyspiel.Policy):
+    if game is not None:
+      # State queries work for every pyspiel policy; an infostate-string query
+      # that a policy does not implement prints "OpenSpiel exception: ..."
+      # from C++ before raising, so it is tried only without a game.
+      return validate_table(tree, _table_from_pairs(tree, _state_lookup(policy, game)))
     try:
       return validate_table(tree, _table_from_pairs(tree, policy.get_state_policy))
     except pyspiel.SpielError:
-      if game is None:
-        raise TypeError(
-            "This pyspiel policy answers state queries only; pass game= so "
-            "mccfrb can find one state per infoset.") from None
-      return validate_table(tree, _table_from_pairs(tree, _state_lookup(policy, game)))
+      raise TypeError(
+          "This pyspiel policy answers state queries only; pass game= so "
+          "mccfrb can find one state per infoset.") from None
   if isinstance(policy, dict):
+    _check_known_infostates(tree, policy, "This policy dict", game)
     return validate_table(tree, _table_from_pairs(tree, policy.get))
   raise TypeError(
       f"Unsupported policy type {type(policy).__name__}: pass an mccfrb table, "

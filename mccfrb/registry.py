@@ -125,10 +125,10 @@ def _public(baseline, **kwargs):
                                    tree=tree, **kwargs))
 
 
-def _mccfrb(baseline, averaging="stochastic", **kwargs):
+def _mccfrb(baseline, averaging="stochastic", regret="rm", **kwargs):
   return lambda game, seed, tree=None: _MccfrbRunner(solvers.MCCFRbSolver(
-      game, baseline=baseline, averaging=averaging, seed=seed, tree=tree,
-      **kwargs))
+      game, baseline=baseline, averaging=averaging, regret=regret, seed=seed,
+      tree=tree, **kwargs))
 
 
 ALGORITHMS = {a.name: a for a in [
@@ -178,6 +178,9 @@ ALGORITHMS = {a.name: a for a in [
     Algorithm("public_plus_predictive_chance", "public_plus_predictive with "
               "public chance sampling (every decision child visited)",
               _public("predictive", regret="rm+", sampling="chance")),
+    Algorithm("public_plus_none_chance", "public chance sampling without a "
+              "baseline (regret matching+, linear averaging): no predictive "
+              "pass", _public("none", regret="rm+", sampling="chance")),
     Algorithm("openspiel_os_python", "OpenSpiel Python OutcomeSamplingSolver",
               _OpenSpielPythonOSRunner),
     Algorithm("openspiel_os_cpp", "pyspiel.OutcomeSamplingMCCFRSolver",

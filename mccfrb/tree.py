@@ -11,6 +11,7 @@ over ids is top-down and a reverse sweep is bottom-up.
 """
 
 import array
+import logging
 import time
 from typing import NamedTuple
 
@@ -24,6 +25,16 @@ TERMINAL = 2
 
 # 3,346,656 histories of goofspiel(5) fit with room to spare.
 DEFAULT_MAX_NODES = 20_000_000
+
+# compile_tree refuses a game before walking it when Knuth's estimate of its
+# size exceeds max_nodes by this factor (an unbiased estimate, averaged over
+# many probes, rarely overshoots a tree that fits by this much).
+REFUSE_FACTOR = 10
+# Memory of a compiled tree per node, for the size messages.
+BYTES_PER_NODE = 40
+PROGRESS_SECONDS = 5.0
+
+_logger = logging.getLogger(__name__)
 
 
 class GameTree(NamedTuple):
@@ -95,28 +106,98 @@ class GameTree(NamedTuple):
             self.child_start, self.num_children, self.edge_prob, self.utility)
 
 
+def estimate_num_nodes(game, num_probes=1000, seed=0, time_limit=2.0):
+  """Knuth's estimate of the number of histories (nodes) of `game`.
+
+  Each probe walks from the root to a terminal, choosing uniformly among the
+  legal actions or chance outcomes of every node, and estimates the node
+  count as 1 + b_0 + b_0 b_1 + ... (b_d the branching factors along the
+  path); the estimate is the mean over probes, unbiased for the true count
+  (Knuth 1975, "Estimating the efficiency of backtrack programs").
+
+  Args:
+    game: a game string or `pyspiel.Game`; passed through `load_game`.
+    num_probes: the number of root-to-leaf probes.
+    seed: seed of the probes' generator (the estimate is deterministic).
+    time_limit: stop after this many seconds even if fewer probes ran (at
+      least one probe always runs).
+
+  Returns:
+    (estimate, probes): the estimated number of nodes (a float) and the
+    number of probes it averages.
+  """
+  game = games.load_game(game)
+  rng = np.random.default_rng(seed)
+  root = game.new_initial_state()
+  deadline = time.perf_counter() + time_limit
+  total, probes = 0.0, 0
+  while probes < num_probes and (probes == 0 or time.perf_counter() < deadline):
+    state = root.clone()
+    estimate, width = 1.0, 1.0
+    while not state.is_terminal():
+      if state.is_chance_node():
+        actions = [a for a, _ in state.chance_outcomes()]
+      else:
+        actions = state.legal_actions()
+      width *= len(actions)
+      estimate += width
+      state.apply_action(actions[rng.integers(len(actions))])
+    total += estimate
+    probes += 1
+  return total / probes, probes
+
+
+def _check_estimated_size(game, max_nodes):
+  """Raises ValueError when Knuth's estimate is far above `max_nodes`."""
+  estimate, probes = estimate_num_nodes(game)
+  if estimate > REFUSE_FACTOR * max_nodes:
+    raise ValueError(
+        f"{game} is far too large to compile: Knuth's estimator ({probes} "
+        f"random root-to-leaf probes) puts it at about {estimate:.2g} "
+        f"histories, above max_nodes={max_nodes} (compiling would need about "
+        f"{estimate * BYTES_PER_NODE / 2**30:.3g} GiB). Choose a smaller "
+        "game (for example fewer cards or dice) or, if the estimate is "
+        "wrong, pass a larger max_nodes.")
+  return estimate
+
+
+def _progress_message(nodes, infosets, elapsed, estimate):
+  rate = nodes / max(elapsed, 1e-9)
+  if estimate > nodes:
+    left = f"about {(estimate - nodes) / rate:.0f}s left"
+  else:
+    left = "time left unknown (beyond the size estimate)"
+  return (f"compile_tree: {nodes:,} nodes, {infosets:,} infosets, "
+          f"{rate:,.0f} nodes/s, {left} (estimated size {estimate:.3g} nodes)")
+
+
 def compile_tree(game, max_nodes=DEFAULT_MAX_NODES, verbose=False):
   """Walks every history of `game` once and returns its `GameTree`.
 
   Args:
     game: a game string or `pyspiel.Game`; passed through `load_game`.
     max_nodes: the compile refuses games with more histories than this,
-      before memory runs out.
-    verbose: log progress every million nodes.
+      before memory runs out; a game whose estimated size
+      (`estimate_num_nodes`) is above REFUSE_FACTOR * max_nodes is refused
+      before the walk starts, within a few seconds.
+    verbose: print progress (nodes, rate, estimated time left) every
+      PROGRESS_SECONDS seconds of a long compile; otherwise the same lines
+      go to the `mccfrb.tree` logger at INFO level.
 
   Returns:
     The `GameTree`.
 
   Raises:
-    ValueError: the game has more than `max_nodes` histories, its legal
-      actions differ between histories of one infoset, or `load_game`
-      refuses it.
+    ValueError: the game has (or is estimated to have far) more than
+      `max_nodes` histories, its legal actions differ between histories of
+      one infoset, or `load_game` refuses it.
   """
   game = games.load_game(game)
   if not isinstance(max_nodes, (int, np.integer)) or max_nodes < 1:
     raise ValueError(f"max_nodes must be a positive integer, got {max_nodes!r}.")
   if max_nodes >= 2**31:
     raise ValueError(f"max_nodes must be below 2**31, got {max_nodes}.")
+  estimate = _check_estimated_size(game, max_nodes)
   kind = array.array("b", [0])
   player = array.array("b", [-1])
   infoset = array.array("i", [-1])
@@ -130,7 +211,8 @@ def compile_tree(game, max_nodes=DEFAULT_MAX_NODES, verbose=False):
   iset_actions = []
   utility_sum = None
   max_depth = 0
-  start_time = time.time()
+  start_time = time.perf_counter()
+  next_report = start_time + PROGRESS_SECONDS
 
   stack = [(0, game.new_initial_state(), 1)]
   while stack:
@@ -175,8 +257,8 @@ def compile_tree(game, max_nodes=DEFAULT_MAX_NODES, verbose=False):
       raise ValueError(
           f"{game} has more than max_nodes={max_nodes} histories: compiling "
           f"stopped after {start} nodes and {len(iset_player)} infosets. "
-          "Pass a larger max_nodes (memory is about 40 bytes per node) or "
-          "choose a smaller game.")
+          f"Pass a larger max_nodes (memory is about {BYTES_PER_NODE} bytes "
+          "per node) or choose a smaller game.")
     child_start[nid] = start
     num_children[nid] = count
     for k, a in enumerate(actions):
@@ -190,9 +272,16 @@ def compile_tree(game, max_nodes=DEFAULT_MAX_NODES, verbose=False):
       utility.append(0.0)
     for k in range(count - 1, -1, -1):
       stack.append((start + k, state.child(actions[k]), depth + 1))
-    if verbose and start // 1_000_000 != (start + count) // 1_000_000:
-      print(f"compile_tree: {start + count} nodes, {len(iset_player)} "
-            f"infosets, {time.time() - start_time:.1f}s", flush=True)
+    if start >> 12 != (start + count) >> 12:  # Look at the clock rarely.
+      now = time.perf_counter()
+      if now >= next_report:
+        next_report = now + PROGRESS_SECONDS
+        message = _progress_message(start + count, len(iset_player),
+                                    now - start_time, estimate)
+        if verbose:
+          print(message, flush=True)
+        else:
+          _logger.info(message)
 
   max_actions = max((len(a) for a in iset_actions), default=1)
   max_actions = max(max_actions, int(max(num_children)))

@@ -131,6 +131,19 @@ def test_speedup_table_from_the_sweep_or_a_reference_csv(tmp_path):
   assert ("speedup table skipped: no rows of the reference 'os_optimistic'"
           in third.stdout)
   assert not (tmp_path / "c" / "speedup.csv").exists()
+  # experiments.plot computes the same table from the CSV files.
+  plotted = run_binary("experiments.plot", f"--csv={tmp_path}/b/convergence.csv",
+                       "--reference=os_optimistic",
+                       f"--reference_csv={tmp_path}/a/convergence.csv",
+                       f"--out_prefix={tmp_path}/p/plot")
+  assert plotted.returncode == 0, plotted.stderr
+  from_plot = pd.read_csv(tmp_path / "p" / "plot_speedup.csv")
+  pd.testing.assert_frame_equal(speedup.drop(columns="seconds"),
+                                from_plot.drop(columns="seconds"))
+  missing = run_binary("experiments.plot", f"--csv={tmp_path}/b/convergence.csv",
+                       "--reference=os_optimistic",
+                       f"--out_prefix={tmp_path}/q/plot")
+  assert missing.returncode == 1 and "os_optimistic" in missing.stderr
 
 
 def test_unwritable_output_folder(tmp_path):

@@ -1,5 +1,7 @@
 """MCCFRbSolver against references: the pure-Python episode, OpenSpiel, math."""
 
+import functools
+
 import numpy as np
 import pyspiel
 import pytest
@@ -10,6 +12,12 @@ import mccfrb
 from mccfrb import reference
 from mccfrb.kernels import exact
 from tests.conftest import GOOFSPIEL4
+
+# The solver with its former defaults (learned baseline, OpenSpiel's
+# stochastic averaging, regret matching), which most tests here exercise;
+# explicit arguments override them.
+MCCFRb = functools.partial(mccfrb.MCCFRbSolver, baseline="learned",
+                           averaging="stochastic", regret="rm")
 
 KINDS = tuple(mccfrb.BASELINES)
 
@@ -60,7 +68,7 @@ def test_kernel_equals_python_reference(game_name, iterations, averaging, kind,
   if kind == "oracle":
     iterations = 6  # The Python oracle walks the whole tree per episode.
   game = mccfrb.load_game(game_name)
-  solver = mccfrb.MCCFRbSolver(game, baseline=kind, averaging=averaging, seed=7,
+  solver = MCCFRb(game, baseline=kind, averaging=averaging, seed=7,
                                regret=regret)
   ref = reference.ReferenceMCCFRb(game, kind, averaging=averaging,
                                   regret=regret)
@@ -87,11 +95,11 @@ def test_kernel_equals_python_reference(game_name, iterations, averaging, kind,
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_same_seed_same_tables_and_runs_compose(kind):
-  a = mccfrb.MCCFRbSolver("kuhn_poker", baseline=kind, seed=3,
+  a = MCCFRb("kuhn_poker", baseline=kind, seed=3,
                           averaging="optimistic")
-  b = mccfrb.MCCFRbSolver("kuhn_poker", baseline=kind, seed=3,
+  b = MCCFRb("kuhn_poker", baseline=kind, seed=3,
                           averaging="optimistic")
-  c = mccfrb.MCCFRbSolver("kuhn_poker", baseline=kind, seed=4,
+  c = MCCFRb("kuhn_poker", baseline=kind, seed=4,
                           averaging="optimistic")
   a.run(20)
   b.run(10)
@@ -108,10 +116,10 @@ def test_same_seed_same_tables_and_runs_compose(kind):
 @pytest.mark.parametrize("kind", ["learned", "thesis", "history", "predictive"])
 def test_save_and_load_resume_exactly(tmp_path, kind):
   path = tmp_path / "solver.npz"
-  uninterrupted = mccfrb.MCCFRbSolver("leduc_poker", baseline=kind, seed=5,
+  uninterrupted = MCCFRb("leduc_poker", baseline=kind, seed=5,
                                       averaging="optimistic")
   uninterrupted.run(300)
-  first = mccfrb.MCCFRbSolver("leduc_poker", baseline=kind, seed=5,
+  first = MCCFRb("leduc_poker", baseline=kind, seed=5,
                               averaging="optimistic")
   first.run(100)
   first.save(path)
@@ -128,14 +136,14 @@ def test_save_and_load_resume_exactly(tmp_path, kind):
 
 def test_load_refuses_another_game(tmp_path):
   path = tmp_path / "solver.npz"
-  mccfrb.MCCFRbSolver("kuhn_poker", seed=0).save(path)
+  MCCFRb("kuhn_poker", seed=0).save(path)
   with pytest.raises(ValueError, match="saved for kuhn_poker"):
     mccfrb.MCCFRbSolver.load(path, "leduc_poker")
 
 
 def test_average_policy_works_with_openspiel_exploitability():
   game = mccfrb.load_game("leduc_poker")
-  solver = mccfrb.MCCFRbSolver(game, seed=0, averaging="optimistic")
+  solver = MCCFRb(game, seed=0, averaging="optimistic")
   solver.run(2000)
   ours = mccfrb.exploitability(solver.tree, solver.average_policy_table())
   avg = solver.average_policy()
@@ -154,7 +162,7 @@ def test_average_policy_works_with_openspiel_exploitability():
 
 def test_optimistic_flush_equals_visiting_every_infoset():
   """After the flush every infoset carries weight t - c_I at its reach."""
-  solver = mccfrb.MCCFRbSolver("kuhn_poker", seed=2, averaging="optimistic")
+  solver = MCCFRb("kuhn_poker", seed=2, averaging="optimistic")
   solver.run(50)
   flushed = solver._cumulative_average()
   strategy = solver.current_policy_table()
@@ -213,7 +221,7 @@ def test_sampled_regrets_are_unbiased(game_name, kind):
   Leduc (bound 1.4). The baselines keep learning during the sample, except thesis_exponential
   on Leduc, whose 1/xi target diverges under a fixed step (BUILD_NOTES.md).
   """
-  solver = mccfrb.MCCFRbSolver(game_name, baseline=kind, seed=0)
+  solver = MCCFRb(game_name, baseline=kind, seed=0)
   solver.run(200)
   learn = not (kind == "thesis_exponential" and game_name == "leduc_poker")
   sample = solver.sample_estimates(1_000_000, seed=1, learn_baselines=learn)
@@ -238,13 +246,13 @@ def test_sampled_regrets_are_unbiased(game_name, kind):
 
 @pytest.mark.parametrize("game_name", ["kuhn_poker", "leduc_poker"])
 def test_oracle_baseline_root_estimate_has_zero_variance(game_name):
-  solver = mccfrb.MCCFRbSolver(game_name, baseline="oracle", seed=0)
+  solver = MCCFRb(game_name, baseline="oracle", seed=0)
   solver.run(30)
   sample = solver.sample_estimates(2000, seed=3)
   v0 = mccfrb.expected_value(solver.tree, solver.current_policy_table())
   np.testing.assert_allclose(sample.root_values[0::2], v0, rtol=0, atol=1e-9)
   np.testing.assert_allclose(sample.root_values[1::2], -v0, rtol=0, atol=1e-9)
-  plain = mccfrb.MCCFRbSolver(game_name, baseline="none", seed=0)
+  plain = MCCFRb(game_name, baseline="none", seed=0)
   plain.run(30)
   assert np.var(plain.sample_estimates(2000, seed=3).root_values) > 0.1
 
@@ -265,7 +273,7 @@ CONVERGENCE_BOUND = {"leduc_poker": 1.5, GOOFSPIEL4: 0.52,
 def test_every_baseline_converges(game_name, kind):
   # thesis_exponential at its default decay 0.5 diverges: see the next test.
   decay = 0.1 if kind == "thesis_exponential" else None
-  solver = mccfrb.MCCFRbSolver(game_name, baseline=kind, baseline_decay=decay,
+  solver = MCCFRb(game_name, baseline=kind, baseline_decay=decay,
                                seed=0)
   solver.run(100)
   early = mccfrb.exploitability(solver.tree, solver.average_policy_table())
@@ -287,7 +295,7 @@ def test_thesis_exponential_at_schmid_decay_diverges_as_the_thesis_reports():
   on Leduc, seeds 0-2: |b| up to 1e26-1e34, exploitability 1.21-1.30 at
   20,000 iterations where the direct average reaches 0.87-1.13).
   """
-  solver = mccfrb.MCCFRbSolver("leduc_poker", baseline="thesis_exponential",
+  solver = MCCFRb("leduc_poker", baseline="thesis_exponential",
                                seed=0)
   solver.run(20_000)
   assert np.abs(solver._baseline).max() > 1e10
@@ -307,11 +315,11 @@ def test_thesis_exponential_at_schmid_decay_diverges_as_the_thesis_reports():
 ])
 def test_bad_options_are_value_errors(kwargs, match):
   with pytest.raises(ValueError, match=match):
-    mccfrb.MCCFRbSolver("kuhn_poker", **kwargs)
+    MCCFRb("kuhn_poker", **kwargs)
 
 
 def test_bad_iteration_counts_and_games():
-  solver = mccfrb.MCCFRbSolver("kuhn_poker", seed=0)
+  solver = MCCFRb("kuhn_poker", seed=0)
   with pytest.raises(ValueError, match="non-negative integer, got -1"):
     solver.run(-1)
   with pytest.raises(ValueError, match="non-negative integer"):
@@ -319,20 +327,20 @@ def test_bad_iteration_counts_and_games():
   solver.run(0)
   assert solver.num_iterations == 0
   with pytest.raises(ValueError, match="two-player"):
-    mccfrb.MCCFRbSolver("kuhn_poker(players=3)")
+    MCCFRb("kuhn_poker(players=3)")
   with pytest.raises(ValueError, match="OutcomeSamplingSolver has no baseline"):
     mccfrb.OutcomeSamplingSolver("kuhn_poker", baseline="learned")
 
 
 def test_non_finite_tables_warn():
-  solver = mccfrb.MCCFRbSolver("kuhn_poker", baseline="thesis", seed=0)
+  solver = MCCFRb("kuhn_poker", baseline="thesis", seed=0)
   solver._baseline[0] = np.inf
   with pytest.warns(RuntimeWarning, match="no longer finite"):
     solver.run(1)
 
 
 def test_non_finite_warning_is_given_once_per_solver():
-  solver = mccfrb.MCCFRbSolver("kuhn_poker", baseline="thesis", seed=0)
+  solver = MCCFRb("kuhn_poker", baseline="thesis", seed=0)
   solver._baseline[0] = np.inf
   with pytest.warns(RuntimeWarning) as record:
     solver.run(1)
@@ -354,7 +362,7 @@ def test_weighted_kernel_equals_python_reference(game_name, iterations,
   if kind == "oracle":
     iterations = 5
   game = mccfrb.load_game(game_name)
-  solver = mccfrb.MCCFRbSolver(game, baseline=kind, seed=7, **weighting)
+  solver = MCCFRb(game, baseline=kind, seed=7, **weighting)
   ref = reference.ReferenceMCCFRb(game, kind, **weighting)
   rng = np.random.default_rng(7)
   for t in range(1, iterations + 1):
@@ -372,7 +380,7 @@ def test_weighting_speeds_up_outcome_sampling_on_leduc():
   # linear 0.55-0.66, discounted 0.71-0.77.
   tree = mccfrb.compile_tree("leduc_poker")
   for weighting, bound in (("linear", 0.75), ("discounted", 0.85)):
-    solver = mccfrb.MCCFRbSolver("leduc_poker", seed=0, tree=tree,
+    solver = MCCFRb("leduc_poker", seed=0, tree=tree,
                                  weighting=weighting)
     solver.run(20_000)
     assert mccfrb.exploitability(tree, solver.average_policy_table()) < bound
@@ -380,15 +388,15 @@ def test_weighting_speeds_up_outcome_sampling_on_leduc():
 
 def test_weighting_needs_stochastic_averaging():
   with pytest.raises(ValueError, match="averaging='stochastic' only"):
-    mccfrb.MCCFRbSolver("kuhn_poker", weighting="linear", averaging="optimistic")
+    MCCFRb("kuhn_poker", weighting="linear", averaging="optimistic")
   with pytest.raises(ValueError, match="Unknown weighting"):
-    mccfrb.MCCFRbSolver("kuhn_poker", weighting="quadratic")
+    MCCFRb("kuhn_poker", weighting="quadratic")
 
 
 def test_rm_plus_optimistic_flush_weighs_skipped_iterations_linearly():
   """The flushed average of MCCFRb+ equals one that never skipped: every
   infoset caught up to T with weights c+1 + ... + T, computed here directly."""
-  solver = mccfrb.MCCFRbSolver("kuhn_poker", baseline="history",
+  solver = MCCFRb("kuhn_poker", baseline="history",
                                averaging="optimistic", regret="rm+", seed=2)
   solver.run(57)
   tree = solver.tree
@@ -410,3 +418,12 @@ def test_rm_plus_optimistic_flush_weighs_skipped_iterations_linearly():
   before = solver._avg.copy()
   solver.average_policy_table()
   np.testing.assert_array_equal(solver._avg, before)  # Reading is pure.
+
+
+def test_defaults_are_the_measured_best_per_history_configuration():
+  solver = mccfrb.MCCFRbSolver("kuhn_poker")
+  assert (solver.baseline, solver.averaging, solver.regret) == (
+      "predictive", "optimistic", "rm+")
+  plain = mccfrb.OutcomeSamplingSolver("kuhn_poker")
+  assert (plain.baseline, plain.averaging, plain.regret) == (
+      "none", "stochastic", "rm")

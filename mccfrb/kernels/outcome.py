@@ -86,12 +86,15 @@ def run_episodes(kind, player, infoset, child_start, num_children, edge_prob,
                  gamma, log_pos, log_neg, rng, path_node, path_action,
                  path_sigma, path_xi, path_reach, child_est,
                  strategy_scratch, regret_sum, regret_sq, value_sum, value_sq,
-                 root_values):
+                 root_values, start_node, start_stats):
   """Outcome-sampling episodes; every table changes in place.
 
   Episode e updates player e % 2 at iteration t = first_iteration + e // 2
   (training: an iteration is one episode per player, in player order), or at
-  t = first_iteration throughout if `frozen`.
+  t = first_iteration throughout if `frozen`. Episodes start at the root, or,
+  for the conditional variance (ALGORITHMS.md, "Measuring as the papers do";
+  Schmid et al. 2019, Fig. 5), at a decision node `start_node` > 0, and then
+  update its player; reaches start at 1 there.
 
   Down the tree: at every node, sigma^t by regret matching on `regrets`; the
   sampling policy xi is eps-uniform mixed with sigma at the update player's
@@ -139,6 +142,11 @@ def run_episodes(kind, player, infoset, child_start, num_children, edge_prob,
     rng: np.random.Generator, advanced in place.
     path_*: scratch of max_depth rows; child_est: float64[A] scratch;
       strategy_scratch: float64[I, A] scratch for the oracle.
+    start_node: the node episodes start at (0, the root, in training).
+    start_stats: float64[2, A + 1], or empty: if not empty, every episode adds
+      the start node's estimates u(h, a) (column a < its action count) and
+      u(h) (column A), in the update player's utility, to row 0 and their
+      squares to row 1.
 
   Returns:
     The number of nodes touched.
@@ -148,6 +156,8 @@ def run_episodes(kind, player, infoset, child_start, num_children, edge_prob,
   touched = 0
   for e in range(num_episodes):
     update_player = e % 2
+    if start_node > 0:
+      update_player = player[start_node]
     t = first_iteration if frozen else first_iteration + e // 2
     avg_w = iteration_weight(weighting, t, linear_until, gamma)
     regret_w = avg_w if weighting == 1 else 1.0
@@ -161,7 +171,7 @@ def run_episodes(kind, player, infoset, child_start, num_children, edge_prob,
       node_values(kind, player, infoset, child_start, num_children, edge_prob,
                   utility, strategy_scratch, baseline)
       touched += kind.shape[0]
-    n = 0
+    n = start_node
     d = 0
     my_reach = 1.0
     opp_reach = 1.0
@@ -276,6 +286,13 @@ def run_episodes(kind, player, infoset, child_start, num_children, edge_prob,
                                   decay)
         baseline_count[slot] += 1
       value = est
+    if start_stats.shape[0] > 0:
+      # child_est and value still hold u(h, .) and u(h) of the start node.
+      for j in range(num_children[start_node]):
+        start_stats[0, j] += child_est[j]
+        start_stats[1, j] += child_est[j] * child_est[j]
+      start_stats[0, max_actions] += value
+      start_stats[1, max_actions] += value * value
     if baseline_kind == 5 and learn_baselines:
       # Davis et al. 2020: b(h, a*) <- u_{sigma^{t+1}}(h a*) along the path,
       # where u(h) = sum_a sigma^{t+1}(h, a) b(h, a).

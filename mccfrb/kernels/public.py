@@ -48,13 +48,18 @@ def public_episodes(kind, player, infoset, child_start, num_children,
                     baseline, baseline_count, baseline_kind, averaging,
                     regret_plus, sampling, epsilon, decay, first_iteration,
                     num_episodes, frozen, learn_baselines, rng, reach, value,
-                    sigma, infoset_mark, mass, child_est, visited, stack,
-                    ps_q, ps_xi, strategy_scratch, increment, regret_sum,
-                    regret_sq, root_values):
+                    predicted, sigma, infoset_mark, mass, child_est, visited,
+                    stack, ps_q, ps_xi, strategy_scratch, increment,
+                    regret_sum, regret_sq, root_values, start_ps, start_stats):
   """Public-state sampling episodes; every table changes in place.
 
   Episode e updates player i = e % 2 at iteration t = first_iteration + e // 2
-  (or t = first_iteration throughout if `frozen`).
+  (or t = first_iteration throughout if `frozen`). Episodes start at the
+  root's public state, or, for the conditional variance (ALGORITHMS.md,
+  "Measuring as the papers do"; Schmid et al. 2019, Fig. 5), at a public
+  state `start_ps` > 0 of decision nodes, and then update the player of its
+  first history, with q(start_ps) = 1 and the reaches of its histories as
+  the caller left them in `reach`.
 
   Down the public tree, in preorder from the root's public state (q = 1):
   every history h of a visited public state S gets sigma^t(h) (regret
@@ -82,7 +87,8 @@ def public_episodes(kind, player, infoset, child_start, num_children,
   (t (t + 1) - c_I (c_I + 1)) / 2 with regret_plus) times pi_owner(I)
   sigma^t(I) and sets c_I = t. History baselines of the edges into visited
   public states learn from u(h a) after their use. The predictive baseline
-  then redoes the visited public states, children first, under sigma^{t+1}:
+  then redoes each visited public state (after its regret update, children
+  first) under sigma^{t+1}:
   b(h, a) <- v'(h a) for every edge into a visited public state, v'(h) =
   sum_a sigma^{t+1}(h, a) b(h, a) (terminal edges: u(h a)), without 1/xi
   (Davis et al.'s zero-variance setting).
@@ -101,11 +107,17 @@ def public_episodes(kind, player, infoset, child_start, num_children,
     learn_baselines: False leaves the baseline tables untouched.
     rng: np.random.Generator, advanced in place.
     reach: float64[N, 3] scratch (pi_i, pi_{-i} with chance, the opponent's
-      own); value: float64[N] scratch; sigma: float64[I, A] scratch;
+      own); value, predicted: float64[N] scratch (u and, for the predictive
+      baseline, v'); sigma: float64[I, A] scratch;
       infoset_mark: int64[I] and ps_xi: float64[P], zero on entry and exit;
       mass: float64[P]; child_est: float64[A]; visited, stack: int64[P];
       ps_q: float64[P]; strategy_scratch: float64[I, A] (oracle);
       increment: float64[I, A] (frozen; zero).
+    start_ps: the public state episodes start at (0, the root's, in training).
+    start_stats: float64[H, 2, A + 1], or empty: if not empty, every episode
+      adds, for the k-th history h of `start_ps` (row k) if it is a decision
+      node of the update player, u(h, a) (column a) and u(h) (column A), in
+      the update player's utility, to [k, 0] and their squares to [k, 1].
 
   Returns:
     The number of nodes touched: per visited public state, the edges of its
@@ -115,6 +127,8 @@ def public_episodes(kind, player, infoset, child_start, num_children,
   touched = 0
   for e in range(num_episodes):
     i = e % 2
+    if start_ps > 0:
+      i = player[ps_histories[ps_history_start[start_ps]]]
     t = first_iteration if frozen else first_iteration + e // 2
     avg_w = float(t) if regret_plus else 1.0
     stamp = 2  # Marks: 1 sigma computed, 2 updated, 3 sigma^{t+1}; reset.
@@ -123,11 +137,12 @@ def public_episodes(kind, player, infoset, child_start, num_children,
       node_values(kind, player, infoset, child_start, num_children, edge_prob,
                   utility, strategy_scratch, baseline)
       touched += kind.shape[0]
-    reach[0, 0] = 1.0
-    reach[0, 1] = 1.0
-    reach[0, 2] = 1.0
-    ps_q[0] = 1.0
-    stack[0] = 0
+    if start_ps == 0:
+      reach[0, 0] = 1.0
+      reach[0, 1] = 1.0
+      reach[0, 2] = 1.0
+    ps_q[start_ps] = 1.0
+    stack[0] = start_ps
     top = 1
     num_visited = 0
     while top > 0:
@@ -248,6 +263,14 @@ def public_episodes(kind, player, infoset, child_start, num_children,
             v += sigma[iset, j] * est
           child_est[j] = est
         value[h] = v
+        if d == 0 and start_stats.shape[0] > 0 and kind[h] == 1 and (
+            player[h] == i):
+          r = k - ps_history_start[s]
+          for j in range(c):
+            start_stats[r, 0, j] += child_est[j]
+            start_stats[r, 1, j] += child_est[j] * child_est[j]
+          start_stats[r, 0, start_stats.shape[2] - 1] += v
+          start_stats[r, 1, start_stats.shape[2] - 1] += v * v
         if kind[h] != 1:
           continue
         if player[h] == i:
@@ -291,37 +314,37 @@ def public_episodes(kind, player, infoset, child_start, num_children,
         if averaging == 0:
           for j in range(c):
             avg[iset, j] += avg_w * (reach[h, 0] * sigma[iset, j] / q)
+      if baseline_kind != 5 or not learn_baselines:
+        continue
+      # Predictive baseline: v'(h) under sigma^{t+1}, children first.
+      for k in range(ps_history_start[s], ps_history_start[s + 1]):
+        h = ps_histories[k]
+        if kind[h] == 2:
+          continue
+        start = child_start[h]
+        c = num_children[h]
+        touched += c
+        if (kind[h] == 1 and player[h] == i
+            and infoset_mark[infoset[h]] != 3):
+          # sigma^{t+1} differs from sigma^t only where regrets changed.
+          infoset_mark[infoset[h]] = 3
+          regret_matching_row(regrets, infoset[h], c, sigma, infoset[h])
+        v = 0.0
+        for j in range(c):
+          child = start + j
+          if kind[child] == 2:
+            est = _stored(i, utility_sum, utility[child])
+          else:
+            if ps_xi[node_ps[child]] > 0.0:
+              baseline[child] = _stored(i, utility_sum, predicted[child])
+            est = _stored(i, utility_sum, baseline[child])
+          if kind[h] == 0:
+            v += edge_prob[child] * est
+          else:
+            v += sigma[infoset[h], j] * est
+        predicted[h] = v
     if frozen:
       root_values[e] = value[0]
-    if baseline_kind == 5 and learn_baselines:
-      for d in range(num_visited - 1, -1, -1):
-        s = visited[d]
-        for k in range(ps_history_start[s], ps_history_start[s + 1]):
-          h = ps_histories[k]
-          if kind[h] == 2:
-            continue
-          start = child_start[h]
-          c = num_children[h]
-          touched += c
-          if (kind[h] == 1 and player[h] == i
-              and infoset_mark[infoset[h]] != 3):
-            # sigma^{t+1} differs from sigma^t only where regrets changed.
-            infoset_mark[infoset[h]] = 3
-            regret_matching_row(regrets, infoset[h], c, sigma, infoset[h])
-          v = 0.0
-          for j in range(c):
-            child = start + j
-            if kind[child] == 2:
-              est = _stored(i, utility_sum, utility[child])
-            else:
-              if ps_xi[node_ps[child]] > 0.0:
-                baseline[child] = _stored(i, utility_sum, value[child])
-              est = _stored(i, utility_sum, baseline[child])
-            if kind[h] == 0:
-              v += edge_prob[child] * est
-            else:
-              v += sigma[infoset[h], j] * est
-          value[h] = v
     # Leave the marks at zero for the next episode.
     for d in range(num_visited):
       s = visited[d]

@@ -1,8 +1,12 @@
 """The solvers' shared interface: game and tree, policies, save and load,
 option checks, and the lazy iteration weighting of the sampling solvers."""
 
+import inspect
 import json
+import os
 from typing import NamedTuple
+import uuid
+import zipfile
 
 import numpy as np
 
@@ -36,8 +40,9 @@ def check_num_iterations(num_iterations):
 
 def rng_from_seed(seed):
   if seed is not None and (isinstance(seed, bool)
-                           or not isinstance(seed, (int, np.integer))):
-    raise ValueError(f"seed must be an integer or None, got {seed!r}.")
+                           or not isinstance(seed, (int, np.integer))
+                           or seed < 0):
+    raise ValueError(f"seed must be an integer >= 0 or None, got {seed!r}.")
   return np.random.default_rng(seed)
 
 
@@ -135,11 +140,15 @@ class TabularSolverBase:
     raise NotImplementedError
 
   def save(self, path):
-    """Writes every table, the options and the generator state to `path`.
+    """Writes every table, the game, the options and the generator state.
 
-    The file is a numpy .npz archive; `load` resumes bit-identically.
+    The file is a numpy .npz archive written atomically: into a temporary
+    file in the same folder, then renamed over `path`, so an interrupted
+    save leaves any earlier file at `path` intact. `load` resumes
+    bit-identically.
     """
     meta = {
+        "format": CHECKPOINT_FORMAT,
         "class": type(self).__name__,
         "game": str(self._game),
         "options": self._options(),
@@ -148,27 +157,40 @@ class TabularSolverBase:
         "rng_state": self._rng.bit_generator.state,
     }
     tables = {name.lstrip("_"): getattr(self, name) for name in self._table_names}
-    with open(path, "wb") as f:
-      np.savez(f, meta=np.array(json.dumps(meta)), **tables)
+    _write_atomically(path, lambda f: np.savez(
+        f, meta=np.array(json.dumps(meta)), **tables))
 
   @classmethod
-  def load(cls, path, game):
-    """Restores a solver saved with `save`, for the same `game`.
+  def load(cls, path, game=None):
+    """Restores a solver saved with `save`.
+
+    Args:
+      path: the checkpoint file.
+      game: optional; the file records its game. When given (a game string
+        or `pyspiel.Game`), it must be the recorded game.
 
     Raises:
-      ValueError: the file was saved by another solver class or game.
+      ValueError: the file is not an mccfrb checkpoint, or was saved by
+        another solver class or for another game.
     """
-    with np.load(path, allow_pickle=False) as data:
-      meta = json.loads(str(data["meta"]))
-      tables = {k: data[k] for k in data.files if k != "meta"}
+    meta, tables = read_checkpoint(path)
     if meta["class"] != cls.__name__:
-      raise ValueError(f"{path} holds a {meta['class']}, not a {cls.__name__}.")
-    game = games.load_game(game)
-    if str(game) != meta["game"]:
-      raise ValueError(f"{path} was saved for {meta['game']}, not {game}.")
-    solver = cls(game, **meta["options"])
+      raise ValueError(
+          f"{path} holds {_with_article(meta['class'])} checkpoint, not "
+          f"{_with_article(cls.__name__)} one; load it with "
+          f"{meta['class']}.load.")
+    if game is None:
+      game = meta["game"]
+    else:
+      game = games.load_game(game)
+      if str(game) != meta["game"]:
+        raise ValueError(f"{path} was saved for {meta['game']}, not {game}.")
+    solver = _construct(cls, game, meta["options"], path)
     for name in cls._table_names:
-      saved = tables[name.lstrip("_")]
+      saved = tables.get(name.lstrip("_"))
+      if saved is None:
+        raise ValueError(f"{path} is not a complete {cls.__name__} checkpoint:"
+                         f" it lacks the table {name.lstrip('_')!r}.")
       target = getattr(solver, name)
       if saved.shape != target.shape:
         raise ValueError(f"{path}: table {name} has shape {saved.shape}, the "
@@ -178,6 +200,88 @@ class TabularSolverBase:
     solver._nodes_touched = meta["nodes_touched"]
     solver._rng.bit_generator.state = meta["rng_state"]
     return solver
+
+
+CHECKPOINT_FORMAT = "mccfrb-checkpoint"
+_META_KEYS = ("class", "game", "options", "num_iterations", "nodes_touched",
+              "rng_state")
+
+
+def _with_article(word):
+  """'an ExternalSamplingSolver', 'an MCCFRbSolver', 'a CFRSolver'."""
+  spelled = word[:2].isupper() and word[0] in "FHLMNRSX"  # "em-see-..."
+  return f"{'an' if spelled or word[:1].lower() in 'aeiou' else 'a'} {word}"
+
+
+def _construct(cls, game, options, path):
+  """`cls(game, **options)`, leaving out recorded options that `cls` fixes
+  (OutcomeSamplingSolver records MCCFRbSolver's `regret`), and checking
+  that the solver built has every recorded value."""
+  params = inspect.signature(cls).parameters
+  if any(p.kind == p.VAR_KEYWORD for p in params.values()):
+    return cls(game, **options)
+  solver = cls(game, **{k: v for k, v in options.items() if k in params})
+  fixed = solver._options()  # pylint: disable=protected-access
+  differ = {k: v for k, v in options.items()
+            if k not in params and fixed.get(k) != v}
+  if differ:
+    raise ValueError(f"{path} records options {differ} that {cls.__name__} "
+                     "does not take.")
+  return solver
+
+
+def _write_atomically(path, write):
+  """Calls `write(binary file)` on a temporary file beside `path`, then
+  renames it to `path`; on any failure the temporary file is removed and
+  `path` is left as it was."""
+  path = os.fspath(path)
+  folder, base_name = os.path.split(os.path.abspath(path))
+  tmp = os.path.join(
+      folder, f".{base_name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+  try:
+    with open(tmp, "xb") as f:
+      write(f)
+      f.flush()
+      os.fsync(f.fileno())
+    os.replace(tmp, path)
+  except BaseException:
+    try:
+      os.unlink(tmp)
+    except OSError:
+      pass
+    raise
+
+
+def read_checkpoint(path):
+  """(meta dict, {table name: array}) of a file written by a solver's `save`.
+
+  Raises:
+    ValueError: `path` is not an mccfrb checkpoint.
+    OSError: the file cannot be opened (for example it does not exist).
+  """
+  def foreign(reason):
+    return ValueError(f"{path} is not an mccfrb checkpoint (a .npz archive "
+                      f"written by a solver's save()): {reason}.")
+  try:
+    data = np.load(path, allow_pickle=False)
+  except (ValueError, EOFError, zipfile.BadZipFile) as e:
+    raise foreign(f"numpy cannot read it as an .npz archive "
+                  f"({type(e).__name__})") from None
+  if not isinstance(data, np.lib.npyio.NpzFile):
+    raise foreign("it holds a single numpy array, not an .npz archive")
+  with data:
+    if "meta" not in data.files:
+      raise foreign(f"the archive has no 'meta' entry (entries: "
+                    f"{', '.join(data.files) or 'none'})")
+    try:
+      meta = json.loads(str(data["meta"]))
+      tables = {k: data[k] for k in data.files if k != "meta"}
+    except (ValueError, zipfile.BadZipFile) as e:
+      raise foreign(f"its 'meta' entry is unreadable ({e})") from None
+  if not isinstance(meta, dict) or meta.get("format", CHECKPOINT_FORMAT) != (
+      CHECKPOINT_FORMAT) or any(k not in meta for k in _META_KEYS):
+    raise foreign("its 'meta' entry does not describe a solver")
+  return meta, tables
 
 
 WEIGHTINGS = {None: 0, "linear": 1, "discounted": 2}

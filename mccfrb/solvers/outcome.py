@@ -1,10 +1,12 @@
 """Outcome-sampling MCCFR with baselines (kernels/outcome.py)."""
 
+from typing import NamedTuple
 import warnings
 
 import numpy as np
 
 from mccfrb import tree as tree_lib
+from mccfrb.kernels import exact
 from mccfrb.kernels import outcome
 from mccfrb.solvers import base
 
@@ -26,6 +28,66 @@ REGRETS = {"rm": 0, "rm+": 1}
 DEFAULT_EXPONENTIAL_DECAY = 0.5
 
 
+class ConditionalVariance(NamedTuple):
+  """Conditional variance of the baseline-corrected estimates (Schmid et al.
+  2019, Fig. 5; ALGORITHMS.md, "Measuring as the papers do").
+
+  For every measured history h, M continuations are sampled from h with the
+  frozen tables; the sample variances (divisor M - 1) of u(h, a) and u(h)
+  given h are averaged over the histories with weight w(h), the
+  probability that an episode of h's player visits (evaluates) h.
+
+  Attributes:
+    action_variance: sum_h w(h) mean_a Var[u(h, a) | h] / sum_h w(h), the
+      mean over h's legal actions.
+    value_variance: sum_h w(h) Var[u(h) | h] / sum_h w(h).
+    histories: the number of histories measured.
+    continuations: M, episodes sampled from each history.
+    nodes: int64[H], the measured histories (decision nodes).
+    weights: float64[H], w(h).
+    history_action_variance: float64[H, A], Var[u(h, a) | h] (NaN in the
+      padding columns).
+    history_value_variance: float64[H], Var[u(h) | h].
+  """
+  action_variance: float
+  value_variance: float
+  histories: int
+  continuations: int
+  nodes: np.ndarray
+  weights: np.ndarray
+  history_action_variance: np.ndarray
+  history_value_variance: np.ndarray
+
+
+def check_continuations(continuations):
+  if (isinstance(continuations, bool)
+      or not isinstance(continuations, (int, np.integer)) or continuations < 2):
+    raise ValueError("continuations must be an integer >= 2, got "
+                     f"{continuations!r}.")
+
+
+def conditional_summary(tree, nodes, weights, sums, squares, continuations):
+  """A `ConditionalVariance` from per-history sums and sums of squares.
+
+  Args:
+    tree: the `GameTree`.
+    nodes, weights: the measured histories and their weights.
+    sums, squares: float64[H, A + 1], sums over the continuations of u(h, a)
+      (columns a) and u(h) (column A), and of their squares.
+    continuations: M.
+  """
+  m = continuations
+  var = np.maximum((squares - sums * sums / m) / (m - 1), 0.0)
+  actions = tree.infoset_num_actions[tree.node_infoset[nodes]]
+  legal = np.arange(tree.max_actions)[None, :] < actions[:, None]
+  action_var = np.where(legal, var[:, :-1], np.nan)
+  total = weights.sum()
+  return ConditionalVariance(
+      float(weights @ np.nanmean(action_var, axis=1) / total),
+      float(weights @ var[:, -1] / total), len(nodes), m,
+      nodes.astype(np.int64), weights, action_var, var[:, -1].copy())
+
+
 class MCCFRbSolver(base.WeightingMixin, base.OptimisticAverageMixin,
                    base.TabularSolverBase):
   """Outcome-sampling MCCFR with baselines, with OpenSpiel's solver interface.
@@ -36,11 +98,19 @@ class MCCFRbSolver(base.WeightingMixin, base.OptimisticAverageMixin,
     solver.run(100_000)            # or solver.iteration() in a loop
     exploitability.exploitability(game, solver.average_policy())
 
+  The defaults are the per-history configuration that measured best on Leduc
+  and goofspiel 4 at 10^6 iterations (README, "Baselines that pay off"):
+  the predictive baseline with regret matching+, linear averaging and
+  optimistic averaging (MCCFRb+). OpenSpiel's own algorithm is
+  `OutcomeSamplingSolver` (baseline="none", averaging="stochastic",
+  regret="rm").
+
   Args:
     game: a game string or `pyspiel.Game` (see `mccfrb.load_game`).
     baseline: one of BASELINES (ALGORITHMS.md, "Baselines").
     epsilon: exploration of the update player's sampling policy, in (0, 1].
-    averaging: "stochastic" (OpenSpiel's) or "optimistic" (the thesis's).
+    averaging: "optimistic" (the thesis's, Lanctot 2013) or "stochastic"
+      (OpenSpiel's).
     baseline_decay: None for a running mean, or the weight in (0, 1] of an
       exponentially decaying average. thesis_exponential defaults to 0.5.
     seed: seed of the solver's `np.random.Generator`.
@@ -59,11 +129,11 @@ class MCCFRbSolver(base.WeightingMixin, base.OptimisticAverageMixin,
   _table_names = ("_regrets", "_avg", "_avg_last", "_baseline",
                   "_baseline_count", "_through")
 
-  def __init__(self, game, baseline="learned", epsilon=0.6,
-               averaging="stochastic", baseline_decay=None, seed=None,
+  def __init__(self, game, baseline="predictive", epsilon=0.6,
+               averaging="optimistic", baseline_decay=None, seed=None,
                max_nodes=tree_lib.DEFAULT_MAX_NODES, tree=None,
                weighting=None, linear_iterations=None, alpha=1.5, beta=0.0,
-               gamma=2.0, regret="rm"):
+               gamma=2.0, regret="rm+"):
     base.check_choice("baseline", baseline, BASELINES)
     base.check_choice("averaging", averaging, AVERAGINGS)
     base.check_choice("regret", regret, REGRETS)
@@ -157,7 +227,8 @@ class MCCFRbSolver(base.WeightingMixin, base.OptimisticAverageMixin,
         self._num_iterations + 1,
         2 * num_iterations, False, True, self._through,
         *self._weighting_args(self._num_iterations + num_iterations),
-        self._rng, *self._scratch, empty, empty, empty, empty, np.zeros(0))
+        self._rng, *self._scratch, empty, empty, empty, empty, np.zeros(0), 0,
+        np.zeros((0, 0)))
     before = self._num_iterations
     self._num_iterations += num_iterations
     # Every ~1024 iterations, a cheap check that the tables are still finite.
@@ -207,7 +278,7 @@ class MCCFRbSolver(base.WeightingMixin, base.OptimisticAverageMixin,
         self._epsilon, self._decay, self._num_iterations + 1, num_episodes, True, bool(learn_baselines),
         self._through, 0, 0, 0.0, np.zeros(1), np.zeros(1),
         np.random.default_rng(seed), *self._scratch, regret_sum, regret_sq,
-        value_sum, value_sq, root_values)
+        value_sum, value_sq, root_values, 0, np.zeros((0, 0)))
     episodes = np.array([(num_episodes + 1) // 2, num_episodes // 2])
     owner = np.maximum(episodes[tree.infoset_player], 1)[:, None]
     regret_mean, value_mean = regret_sum / owner, value_sum / owner
@@ -215,9 +286,82 @@ class MCCFRbSolver(base.WeightingMixin, base.OptimisticAverageMixin,
                            regret_sq / owner - regret_mean**2, value_mean,
                            value_sq / owner - value_mean**2)
 
+  def conditional_variance(self, continuations=1000, seed=0):
+    """Conditional variance of u(h, a) and u(h) (Schmid et al. 2019, Fig. 5).
+
+    The tables are frozen (copies; baselines do not learn). Every decision
+    node h of player i that an episode updating i visits with probability
+    q(h) > 0 (q: the product of the sampling probabilities xi above h, with
+    the frozen sigma) is measured: `continuations` episodes start at h and
+    sample down from it as training does (eps-uniform at i's nodes), and the
+    sample variances of u(h, a) (Eqs. 9-10) and of u(h) are averaged over
+    the histories with weight q(h), the frequency with which training's
+    episodes visit h (ALGORITHMS.md, "Measuring as the papers do"). The
+    exact weights stand for infinitely many sampled trajectories.
+
+    Args:
+      continuations: M >= 2, episodes sampled from every history.
+      seed: seed of the measurement's own generator.
+
+    Returns:
+      A `ConditionalVariance`.
+    """
+    check_continuations(continuations)
+    tree = self._tree
+    regrets = self._caught_up_regrets()
+    strategy = np.zeros_like(regrets)
+    exact.regret_matching(regrets, tree.infoset_num_actions, strategy)
+    nodes, weights = visit_probabilities(tree, strategy, self._epsilon)
+    shape = regrets.shape
+    scratch = [np.zeros(shape) for _ in range(4)]
+    baseline = self._baseline.copy()
+    counts = self._baseline_count.copy()
+    rng = np.random.default_rng(seed)
+    root_values = np.zeros(continuations)
+    stats = np.zeros((2, tree.max_actions + 1))
+    sums = np.zeros((len(nodes), tree.max_actions + 1))
+    squares = np.zeros_like(sums)
+    for k, node in enumerate(nodes):
+      stats[:] = 0.0
+      outcome.run_episodes(
+          *tree.kernel_args(), tree.utility_sum, tree.infoset_num_actions,
+          regrets, self._avg, self._avg_last, baseline, counts,
+          self._baseline_code, self._averaging_code, self._regret_code,
+          self._epsilon, self._decay, self._num_iterations + 1, continuations,
+          True, False, self._through, 0, 0, 0.0, np.zeros(1), np.zeros(1),
+          rng, *self._scratch, *scratch, root_values, int(node), stats)
+      sums[k], squares[k] = stats
+    return conditional_summary(tree, nodes, weights, sums, squares,
+                               continuations)
+
+
+def visit_probabilities(tree, strategy, epsilon):
+  """Decision nodes h with q(h) > 0 in the episodes updating their player.
+
+  q(h) is the product of the sampling probabilities xi above h
+  (ALGORITHMS.md, "Notation"): eps-uniform mixed with sigma at the update
+  player's nodes, sigma at the opponent's, chance's probabilities.
+
+  Returns:
+    (nodes int64[H], q float64[H]), nodes ascending.
+  """
+  n = tree.infoset_num_actions[:, None]
+  xi = np.where(tree.legal_mask(), epsilon / n + (1 - epsilon) * strategy, 0.0)
+  reach = np.empty((tree.num_nodes, 3))
+  q = np.zeros(tree.num_nodes)
+  decision = tree.node_kind == tree_lib.DECISION
+  for p in (0, 1):
+    sampling = np.where((tree.infoset_player == p)[:, None], xi, strategy)
+    exact.reach_probabilities(*tree.kernel_args()[:6], sampling, reach)
+    mine = decision & (tree.node_player == p)
+    q[mine] = reach.prod(axis=1)[mine]
+  nodes = np.flatnonzero(decision & (q > 0.0))
+  return nodes, q[nodes]
+
 
 class OutcomeSamplingSolver(MCCFRbSolver):
-  """Plain outcome-sampling MCCFR: `MCCFRbSolver` with `baseline="none"`."""
+  """Plain outcome-sampling MCCFR, OpenSpiel's algorithm: `MCCFRbSolver` with
+  baseline="none", regret="rm" and (by default) stochastic averaging."""
 
   def __init__(self, game, epsilon=0.6, averaging="stochastic", seed=None,
                max_nodes=tree_lib.DEFAULT_MAX_NODES, baseline="none",
@@ -227,6 +371,6 @@ class OutcomeSamplingSolver(MCCFRbSolver):
                        f"MCCFRbSolver(baseline={baseline!r}).")
     super().__init__(game, baseline="none", epsilon=epsilon,
                      averaging=averaging, baseline_decay=baseline_decay,
-                     seed=seed, max_nodes=max_nodes, tree=tree)
+                     seed=seed, max_nodes=max_nodes, tree=tree, regret="rm")
 
 

@@ -4,6 +4,7 @@ import numpy as np
 
 from mccfrb import public as public_lib
 from mccfrb import tree as tree_lib
+from mccfrb.kernels import exact
 from mccfrb.kernels import public as public_kernel
 from mccfrb.solvers import base
 from mccfrb.solvers import outcome
@@ -13,6 +14,7 @@ PUBLIC_BASELINES = {"none": 0, "history": 4, "predictive": 5, "oracle": 6}
 SAMPLINGS = {"uniform": 0, "on_policy": 1, "chance": 2}
 # The history baseline's default decay: Schmid et al.'s alpha = 0.5.
 DEFAULT_HISTORY_DECAY = 0.5
+_EMPTY_STATS = np.zeros((0, 0, 0))
 
 
 class PublicSamplingSolver(base.OptimisticAverageMixin, base.TabularSolverBase):
@@ -107,7 +109,8 @@ class PublicSamplingSolver(base.OptimisticAverageMixin, base.TabularSolverBase):
     self._baseline_count = np.zeros(size, dtype=np.int64)
     num_ps = public_tree.num_public_states
     self._scratch = (
-        np.zeros((t.num_nodes, 3)), np.zeros(t.num_nodes), np.zeros(shape),
+        np.zeros((t.num_nodes, 3)), np.zeros(t.num_nodes),
+        np.zeros(t.num_nodes), np.zeros(shape),
         np.zeros(t.num_infosets, dtype=np.int64), np.zeros(num_ps),
         np.zeros(t.max_actions), np.zeros(num_ps, dtype=np.int64),
         np.zeros(num_ps, dtype=np.int64), np.zeros(num_ps), np.zeros(num_ps),
@@ -125,7 +128,8 @@ class PublicSamplingSolver(base.OptimisticAverageMixin, base.TabularSolverBase):
     return dict(self._settings)
 
   def _episodes(self, num_episodes, first_iteration, frozen, learn_baselines,
-                rng, regrets, baseline, baseline_count, stats):
+                rng, regrets, baseline, baseline_count, stats, start_ps=0,
+                start_stats=None):
     t, p, s = self._tree, self._public, self._settings
     return public_kernel.public_episodes(
         *t.kernel_args(), t.utility_sum, t.infoset_num_actions,
@@ -134,7 +138,8 @@ class PublicSamplingSolver(base.OptimisticAverageMixin, base.TabularSolverBase):
         self._avg, self._avg_last, baseline, baseline_count,
         self._baseline_code, self._averaging_code, self._regret_code,
         SAMPLINGS[s["sampling"]], s["epsilon"], self._decay, first_iteration,
-        num_episodes, frozen, learn_baselines, rng, *self._scratch, *stats)
+        num_episodes, frozen, learn_baselines, rng, *self._scratch, *stats,
+        start_ps, _EMPTY_STATS if start_stats is None else start_stats)
 
   def run(self, num_iterations):
     """Runs `num_iterations` iterations (two episodes each) in one kernel call.
@@ -177,3 +182,102 @@ class PublicSamplingSolver(base.OptimisticAverageMixin, base.TabularSolverBase):
     return base.EstimatorSample(root_values, episodes, regret_mean,
                                 regret_sq / owner - regret_mean**2, zeros,
                                 zeros)
+
+  def public_state_probabilities(self, strategy=None):
+    """q(S): the probability that an episode visits each public state.
+
+    Follows the kernel's sampling of child public states (uniform, on-policy
+    with the full reaches of `strategy`, or public chance sampling); q does
+    not depend on the update player.
+
+    Args:
+      strategy: float64[I, A], default the current strategy.
+
+    Returns:
+      float64[P].
+    """
+    t, p = self._tree, self._public
+    if strategy is None:
+      strategy = self.current_policy_table()
+    reach = np.empty((t.num_nodes, 3))
+    exact.reach_probabilities(*t.kernel_args()[:6], strategy, reach)
+    full = reach.prod(axis=1)
+    sampling, eps = SAMPLINGS[self._settings["sampling"]], self._settings[
+        "epsilon"]
+    q = np.zeros(p.num_public_states)
+    q[0] = 1.0
+    # Child public states have larger ids than their parents'.
+    for s in range(p.num_public_states):
+      children = self._candidates[self._candidate_start[s]:
+                                  self._candidate_start[s + 1]]
+      if q[s] == 0.0 or len(children) == 0:
+        continue
+      xi = np.full(len(children), 1.0 / len(children))
+      if sampling == 1:
+        mass = np.array([full[p.histories(c)].sum() for c in children])
+        if mass.sum() > 0.0:
+          xi = eps / len(children) + (1.0 - eps) * mass / mass.sum()
+      elif sampling == 2 and t.node_kind[p.histories(s)[0]] != tree_lib.CHANCE:
+        xi = np.ones(len(children))
+      q[children] = q[s] * xi
+    return q
+
+  def conditional_variance(self, continuations=1000, seed=0):
+    """Conditional variance of u(h, a) and u(h) (Schmid et al. 2019, Fig. 5).
+
+    The tables are frozen (copies; baselines do not learn). For every public
+    state S of player i's decisions that an episode visits with probability
+    q(S) > 0 (`public_state_probabilities`), `continuations` episodes start
+    at S, with q(S) = 1 and the frozen strategy's reaches of its histories,
+    and sample down from it as training does. Every history h of S of
+    player i with pi_{-i}(h) > 0 is measured: the sample variances of
+    u(h, a) and u(h) (ALGORITHMS.md, "Public-state sampling") are averaged
+    over those histories with weight q(S), the frequency with which
+    training's episodes evaluate h.
+
+    Args:
+      continuations: M >= 2, episodes sampled from every public state.
+      seed: seed of the measurement's own generator.
+
+    Returns:
+      An `outcome.ConditionalVariance`.
+    """
+    outcome.check_continuations(continuations)
+    t, p = self._tree, self._public
+    strategy = self.current_policy_table()
+    q = self.public_state_probabilities(strategy)
+    own = np.empty((t.num_nodes, 3))
+    exact.reach_probabilities(*t.kernel_args()[:6], strategy, own)
+    reach = self._scratch[0]
+    shape = self._regrets.shape
+    frozen = (np.zeros(shape), np.zeros(shape), np.zeros(shape),
+              np.zeros(continuations))
+    baseline = self._baseline.copy()
+    counts = self._baseline_count.copy()
+    rng = np.random.default_rng(seed)
+    nodes, weights, sums, squares = [], [], [], []
+    for s in range(1, p.num_public_states):
+      histories = p.histories(s)
+      first = histories[0]
+      if (q[s] == 0.0 or p.ps_terminal[s]
+          or t.node_kind[first] != tree_lib.DECISION):
+        continue
+      i = t.node_player[first]
+      opponent = own[histories, 1 - i] * own[histories, 2]
+      measured = ((t.node_kind[histories] == tree_lib.DECISION)
+                  & (t.node_player[histories] == i) & (opponent > 0.0))
+      if not measured.any():
+        continue
+      reach[histories, 0] = own[histories, i]
+      reach[histories, 1] = opponent
+      reach[histories, 2] = own[histories, 1 - i]
+      stats = np.zeros((len(histories), 2, t.max_actions + 1))
+      self._episodes(continuations, self._num_iterations + 1, True, False,
+                     rng, self._regrets, baseline, counts, frozen, s, stats)
+      nodes.append(histories[measured])
+      weights.append(np.full(measured.sum(), q[s]))
+      sums.append(stats[measured, 0])
+      squares.append(stats[measured, 1])
+    return outcome.conditional_summary(
+        t, np.concatenate(nodes), np.concatenate(weights),
+        np.concatenate(sums), np.concatenate(squares), continuations)
