@@ -313,7 +313,11 @@ def plot_game(df, game, title_suffix="", iters=None, times=None):
     ax.set_xlabel(label)
     ax.set_ylabel("exploitability (NashConv / 2)")
     ax.grid(True, which="both", alpha=0.3)
-  axes[0].legend(fontsize=7, ncol=2 if len(algorithms) > 8 else 1)
+  # Below the panels, where it hides no curve.
+  handles, labels = axes[0].get_legend_handles_labels()
+  fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0),
+             fontsize=8, ncol=min(len(labels), 5 if with_nodes else 3),
+             frameon=False)
   if with_nodes:
     axes[2].set_title("exploitability against nodes touched", fontsize=9)
     if uncounted:
@@ -350,7 +354,7 @@ def save_figure(fig, stem):
   fig.tight_layout()
   paths = []
   for ext in ("png", "pdf"):
-    fig.savefig(f"{stem}.{ext}", dpi=110)
+    fig.savefig(f"{stem}.{ext}", dpi=110, bbox_inches="tight")
     paths.append(f"{stem}.{ext}")
   plt.close(fig)
   return paths

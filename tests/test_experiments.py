@@ -172,7 +172,8 @@ def test_ray_backend_gives_the_local_rows():
 def test_variance_binary(tmp_path):
   result = run_binary("experiments.variance", "--games=kuhn_poker",
                       "--baselines=none,history,oracle", "--checkpoints=10,100",
-                      "--episodes=20000", f"--out_dir={tmp_path}")
+                      "--episodes=20000", "--noconditional",
+                      f"--out_dir={tmp_path}")
   assert result.returncode == 0, result.stderr
   df = pd.read_csv(tmp_path / "variance.csv").set_index(["baseline", "iteration"])
   assert df.loc[("oracle", 100), "root_variance"] < 1e-20
