@@ -26,11 +26,16 @@ Every set is deterministic (fixed seeds), so a rerun prints the same numbers:
   agreement      largest differences from the references: CFR family against
                  OpenSpiel (1, 10, 100 iterations) and external sampling
                  against reference.ReferenceExternalSampling.
+  public_time    Leduc, seed 0, one core: training time and exploitability of
+                 PublicSamplingSolver (predictive and history, 10^6
+                 iterations; chance sampling, 10^5), numba warmed up, run()
+                 timed alone. Times depend on the machine and its load.
 """
 
 import collections
 import os
 import sys
+import time
 
 # Run by path (python experiments/NAME.py) as well as with -m:
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -243,10 +248,29 @@ def agreement():
           f"regret difference {worst:.2g}")
 
 
+def public_time():
+  tree = mccfrb.compile_tree("leduc_poker")
+  public = mccfrb.public_states(tree, game="leduc_poker")
+  for name, options, iterations in [
+      ("public_plus_predictive", {}, 1_000_000),
+      ("public_plus_history", {"baseline": "history"}, 1_000_000),
+      ("public_plus_predictive_chance", {"sampling": "chance"}, 100_000)]:
+    solver = mccfrb.PublicSamplingSolver("leduc_poker", seed=0, tree=tree,
+                                         public_tree=public, **options)
+    solver.run(1)  # numba warm-up
+    start = time.perf_counter()
+    solver.run(iterations - 1)
+    seconds = time.perf_counter() - start
+    print(f"{name}: {iterations} iterations in {seconds:.1f} s "
+          f"({seconds / iterations * 1e6:.1f} us an iteration), "
+          f"exploitability {expl(tree, solver):.5f}")
+
+
 SETS = {"weighting": weighting, "pruning_short": pruning_short,
         "pruning_long": pruning_long, "averaging": averaging,
         "exponential": exponential, "convergence": convergence,
-        "unbiasedness": unbiasedness, "agreement": agreement}
+        "unbiasedness": unbiasedness, "agreement": agreement,
+        "public_time": public_time}
 
 
 def main(argv):
