@@ -110,7 +110,7 @@ def test_default_output_folder_is_ignored_but_committed_results_are_not():
 def test_large_games_are_refused_within_seconds(game):
   start = time.perf_counter()
   with pytest.raises(ValueError, match=r"Knuth's estimator .* about \d.*e\+"
-                     r"\d+ histories.*max_nodes=20000000"):
+                     r"\d+ histories.*max_nodes=\d+"):
     mccfrb.MCCFRbSolver(game)
   assert time.perf_counter() - start < 5.0
 

@@ -33,6 +33,7 @@ def test_tree_matches_pyspiel_traversal(game_name):
   tree = mccfrb.compile_tree(game)
   walked = _walk(game)
   histories = reference.node_histories(tree)
+  edge_actions = tree.edge_actions()
   assert tree.num_nodes == len(walked)
   assert set(histories) == set(walked)
   assert np.sum(tree.node_kind == tree_lib.TERMINAL) == sum(
@@ -48,7 +49,7 @@ def test_tree_matches_pyspiel_traversal(game_name):
       assert tree.node_kind[n] == tree_lib.CHANCE
       s, c = tree.child_start[n], tree.num_children[n]
       for child in range(s, s + c):
-        assert tree.edge_prob[child] == payload[tree.edge_action[child]]
+        assert tree.edge_prob[child] == payload[edge_actions[child]]
     else:
       assert tree.node_kind[n] == tree_lib.DECISION
       # Same infoset id <=> same information_state_string.
@@ -89,5 +90,5 @@ def test_tree_is_arrays_only():
   tree = mccfrb.compile_tree("kuhn_poker")
   for name, value in tree._asdict().items():
     assert isinstance(value, (np.ndarray, int, float)), name
-  assert tree.infoset_keys.dtype.kind == "S"
+  assert tree.infoset_key_data.dtype == np.uint8
   assert tree.max_depth == 6  # chance, chance, p0, p1, p0, terminal... + root
