@@ -30,10 +30,17 @@ Every set is deterministic (fixed seeds), so a rerun prints the same numbers:
                  PublicSamplingSolver (predictive and history, 10^6
                  iterations; chance sampling, 10^5), numba warmed up, run()
                  timed alone. Times depend on the machine and its load.
+  compile        compile_tree on Leduc, goofspiel 4 and 5, liars_dice with
+                 one die and tic_tac_toe, each in a fresh process: the growth of the peak
+                 resident memory during the first compile per node (what
+                 tree_size.PEAK_BYTES_PER_NODE bounds), the tree's bytes per
+                 node, and the best of 3 compile times (CPU seconds of the
+                 process, less sensitive to other load than wall clock).
 """
 
 import collections
 import os
+import subprocess
 import sys
 import time
 
@@ -266,11 +273,41 @@ def public_time():
           f"exploitability {expl(tree, solver):.5f}")
 
 
+_COMPILE_PROBE = """
+import resource, sys, time
+import mccfrb
+mccfrb.compile_tree("kuhn_poker")  # Imports and first allocations.
+game = mccfrb.load_game(sys.argv[1])
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+tree = mccfrb.compile_tree(game)
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+seconds = []
+for _ in range(3):
+  del tree
+  start = time.process_time()
+  tree = mccfrb.compile_tree(game)
+  seconds.append(time.process_time() - start)
+print(tree.num_nodes, min(seconds), tree.nbytes() / tree.num_nodes,
+      peak * 1024 / tree.num_nodes)
+"""
+
+
+def compile():  # pylint: disable=redefined-builtin
+  for game in ["leduc_poker", common.GOOFSPIEL4, common.GOOFSPIEL5,
+               "liars_dice(numdice=1)", "tic_tac_toe"]:
+    out = subprocess.run([sys.executable, "-c", _COMPILE_PROBE, game],
+                         capture_output=True, text=True, check=True).stdout
+    nodes, seconds, tree_bytes, peak_bytes = out.split()
+    print(f"{game}: {int(nodes):,} nodes, compiled in {float(seconds):.2f} "
+          f"CPU s (best of 3), tree {float(tree_bytes):.1f} bytes per node, "
+          f"peak resident memory +{float(peak_bytes):.1f} bytes per node")
+
+
 SETS = {"weighting": weighting, "pruning_short": pruning_short,
         "pruning_long": pruning_long, "averaging": averaging,
         "exponential": exponential, "convergence": convergence,
         "unbiasedness": unbiasedness, "agreement": agreement,
-        "public_time": public_time}
+        "public_time": public_time, "compile": compile}
 
 
 def main(argv):

@@ -26,7 +26,6 @@ import pyspiel
 from mccfrb import games
 from mccfrb import tree_size
 from mccfrb.tree_size import REFUSE_FACTOR  # pylint: disable=unused-import
-from mccfrb.tree_size import default_max_nodes  # pylint: disable=unused-import
 from mccfrb.tree_size import estimate_num_nodes  # pylint: disable=unused-import
 
 CHANCE = 0
@@ -40,6 +39,11 @@ DEFAULT_MAX_NODES = None
 # per-node arrays plus the per-infoset ones; 28.1 on goofspiel 5).
 BYTES_PER_NODE = 30
 PROGRESS_SECONDS = 5.0
+# The walk asks Knuth's estimator for the tree's size (and may refuse the
+# game, see tree_size.check_estimated_size) when it passes this many nodes
+# or reports progress for the first time, whichever comes first: small
+# games are walked faster than 1000 probes take.
+ESTIMATE_AFTER = 2**16
 # Infoset strings are zlib-compressed in blocks of this many.
 KEYS_PER_BLOCK = 64
 # Games whose UndoAction OpenSpiel 2.0.2 implements correctly: these are
@@ -248,9 +252,10 @@ class _Walked(NamedTuple):
   iset_actions: list
   chance_actions: array.array
   utility_sum: float
+  max_depth: int
 
 
-def _walk(game, undo, max_nodes, estimate, verbose):
+def _walk(game, undo, max_nodes, verbose):
   """Visits every history of `game` depth-first and numbers the nodes.
 
   When a node is visited its children get the next free ids (so nodes are
@@ -263,16 +268,20 @@ def _walk(game, undo, max_nodes, estimate, verbose):
   terminal child is recorded without a frame.
 
   Only what cannot be derived afterwards is written per node: node kind and
-  player come from the infoset and child count, the depth from the child
-  ranges. Everything is inlined in one loop: a function call per node costs
+  player come from the infoset and child count. Everything is inlined in one loop: a function call per node costs
   about a tenth of the compile.
   """
-  capacity = min(max_nodes, max(1024, int(1.05 * estimate)))
+  estimate = None  # Knuth's, once the walk is long: see ESTIMATE_AFTER.
+  capacity = min(max_nodes, ESTIMATE_AFTER)
   buffers = (np.empty(0, dtype=np.int32), np.empty(0, dtype=np.int32),
              np.empty(0, dtype=np.int32), np.empty(0, dtype=np.float64),
              np.empty(0, dtype=np.float64))
   _resize(buffers, 0, capacity)
-  infoset, child_start, num_children, edge_prob, utility = buffers
+  # Single entries are written through memoryviews (half the time of numpy
+  # item assignment); they are released whenever the buffers are resized.
+  views = [memoryview(b) for b in buffers]
+  infoset, child_start, num_children, _, utility = views
+  edge_prob = buffers[3]
   keys = {}
   keys_get = keys.get
   iset_player, iset_actions = [], []
@@ -286,10 +295,13 @@ def _walk(game, undo, max_nodes, estimate, verbose):
   player = state.current_player()
   if player == terminal_player:
     returns = state.returns()
-    utility[0] = returns[0]
+    buffers[4][0] = returns[0]
+    for view in views:
+      view.release()
     return _Walked(1, buffers, [], [], [], chance_actions,
-                   returns[0] + returns[1])
-  nid, next_id, frames = 0, 1, []
+                   returns[0] + returns[1], 1)
+  nid, next_id, frames, deepest = 0, 1, [], 0
+  shared_actions = {}
   while True:
     # Expand `nid` (non-terminal, its state is `state`, `player` acts).
     if player < 0:  # Chance.
@@ -302,7 +314,8 @@ def _walk(game, undo, max_nodes, estimate, verbose):
       if iid is None:
         iid = keys[key] = len(iset_player)
         iset_player.append(player)
-        iset_actions.append(actions)
+        # Infosets with equal actions share one list.
+        iset_actions.append(shared_actions.setdefault(tuple(actions), actions))
       elif iset_actions[iid] != actions or iset_player[iid] != player:
         raise ValueError(
             f"{game}: histories of infoset {key!r} disagree on the acting "
@@ -321,8 +334,15 @@ def _walk(game, undo, max_nodes, estimate, verbose):
             "infosets. Pass a larger max_nodes (a compile needs about "
             f"{tree_size.PEAK_BYTES_PER_NODE} bytes per node at its peak, "
             f"the tree about {BYTES_PER_NODE}) or choose a smaller game.")
-      grown = min(max_nodes, max(end, int(1.25 * capacity)))
+      if estimate is None:  # The walk just passed ESTIMATE_AFTER nodes.
+        estimate = tree_size.check_estimated_size(game, max_nodes)
+      grown = min(max_nodes, max(end, int(1.25 * capacity),
+                                 int(1.05 * estimate)))
+      for view in views:
+        view.release()
       _resize(buffers, capacity, grown)
+      views = [memoryview(b) for b in buffers]
+      infoset, child_start, num_children, _, utility = views
       capacity = grown
     if player < 0:
       edge_prob[start:end] = [p for _, p in outcomes]
@@ -333,6 +353,8 @@ def _walk(game, undo, max_nodes, estimate, verbose):
       now = time.perf_counter()
       if now >= next_report:
         next_report = now + PROGRESS_SECONDS
+        if estimate is None:
+          estimate = tree_size.check_estimated_size(game, max_nodes)
         message = _progress_message(end, len(iset_player), now - start_time,
                                     estimate)
         if verbose:
@@ -366,11 +388,17 @@ def _walk(game, undo, max_nodes, estimate, verbose):
         k += 1
       if k <= last:  # Descend into child k.
         frames.append((state, actions, start, end, k, player))
+        if len(frames) > deepest:
+          deepest = len(frames)
         state, nid, player = kid, start + k, kid_player
         break
       if not frames:
+        for view in views:
+          view.release()
+        # The deepest expanded node had `deepest` ancestors; its children
+        # are leaves one level further down.
         return _Walked(next_id, buffers, list(keys), iset_player,
-                       iset_actions, chance_actions, utility_sum)
+                       iset_actions, chance_actions, utility_sum, deepest + 2)
       state, actions, start, end, k, player = frames.pop()
       if undo:
         state.undo_action(player, actions[k])
@@ -418,19 +446,9 @@ def _assemble(walked):
       infoset_key_data=key_data,
       infoset_key_blocks=key_blocks,
       utility_sum=float(walked.utility_sum or 0.0),
-      max_depth=_max_depth(child_start, counts),
+      max_depth=walked.max_depth,
       max_actions=max_actions,
   )
-
-
-def _max_depth(child_start, num_children):
-  """Nodes on the longest root-to-leaf path, one level at a time."""
-  depth, level = 0, np.zeros(1, dtype=np.int64)
-  while level.size:
-    depth += 1
-    level = level[num_children[level] > 0]
-    level, _ = _children(child_start[level], num_children[level])
-  return depth
 
 
 def compile_tree(game, max_nodes=DEFAULT_MAX_NODES, verbose=False,
@@ -441,10 +459,12 @@ def compile_tree(game, max_nodes=DEFAULT_MAX_NODES, verbose=False,
     game: a game string or `pyspiel.Game`; passed through `load_game`.
     max_nodes: the compile refuses games with more histories than this,
       before memory runs out; a game whose estimated size
-      (`estimate_num_nodes`) is above REFUSE_FACTOR * max_nodes is refused
-      before the walk starts, within a few seconds. None (the default):
-      `default_max_nodes()`, from the memory available now (half of it, at
-      `tree_size.PEAK_BYTES_PER_NODE` bytes per node).
+      (`estimate_num_nodes`, asked once the walk passes ESTIMATE_AFTER
+      nodes) is above REFUSE_FACTOR * max_nodes, or above the 2**31 - 1
+      nodes int32 ids can number, is refused then, within a few seconds
+      (`tree_size.check_estimated_size`). None (the default):
+      `tree_size.default_max_nodes()`, from the memory available now (half
+      of it, at `tree_size.PEAK_BYTES_PER_NODE` bytes per node).
     verbose: print progress (nodes, rate, estimated time left) every
       PROGRESS_SECONDS seconds of a long compile; otherwise the same lines
       go to the `mccfrb.tree` logger at INFO level.
@@ -463,14 +483,13 @@ def compile_tree(game, max_nodes=DEFAULT_MAX_NODES, verbose=False,
   """
   game = games.load_game(game)
   if max_nodes is None:
-    max_nodes = default_max_nodes()
+    max_nodes = tree_size.default_max_nodes()
   if not isinstance(max_nodes, (int, np.integer)) or max_nodes < 1:
     raise ValueError(f"max_nodes must be a positive integer, got {max_nodes!r}.")
   if max_nodes >= 2**31:
     raise ValueError(f"max_nodes must be below 2**31, got {max_nodes}.")
   if walk not in ("auto", "undo", "clone"):
     raise ValueError(f"walk must be 'auto', 'undo' or 'clone', got {walk!r}.")
-  estimate = tree_size.check_estimated_size(game, max_nodes)
   if walk == "auto":
     walk = "undo" if game.get_type().short_name in UNDO_GAMES else "clone"
-  return _assemble(_walk(game, walk == "undo", max_nodes, estimate, verbose))
+  return _assemble(_walk(game, walk == "undo", max_nodes, verbose))

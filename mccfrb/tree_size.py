@@ -17,12 +17,13 @@ from mccfrb import games
 # many probes, rarely overshoots a tree that fits by this much).
 REFUSE_FACTOR = 10
 # Peak memory of a compile per node of the tree: the walk's buffers (28
-# bytes), the infoset dictionary and the final arrays. Measured as the peak
-# resident memory of `python -m experiments.game_info` minus that of the same
-# process on Kuhn, over the number of nodes: 41 bytes on goofspiel 5, 48 on
-# liars_dice(numdice=1), 71 on leduc_poker (BUILD_NOTES, "Compiled tree");
-# rounded up.
-PEAK_BYTES_PER_NODE = 80
+# bytes), the infoset dictionary (a Python string per infoset) and the final
+# arrays. Measured as the growth of the peak resident memory during a first
+# compile in a fresh process (`python -m experiments.measurements
+# --sets=compile`): 42-52 bytes on Leduc, goofspiel 4 and 5 and liars_dice
+# with one die; 126 on tic_tac_toe, where nearly every decision is its own
+# infoset. This bound covers both.
+PEAK_BYTES_PER_NODE = 128
 # Share of the available memory a compile may use by default: the rest is
 # left to the solver's tables (per infoset, and per edge for baselines) and
 # to other processes.
@@ -79,7 +80,7 @@ def default_max_nodes():
 
   `available_memory() * MEMORY_FRACTION // PEAK_BYTES_PER_NODE`, clipped to
   [MIN_DEFAULT_MAX_NODES, 2**31 - 1]; FALLBACK_MAX_NODES when the available
-  memory cannot be read. With 22 GiB available: 147 million nodes.
+  memory cannot be read. With 20 GiB available: 84 million nodes.
   """
   available = available_memory()
   if available is None:
