@@ -123,8 +123,9 @@ def test_size_estimate_is_exact_on_uniform_trees_and_close_otherwise():
 
 
 def test_a_game_near_max_nodes_still_compiles_to_its_exact_limit():
-  # Estimated at 9,149 nodes: not refused up front, so the walk's exact
-  # max_nodes check still decides.
+  # Leduc's 9,457 nodes are fewer than tree.ESTIMATE_AFTER (and Knuth's
+  # estimate, 9,149, would not refuse it): the walk's exact max_nodes check
+  # decides.
   with pytest.raises(ValueError, match="more than max_nodes=5000 histories"):
     mccfrb.compile_tree("leduc_poker", max_nodes=5000)
   assert mccfrb.compile_tree("leduc_poker", max_nodes=9457).num_nodes == 9457
