@@ -26,6 +26,8 @@ from mccfrb.solvers import PUBLIC_BASELINES
 from mccfrb.solvers import PublicSamplingSolver
 from mccfrb.solvers import REGRETS
 from mccfrb.solvers import SAMPLINGS
+from mccfrb.solvers import SmoothUCTSolver
+from mccfrb.solvers import UCTSolver
 from mccfrb.tree import GameTree
 from mccfrb.tree import compile_tree
 

@@ -19,3 +19,6 @@ from mccfrb.solvers.outcome import REGRETS
 from mccfrb.solvers.public import PUBLIC_BASELINES
 from mccfrb.solvers.public import SAMPLINGS
 from mccfrb.solvers.public import PublicSamplingSolver
+from mccfrb.solvers.mcts import OPPONENTS
+from mccfrb.solvers.mcts import SmoothUCTSolver
+from mccfrb.solvers.mcts import UCTSolver
