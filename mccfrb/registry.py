@@ -2,8 +2,9 @@
 
 Every entry builds an object with `run(num_iterations)`,
 `average_policy_table(tree)` (the average strategy as an mccfrb table),
-`openspiel_policy(tree)` (something `pyspiel.exploitability` accepts) and
-`nodes_touched` (None where OpenSpiel does not count). Adding an algorithm is
+`openspiel_policy(tree)` (something `pyspiel.exploitability` accepts),
+`nodes_touched` (None where OpenSpiel does not count) and optionally
+`metrics()` (extra numbers for each checkpoint row). Adding an algorithm is
 one entry in `ALGORITHMS`.
 """
 
@@ -45,6 +46,10 @@ class _MccfrbRunner:
   @property
   def nodes_touched(self):
     return self.solver.nodes_touched
+
+  def metrics(self):
+    """Solver-specific numbers for each checkpoint row (MCTS solvers)."""
+    return getattr(self.solver, "metrics", dict)()
 
 
 class _OpenSpielCppRunner:

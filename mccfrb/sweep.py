@@ -103,7 +103,8 @@ def run_task(task):
   """Trains and evaluates one task; returns one row per checkpoint.
 
   `seconds` counts training only (run calls), not evaluation, compilation of
-  the tree (`setup_seconds`) or numba's warm-up.
+  the tree (`setup_seconds`) or numba's warm-up. Runners with `metrics()`
+  (the MCTS solvers) add its columns to every row.
   """
   start = time.perf_counter()
   game, tree = _game_and_tree(task.game)
@@ -123,7 +124,7 @@ def run_task(task):
         "nodes_touched": runner.nodes_touched, "exploitability": expl,
         "nash_conv": 2.0 * expl, "evaluator": task.evaluator,
         "iterations": task.iterations, "num_checkpoints": task.num_checkpoints,
-        "setup_seconds": setup})
+        "setup_seconds": setup, **getattr(runner, "metrics", dict)()})
   return rows
 
 

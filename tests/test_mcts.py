@@ -275,3 +275,73 @@ def test_registry_entries(name):
   assert type(solver) is expected[0] and solver.opponent == expected[1]
   if name == "smooth_uct_d01":
     assert solver._options()["d"] == 0.1
+
+
+def test_reproduction_binary_writes_rows_summary_and_figures(tmp_path):
+  import os
+  import pathlib
+  import subprocess
+  import sys
+
+  import pandas as pd
+
+  root = pathlib.Path(__file__).resolve().parents[1]
+  result = subprocess.run(
+      [sys.executable, "-m", "experiments.mcts", "--game=kuhn_poker",
+       "--simulations=20000", "--seeds=2", "--num_checkpoints=5", "--jobs=1",
+       f"--out_dir={tmp_path}"], cwd=root, capture_output=True, text=True,
+      timeout=600, env=dict(os.environ))
+  assert result.returncode == 0, result.stderr
+  df = pd.read_csv(tmp_path / "mcts.csv")
+  assert set(df["algorithm"]) == {"smooth_uct", "smooth_uct_d01", "uct",
+                                  "uct_vs_uniform"}
+  assert (df["simulations"] == 2 * df["iteration"]).all()
+  assert df["simulations"].max() == 20000
+  # Each row's numbers are the solver's: rebuild one run and compare.
+  solver = mccfrb.UCTSolver("kuhn_poker", opponent="uniform", seed=1)
+  solver.run(10_000)
+  last = df[(df["algorithm"] == "uct_vs_uniform") & (df["seed"] == 1)
+            & (df["iteration"] == 10_000)].iloc[0]
+  assert last["exploitability"] == pytest.approx(
+      mccfrb.exploitability(solver.tree, solver.average_policy_table()),
+      abs=1e-12)
+  np.testing.assert_allclose(
+      [last["value_vs_uniform_0"], last["value_vs_uniform_1"]],
+      solver.value_against_uniform(), atol=1e-12)
+  np.testing.assert_allclose([last["reward_0"], last["reward_1"]],
+                             solver.mean_reward(), atol=1e-12)
+  summary = pd.read_csv(tmp_path / "mcts_summary.csv")
+  assert set(summary["algorithm"]) == set(df["algorithm"])
+  for stem in ("mcts_exploitability", "mcts_uniform_uct_vs_uniform"):
+    assert (tmp_path / f"{stem}.png").stat().st_size > 10_000
+  bad = subprocess.run(
+      [sys.executable, "experiments/mcts.py", "--algorithms=cfr",
+       f"--out_dir={tmp_path}/x"], cwd=root, capture_output=True, text=True,
+      timeout=600)
+  assert bad.returncode == 1
+  assert bad.stderr.strip().splitlines()[-1].startswith("mcts: error: ")
+  assert not (tmp_path / "x").exists()
+
+
+def test_reproduction_binary_redraws_from_its_csv(tmp_path):
+  import pathlib
+  import subprocess
+  import sys
+
+  import pandas as pd
+
+  root = pathlib.Path(__file__).resolve().parents[1]
+  run = [sys.executable, "-m", "experiments.mcts", "--game=kuhn_poker",
+         "--simulations=2000", "--seeds=1", "--num_checkpoints=3", "--jobs=1",
+         "--algorithms=uct_vs_uniform"]
+  first = subprocess.run(run + [f"--out_dir={tmp_path}"], cwd=root,
+                         capture_output=True, text=True, timeout=600)
+  assert first.returncode == 0, first.stderr
+  rows = pd.read_csv(tmp_path / "mcts.csv")
+  again = subprocess.run(run + [f"--csv={tmp_path}/mcts.csv",
+                                f"--out_dir={tmp_path}"], cwd=root,
+                         capture_output=True, text=True, timeout=600)
+  assert again.returncode == 0, again.stderr
+  assert "finished" not in again.stdout  # Nothing was trained.
+  pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "mcts.csv"), rows)
+  assert (tmp_path / "mcts_uniform_uct_vs_uniform.png").exists()

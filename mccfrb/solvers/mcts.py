@@ -153,6 +153,18 @@ class SmoothUCTSolver(base.TabularSolverBase):
       values[seat] = v0 if seat == 0 else t.utility_sum - v0
     return values
 
+  def metrics(self):
+    """Per-checkpoint numbers for experiment rows (seed 003's Figures
+    4.1-4.3): simulations, each seat's mean training reward, exact value
+    against a uniform opponent and search-tree size."""
+    reward = self.mean_reward()
+    value = self.value_against_uniform()
+    sizes = self.tree_sizes()
+    return {"simulations": self.num_simulations,
+            **{f"reward_{p}": reward[p] for p in (0, 1)},
+            **{f"value_vs_uniform_{p}": value[p] for p in (0, 1)},
+            **{f"tree_size_{p}": int(sizes[p]) for p in (0, 1)}}
+
   def tree_sizes(self):
     """int64[2]: the number of infosets in each player's search tree."""
     t = self._tree
