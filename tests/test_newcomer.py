@@ -438,12 +438,15 @@ SWEEP = ["--games=kuhn_poker", "--algorithms=mccfrb_learned,os", "--seeds=3",
          "--plot=false"]
 
 
-@pytest.mark.parametrize("jobs", [1, 2])
+@pytest.mark.parametrize("jobs,backend", [(1, "local"), (2, "local"),
+                                          (2, "ray")])
 def test_ctrl_c_keeps_finished_runs_in_one_line_and_the_same_command_resumes(
-    tmp_path, jobs):
+    tmp_path, jobs, backend):
+  if backend == "ray" and not os.environ.get("CI"):
+    pytest.importorskip("ray")  # CI installs it.
   out = tmp_path / "out"
   command = [sys.executable, "experiments/convergence.py", *SWEEP,
-             f"--jobs={jobs}", f"--out_dir={out}"]
+             f"--jobs={jobs}", f"--backend={backend}", f"--out_dir={out}"]
   proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, text=True,
                           start_new_session=True)
@@ -456,14 +459,20 @@ def test_ctrl_c_keeps_finished_runs_in_one_line_and_the_same_command_resumes(
   assert proc.returncode == 130, stderr
   kept = glob.glob(str(out / "convergence_runs" / "run_*.csv"))
   assert 1 <= len(kept) < 6
-  assert stderr.splitlines() == [
-      f"convergence: interrupted: kept {len(kept)} of 6 runs in "
-      f"{out}/convergence_runs; rerun the same command to finish the other "
-      f"{6 - len(kept)}"]
-  assert "Traceback" not in stdout
+  message = (f"convergence: interrupted: kept {len(kept)} of 6 runs in "
+             f"{out}/convergence_runs; rerun the same command to finish the "
+             f"other {6 - len(kept)}")
+  if backend == "ray":  # Ray logs its own start to standard error.
+    assert stderr.splitlines()[-1] == message
+    assert stderr.count("convergence:") == 1
+  else:
+    assert stderr.splitlines() == [message]
+  assert "Traceback" not in stdout + stderr
   assert not (out / "convergence.csv").exists()
-  again = subprocess.run(command, cwd=ROOT, capture_output=True, text=True,
-                         timeout=600)
+  # The backend is not a setting: a Ray sweep resumes on local processes.
+  again = subprocess.run([c.replace("--backend=ray", "--backend=local")
+                          for c in command], cwd=ROOT, capture_output=True,
+                         text=True, timeout=600)
   assert again.returncode == 0, again.stderr
   assert (f"resuming the interrupted run in {out}/convergence_runs: "
           f"{len(kept)} of 6 runs finished before, skipping them"
@@ -479,7 +488,13 @@ def test_ctrl_c_keeps_finished_runs_in_one_line_and_the_same_command_resumes(
   pd.testing.assert_frame_equal(
       resumed.drop(columns=TIMING + ["backend"]),
       fresh.dataframe().drop(columns=TIMING), check_dtype=False)
-  assert (resumed["backend"] == "local").all()
+  # Each run says which backend ran it.
+  ran_before = [int(os.path.basename(k)[4:9]) for k in kept]
+  expected = ["local"] * 6
+  for i in ran_before:
+    expected[i] = backend
+  assert list(resumed.groupby(["algorithm", "seed"], sort=False)["backend"]
+              .first()) == expected
 
 
 # Item 9: time budgets.
