@@ -358,9 +358,9 @@ def run_sweep(tasks, jobs=1, backend="local", ray_address=None,
       runs of this call (those `store` already holds are not run).
     store: optional `RunStore` of these tasks: each finished task's rows are
       written to it at once, tasks it already holds are skipped, and the
-      rows returned are those stored (read back). A KeyboardInterrupt ends the sweep (worker
-      processes are terminated) and propagates; the store keeps what
-      finished.
+      rows returned are those stored (read back). A KeyboardInterrupt ends
+      the sweep (worker processes are terminated, Ray tasks cancelled) and
+      propagates; the store keeps what finished.
   """
   if store is not None and store.tasks != list(tasks):
     raise ValueError("the store was made for other tasks.")
@@ -377,7 +377,9 @@ def run_sweep(tasks, jobs=1, backend="local", ray_address=None,
     if progress is not None:
       progress(done[0], len(items), time.time() - start)
 
-  if backend == "ray":
+  if not items:
+    pass  # Every run finished before: no workers to start.
+  elif backend == "ray":
     _run_ray(items, jobs, ray_address, on_done)
   else:
     _run_local(items, jobs, on_done)
