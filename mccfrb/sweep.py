@@ -339,10 +339,15 @@ def _run_ray(items, jobs, ray_address, on_done):
       ready, pending = ray.wait(pending, num_returns=1)
       on_done(index[ready[0]], ray.get(ready[0]))
   finally:
-    for ref in pending:  # Interrupted or failed: stop the other runs.
-      ray.cancel(ref, force=True)
+    # Interrupted or failed: stop the other runs. A cluster started here
+    # goes down with them; on a cluster joined, they are cancelled (not
+    # with force=True: Ray 2.60 aborts the driver when a force-cancelled
+    # task's reply arrives as it is cancelled).
     if started_here:
       ray.shutdown()
+    else:
+      for ref in pending:
+        ray.cancel(ref)
 
 
 def run_sweep(tasks, jobs=1, backend="local", ray_address=None,
