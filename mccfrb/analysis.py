@@ -149,13 +149,17 @@ def iteration_curves(df, num_points=40):
 
 
 def at_times(df, times):
-  """Mean exploitability reached at each of `times` seconds (NaN if unknown)."""
+  """Mean exploitability reached at each of `times` seconds, one row per
+  (game, algorithm) of `df` (NaN if unknown: outside the times every seed
+  reached, all of a row when the seeds' time ranges do not overlap)."""
   grid = on_time_grid(df, num_points=200)
   rows = []
-  for (game, algorithm), g in grid.groupby(KEYS):
+  for (game, algorithm), _ in df.groupby(KEYS):
+    g = (grid[(grid["game"] == game) & (grid["algorithm"] == algorithm)]
+         if len(grid) else grid)
     row = {"game": game, "algorithm": algorithm}
     for t in times:
-      inside = g["seconds"].min() <= t <= g["seconds"].max()
+      inside = len(g) and g["seconds"].min() <= t <= g["seconds"].max()
       row[f"{t:g}s"] = float(np.exp(np.interp(
           np.log(t), np.log(g["seconds"]), np.log(g["mean"])))) if inside else np.nan
     rows.append(row)

@@ -509,9 +509,11 @@ def test_a_time_budget_run_checkpoints_at_log_spaced_training_times():
   assert 1 <= len(rows) <= 4
   assert rows["iteration"].is_monotonic_increasing
   assert rows["iteration"].is_unique
-  # Every target passed is evaluated at the first check after it.
-  passed = np.searchsorted(rows["seconds"].values, targets)
-  assert (passed < len(rows)).all()
+  # Every target is passed, and every row is the first check after one.
+  assert rows["seconds"].iloc[-1] >= targets[-1]
+  before = np.concatenate([[0.0], rows["seconds"].values[:-1]])
+  for previous, now in zip(before, rows["seconds"]):
+    assert any(previous < t <= now for t in targets), (previous, now)
   assert rows["seconds"].iloc[-1] >= budget
   assert (rows["budget_seconds"] == budget).all()
   assert rows["iterations"].isna().all()
@@ -660,3 +662,18 @@ def test_openspiels_average_types_choose_the_same_averaging():
   # OpenSpiel's OutcomeSamplingSolver(game) too.
   assert mccfrb.OutcomeSamplingSolver(
       pyspiel.load_game("kuhn_poker", {"players": 2})).num_iterations == 0
+
+
+def test_the_table_by_seconds_keeps_algorithms_whose_seeds_do_not_overlap():
+  # Seed 1 starts after seed 0 ends (a loaded machine's first checkpoint):
+  # no common time grid, yet the table has the algorithm's row (all NaN).
+  rows = [{"game": "g", "algorithm": a, "seed": s, "iteration": t,
+           "seconds": (1e-3 if s == 0 or a == "b" else 1.0) * t,
+           "exploitability": 1.0 / t}
+          for a in ("a", "b") for s in (0, 1) for t in (1, 10)]
+  table = analysis.at_times(pd.DataFrame(rows), [0.005]).set_index("algorithm")
+  assert list(table.index) == ["a", "b"]
+  assert np.isnan(table.loc["a", "0.005s"])
+  assert table.loc["b", "0.005s"] == pytest.approx(0.2)
+  only_a = analysis.at_times(pd.DataFrame(rows[:4]), [0.005])
+  assert list(only_a["algorithm"]) == ["a"] and only_a["0.005s"].isna().all()
