@@ -433,7 +433,7 @@ def test_a_half_written_run_file_is_never_taken_for_a_finished_run(tmp_path):
   assert store.finished() == []
 
 
-SWEEP = ["--games=kuhn_poker", "--algorithms=mccfrb_learned,os", "--seeds=3",
+SWEEP = ["--games=kuhn_poker", "--algorithms=mccfrb_learned,os", "--seeds=4",
          "--iterations=300000", "--num_checkpoints=3", "--evaluator=mccfrb",
          "--plot=false"]
 
@@ -458,10 +458,10 @@ def test_ctrl_c_keeps_finished_runs_in_one_line_and_the_same_command_resumes(
   stdout, stderr = proc.communicate(timeout=120)
   assert proc.returncode == 130, stderr
   kept = glob.glob(str(out / "convergence_runs" / "run_*.csv"))
-  assert 1 <= len(kept) < 6
-  message = (f"convergence: interrupted: kept {len(kept)} of 6 runs in "
+  assert 1 <= len(kept) < 8
+  message = (f"convergence: interrupted: kept {len(kept)} of 8 runs in "
              f"{out}/convergence_runs; rerun the same command to finish the "
-             f"other {6 - len(kept)}")
+             f"other {8 - len(kept)}")
   if backend == "ray":  # Ray logs its own start to standard error.
     assert stderr.splitlines()[-1] == message
     assert stderr.count("convergence:") == 1
@@ -475,13 +475,13 @@ def test_ctrl_c_keeps_finished_runs_in_one_line_and_the_same_command_resumes(
                          text=True, timeout=600)
   assert again.returncode == 0, again.stderr
   assert (f"resuming the interrupted run in {out}/convergence_runs: "
-          f"{len(kept)} of 6 runs finished before, skipping them"
+          f"{len(kept)} of 8 runs finished before, skipping them"
           in again.stdout)
-  assert f"finished {6 - len(kept)}/{6 - len(kept)} runs" in again.stdout
+  assert f"finished {8 - len(kept)}/{8 - len(kept)} runs" in again.stdout
   assert sorted(os.listdir(out)) == ["convergence.csv"]  # Runs folder gone.
   resumed = pd.read_csv(out / "convergence.csv")
-  tasks = sweep.make_tasks(["kuhn_poker"], ["mccfrb_learned", "os"], [0, 1, 2],
-                           300000, 3, "mccfrb")
+  tasks = sweep.make_tasks(["kuhn_poker"], ["mccfrb_learned", "os"],
+                           [0, 1, 2, 3], 300000, 3, "mccfrb")
   fresh = sweep.RunStore(tmp_path / "fresh", tasks)
   fresh.reset()
   sweep.run_sweep(tasks, store=fresh)
@@ -490,7 +490,7 @@ def test_ctrl_c_keeps_finished_runs_in_one_line_and_the_same_command_resumes(
       fresh.dataframe().drop(columns=TIMING), check_dtype=False)
   # Each run says which backend ran it.
   ran_before = [int(os.path.basename(k)[4:9]) for k in kept]
-  expected = ["local"] * 6
+  expected = ["local"] * 8
   for i in ran_before:
     expected[i] = backend
   assert list(resumed.groupby(["algorithm", "seed"], sort=False)["backend"]
