@@ -107,9 +107,10 @@ def open_runs(out_dir, name, tasks, outputs, extra=None):
   removed = remove_earlier_outputs(out_dir, outputs, quiet=True)
   store.reset()
   if removed or runs:
-    parts = [analysis.count_text(len(removed), "output file")] if removed else []
-    parts += [f"{analysis.count_text(runs, 'finished run')} of an interrupted "
-              "sweep"] if runs else []
+    count = analysis.count_text
+    parts = [count(len(removed), "output file")] if removed else []
+    parts += [f"{count(runs, 'finished run')} of an interrupted sweep"
+              ] if runs else []
     print(f"replacing the outputs of an earlier run in {out_dir} (a finished "
           f"run, or one with other settings): removed {' and '.join(parts)}",
           flush=True)

@@ -160,8 +160,8 @@ def at_times(df, times):
     row = {"game": game, "algorithm": algorithm}
     for t in times:
       inside = len(g) and g["seconds"].min() <= t <= g["seconds"].max()
-      row[f"{t:g}s"] = float(np.exp(np.interp(
-          np.log(t), np.log(g["seconds"]), np.log(g["mean"])))) if inside else np.nan
+      row[f"{t:g}s"] = (float(_log_interp(t, g["seconds"], g["mean"]))
+                        if inside else np.nan)
     rows.append(row)
   return pd.DataFrame(rows)
 

@@ -390,8 +390,9 @@ def test_an_interrupted_sweep_keeps_its_runs_and_a_rerun_completes_it(
   uninterrupted = sweep.run_sweep(tasks, store=fresh)
   pd.testing.assert_frame_equal(again.dataframe().drop(columns=TIMING),
                                 fresh.dataframe().drop(columns=TIMING))
-  pd.testing.assert_frame_equal(pd.DataFrame(rows).drop(columns=TIMING),
-                                pd.DataFrame(uninterrupted).drop(columns=TIMING))
+  pd.testing.assert_frame_equal(
+      pd.DataFrame(rows).drop(columns=TIMING),
+      pd.DataFrame(uninterrupted).drop(columns=TIMING))
   # Other tasks do not match the folder.
   assert not sweep.RunStore(tmp_path / "runs", tasks[:-1]).matches()
 
@@ -524,7 +525,8 @@ def test_seconds_runs_write_rows_for_every_algorithm(tmp_path):
   algorithms = ["mccfrb_learned", "es", "openspiel_os_cpp",
                 "openspiel_os_python"]
   result = run_by_path(
-      "convergence", "--games=kuhn_poker", f"--algorithms={','.join(algorithms)}",
+      "convergence", "--games=kuhn_poker",
+      f"--algorithms={','.join(algorithms)}",
       "--seeds=2", "--seconds=0.3", "--num_checkpoints=4", "--jobs=2",
       "--evaluator=mccfrb", "--reference_csv=", f"--out_dir={tmp_path}")
   assert result.returncode == 0, result.stderr
@@ -640,8 +642,8 @@ def test_openspiels_mccfr_example_runs_with_mccfrb_imported(tmp_path,
 
 
 def test_openspiels_average_types_choose_the_same_averaging():
-  from open_spiel.python.algorithms import external_sampling_mccfr  # pylint: disable=g-import-not-at-top
-  assert mccfrb.AverageType is external_sampling_mccfr.AverageType
+  from open_spiel.python.algorithms import external_sampling_mccfr as es  # pylint: disable=g-import-not-at-top
+  assert mccfrb.AverageType is es.AverageType
   for value, name in ((mccfrb.AverageType.SIMPLE, "simple"),
                       (mccfrb.AverageType.FULL, "full"),
                       (pyspiel.MCCFRAverageType.FULL, "full")):
