@@ -16,6 +16,7 @@ from mccfrb.policy import uniform_table
 from mccfrb.public import PublicTree
 from mccfrb.public import public_states
 from mccfrb.solvers import AVERAGINGS
+from mccfrb.solvers import AverageType
 from mccfrb.solvers import BASELINES
 from mccfrb.solvers import CFR_VARIANTS
 from mccfrb.solvers import CFRSolver

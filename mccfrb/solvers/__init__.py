@@ -9,6 +9,7 @@ from mccfrb.solvers.base import check_num_iterations
 from mccfrb.solvers.cfr import CFR_VARIANTS
 from mccfrb.solvers.cfr import CFRSolver
 from mccfrb.solvers.external import ES_AVERAGINGS
+from mccfrb.solvers.external import AverageType
 from mccfrb.solvers.external import PRUNINGS
 from mccfrb.solvers.external import ExternalSamplingSolver
 from mccfrb.solvers.outcome import AVERAGINGS
