@@ -15,7 +15,9 @@ exploitability, training reward, exact value against a uniform opponent and
 search-tree sizes), mcts_summary.csv (exploitability at 10^6 ... 5x10^8
 simulations and at the last checkpoint), mcts_exploitability.png/.pdf and, for every algorithm trained
 against the uniform opponent, mcts_uniform_{algorithm}.png/.pdf (seed 003's
-Figures 4.1-4.3).
+Figures 4.1-4.3). Each finished run is kept in {out_dir}/mcts_runs/ until
+the outputs are written, so an interrupted reproduction (Ctrl-C) continues
+where it stopped when the same command is run again.
 """
 
 import os
@@ -57,15 +59,13 @@ _CSV = flags.DEFINE_string(
     "--out_dir.")
 
 PROGRAM = "mcts"
+# Finished runs are kept here until the outputs are written: an interrupted
+# run resumes when the same command is run again (experiments/common.py).
+RUNS = "mcts_runs"
 MCTS_ALGORITHMS = ("smooth_uct", "smooth_uct_d01", "uct", "uct_vs_uniform")
 OUTPUTS = ("mcts.csv", "mcts_summary.csv", "mcts_exploitability.png",
            "mcts_exploitability.pdf", "mcts_uniform_*.png",
            "mcts_uniform_*.pdf")
-
-
-def progress(done, total, elapsed):
-  print(f"finished {done}/{total} runs, elapsed {elapsed:.0f}s, about "
-        f"{elapsed / done * (total - done):.0f}s left", flush=True)
 
 
 def main(argv):
@@ -87,6 +87,7 @@ def main(argv):
   except ValueError as e:
     common.fail(PROGRAM, e)
   start = time.time()
+  store = None
   if _CSV.value:
     try:
       df = pd.read_csv(_CSV.value)
@@ -103,12 +104,15 @@ def main(argv):
     print(f"{analysis.count_text(len(tasks), 'run')} of {simulations:.3g} "
           f"simulations on {game}, {analysis.count_text(_JOBS.value, 'job')}",
           flush=True)
-    df = pd.DataFrame(sweep.run_sweep(tasks, jobs=_JOBS.value,
-                                      progress=progress))
+    store = common.open_runs(_OUT_DIR.value, RUNS, tasks, OUTPUTS)
+    with common.ExitOnInterrupt(PROGRAM, store):
+      sweep.run_sweep(tasks, jobs=_JOBS.value,
+                      progress=common.print_progress, store=store)
+    df = store.dataframe()
   points = sorted({p for p in (1e6, 1e7, 1e8, 5e8) if p < simulations}
                   | {float(simulations)})
   summary = analysis_mcts.summary(df, points)
-  common.remove_earlier_outputs(_OUT_DIR.value, OUTPUTS)
+  common.remove_earlier_outputs(_OUT_DIR.value, OUTPUTS, quiet=store is not None)
   out = os.path.join(_OUT_DIR.value, "mcts")
   common.write_atomically(f"{out}.csv", df.to_csv(index=False))
   common.write_atomically(f"{out}_summary.csv", summary.to_csv(index=False))
@@ -129,6 +133,8 @@ def main(argv):
             analysis_mcts.plot_against_uniform(df, game, algorithm, best),
             f"{out}_uniform_{algorithm}")
     print("wrote " + ", ".join(paths))
+  if store is not None:
+    store.remove()
   print(f"total {time.time() - start:.0f}s")
 
 

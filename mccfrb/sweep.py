@@ -250,8 +250,11 @@ class RunStore:
     shutil.rmtree(self.folder, ignore_errors=True)
 
   def write(self, index, rows):
-    """Stores the rows of task `index` (called as it finishes)."""
-    df = pd.DataFrame(rows, columns=list(COLUMNS)).assign(**self.extra)
+    """Stores the rows of task `index` (called as it finishes): COLUMNS,
+    then any metrics columns the runner added, then the `extra` ones."""
+    df = pd.DataFrame(rows)
+    metrics = [c for c in df.columns if c not in COLUMNS]
+    df = df.reindex(columns=list(COLUMNS) + metrics).assign(**self.extra)
     files.write_atomically(self._path(index), df.to_csv(index=False))
 
   def _read(self, index):
@@ -265,7 +268,9 @@ class RunStore:
     except (OSError, ValueError):
       return None
     task = self.tasks[index]
-    if (df.empty or list(df.columns) != list(COLUMNS) + list(self.extra)
+    columns = list(df.columns)
+    if (df.empty or columns[:len(COLUMNS)] != list(COLUMNS)
+        or columns[len(columns) - len(self.extra):] != list(self.extra)
         or set(df["game"]) != {task.game}
         or set(df["algorithm"]) != {task.algorithm}
         or set(df["seed"]) != {task.seed}):
@@ -273,9 +278,12 @@ class RunStore:
     return df
 
   def rows(self, index):
-    """Task `index`'s stored rows as dicts of COLUMNS (None if not stored)."""
+    """Task `index`'s stored rows as dicts, as `run_task` returned them
+    (None if not stored)."""
     df = self._read(index)
-    return None if df is None else df[list(COLUMNS)].to_dict("records")
+    if df is None:
+      return None
+    return df.drop(columns=list(self.extra)).to_dict("records")
 
   def finished(self):
     """Indices of the tasks whose rows are stored."""
