@@ -21,6 +21,11 @@ Sections:
     against pyspiel.CFRPlusSolver's node throughput, counted as two full
     tree walks per iteration (one per player, alternating updates); the
     ratio divides node rates.
+  mcts: UCTSolver and SmoothUCTSolver simulations per second (two per
+    iteration), self-play and against a uniform opponent, against
+    pyspiel.OutcomeSamplingMCCFRSolver's iterations per second, for scale
+    (different algorithms: the ratio says how fast one simulation is, not
+    which converges faster).
   compile: mccfrb.compile_tree in nodes (histories) per second against a
     plain Python walk of the same pyspiel states that reads what the
     compile reads (chance outcomes, legal actions, information state
@@ -51,7 +56,7 @@ from experiments.common import GOOFSPIEL4
 from experiments.common import rejoin_game_list
 
 SECTIONS = ("exploitability", "outcome", "external", "cfr", "regret",
-            "public", "compile")
+            "public", "mcts", "compile")
 
 _SECTIONS = flags.DEFINE_list("sections", list(SECTIONS), "Which benchmarks.")
 _SECONDS = flags.DEFINE_float("seconds", 1.0, "Minimum time of one timing.")
@@ -246,6 +251,27 @@ def public_rows(seconds, repeats):
   return rows
 
 
+def mcts_rows(seconds, repeats):
+  rows = []
+  for game_string in rejoin_game_list(_SOLVER_GAMES.value):
+    game = mccfrb.load_game(game_string)
+    tree = mccfrb.compile_tree(game)
+    cpp = pyspiel.OutcomeSamplingMCCFRSolver(game, seed=0)
+    cpp_rate = iterations_per_second(loop(cpp.run_iteration), seconds, repeats)
+    entries = [("openspiel_os_cpp", cpp_rate)]
+    for name, cls, kwargs in [
+        ("uct", mccfrb.UCTSolver, {}),
+        ("smooth_uct", mccfrb.SmoothUCTSolver, {}),
+        ("uct_vs_uniform", mccfrb.UCTSolver, {"opponent": "uniform"})]:
+      solver = cls(game, seed=0, tree=tree, **kwargs)
+      solver.run(100_000)  # Past the first expansions.
+      # Simulations per second: two per iteration.
+      entries.append((f"{name} (simulations)",
+                      2 * iterations_per_second(solver.run, seconds, repeats)))
+    rows += rate_rows("mcts", game_string, entries, cpp_rate)
+  return rows
+
+
 def pyspiel_walk(game):
   """Visits every history of `game` with pyspiel calls only, storing nothing."""
   stack = [game.new_initial_state()]
@@ -292,7 +318,7 @@ def main(argv):
   builders = {"exploitability": exploitability_rows, "outcome": outcome_rows,
               "external": external_rows, "cfr": cfr_rows,
               "regret": regret_rows, "public": public_rows,
-              "compile": compile_rows}
+              "mcts": mcts_rows, "compile": compile_rows}
   rows = []
   for section in _SECTIONS.value:
     rows += builders[section](_SECONDS.value, _REPEATS.value)

@@ -16,6 +16,7 @@ from mccfrb.policy import uniform_table
 from mccfrb.public import PublicTree
 from mccfrb.public import public_states
 from mccfrb.solvers import AVERAGINGS
+from mccfrb.solvers import AverageType
 from mccfrb.solvers import BASELINES
 from mccfrb.solvers import CFR_VARIANTS
 from mccfrb.solvers import CFRSolver
@@ -26,6 +27,8 @@ from mccfrb.solvers import PUBLIC_BASELINES
 from mccfrb.solvers import PublicSamplingSolver
 from mccfrb.solvers import REGRETS
 from mccfrb.solvers import SAMPLINGS
+from mccfrb.solvers import SmoothUCTSolver
+from mccfrb.solvers import UCTSolver
 from mccfrb.tree import GameTree
 from mccfrb.tree import compile_tree
 

@@ -195,6 +195,9 @@ def test_thesis_tables_binary(tmp_path):
   df = pd.read_csv(tmp_path / "thesis.csv")
   assert set(df["iteration"]) == {1, 10}
   assert (tmp_path / "thesis_0.pdf").exists()
+  # Its finished runs were kept (for a rerun after Ctrl-C) until the
+  # outputs were written, as in experiments.convergence.
+  assert not (tmp_path / "thesis_runs").exists()
 
 
 def test_measurements_reproduce_a_quoted_number():

@@ -3,13 +3,12 @@ option checks, and the lazy iteration weighting of the sampling solvers."""
 
 import inspect
 import json
-import os
 from typing import NamedTuple
-import uuid
 import zipfile
 
 import numpy as np
 
+from mccfrb import files
 from mccfrb import games
 from mccfrb import policy as policy_lib
 from mccfrb import tree as tree_lib
@@ -157,7 +156,7 @@ class TabularSolverBase:
         "rng_state": self._rng.bit_generator.state,
     }
     tables = {name.lstrip("_"): getattr(self, name) for name in self._table_names}
-    _write_atomically(path, lambda f: np.savez(
+    files.write_atomically(path, lambda f: np.savez(
         f, meta=np.array(json.dumps(meta)), **tables))
 
   @classmethod
@@ -228,28 +227,6 @@ def _construct(cls, game, options, path):
     raise ValueError(f"{path} records options {differ} that {cls.__name__} "
                      "does not take.")
   return solver
-
-
-def _write_atomically(path, write):
-  """Calls `write(binary file)` on a temporary file beside `path`, then
-  renames it to `path`; on any failure the temporary file is removed and
-  `path` is left as it was."""
-  path = os.fspath(path)
-  folder, base_name = os.path.split(os.path.abspath(path))
-  tmp = os.path.join(
-      folder, f".{base_name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
-  try:
-    with open(tmp, "xb") as f:
-      write(f)
-      f.flush()
-      os.fsync(f.fileno())
-    os.replace(tmp, path)
-  except BaseException:
-    try:
-      os.unlink(tmp)
-    except OSError:
-      pass
-    raise
 
 
 def read_checkpoint(path):

@@ -1,6 +1,8 @@
 """External-sampling MCCFR with weighting and pruning (kernels/external.py)."""
 
 import numpy as np
+from open_spiel.python.algorithms.external_sampling_mccfr import AverageType
+import pyspiel
 
 from mccfrb import tree as tree_lib
 from mccfrb.kernels import external
@@ -10,13 +12,24 @@ ES_AVERAGINGS = {"simple": 0, "full": 1}
 PRUNINGS = {None: 0, "pluribus": 1, "probabilistic": 2}
 
 
+def averaging_name(averaging):
+  """Maps OpenSpiel's AverageType.SIMPLE / FULL (the Python enum, which
+  mccfrb re-exports as `mccfrb.AverageType`, or pyspiel.MCCFRAverageType)
+  to "simple" / "full"; returns any other value unchanged."""
+  if isinstance(averaging, (AverageType, pyspiel.MCCFRAverageType)):
+    return averaging.name.lower()
+  return averaging
+
+
 class ExternalSamplingSolver(base.WeightingMixin, base.TabularSolverBase):
   """External-sampling MCCFR with weighting and pruning (kernels/external.py).
 
   Args:
     game: a game string or `pyspiel.Game`.
     averaging: "simple" (at the opponent's nodes, OpenSpiel's default) or
-      "full" (a full-tree pass per iteration with the owner's reach).
+      "full" (a full-tree pass per iteration with the owner's reach); or
+      OpenSpiel's `AverageType.SIMPLE` / `FULL`, so that OpenSpiel's
+      `ExternalSamplingSolver(game, AverageType.SIMPLE)` works unchanged.
     weighting: None, "linear" (iteration t weighs t, or min(t,
       linear_iterations) when that is set: linear for an initial phase only),
       or "discounted" (DCFR's alpha, beta, gamma; applied lazily per infoset).
@@ -37,6 +50,7 @@ class ExternalSamplingSolver(base.WeightingMixin, base.TabularSolverBase):
                pruning=None, prune_threshold=-200.0, prune_probability=0.95,
                prune_k=200.0, prune_floor=0.05, prune_after=1, seed=None,
                max_nodes=tree_lib.DEFAULT_MAX_NODES, tree=None):
+    averaging = averaging_name(averaging)
     base.check_choice("averaging", averaging, ES_AVERAGINGS)
     self._init_weighting(weighting, linear_iterations, alpha, beta, gamma)
     if pruning not in PRUNINGS:
