@@ -26,6 +26,11 @@ Sections:
     pyspiel.OutcomeSamplingMCCFRSolver's iterations per second, for scale
     (different algorithms: the ratio says how fast one simulation is, not
     which converges faster).
+  compile: mccfrb.compile_tree in nodes (histories) per second against a
+    plain Python walk of the same pyspiel states that reads what the
+    compile reads (chance outcomes, legal actions, information state
+    strings, returns) and stores nothing; value is the tree's bytes per
+    node.
 Each rate is the best of --repeats timings of at least --seconds each; the
 ratio column divides by the OpenSpiel C++ rate of the same game and run.
 """
@@ -51,7 +56,7 @@ from experiments.common import GOOFSPIEL4
 from experiments.common import rejoin_game_list
 
 SECTIONS = ("exploitability", "outcome", "external", "cfr", "regret",
-            "public", "mcts")
+            "public", "mcts", "compile")
 
 _SECTIONS = flags.DEFINE_list("sections", list(SECTIONS), "Which benchmarks.")
 _SECONDS = flags.DEFINE_float("seconds", 1.0, "Minimum time of one timing.")
@@ -61,6 +66,9 @@ _EXPL_GAMES = flags.DEFINE_list("exploitability_games",
                                 "Games of the exploitability section.")
 _SOLVER_GAMES = flags.DEFINE_list("solver_games", ["leduc_poker", GOOFSPIEL4],
                                   "Games of the solver sections.")
+_COMPILE_GAMES = flags.DEFINE_list(
+    "compile_games", ["leduc_poker", GOOFSPIEL4, "liars_dice(numdice=1)"],
+    "Games of the compile section.")
 _OUT = flags.DEFINE_string("out", "", "Optional CSV path for the table.")
 
 
@@ -264,6 +272,39 @@ def mcts_rows(seconds, repeats):
   return rows
 
 
+def pyspiel_walk(game):
+  """Visits every history of `game` with pyspiel calls only, storing nothing."""
+  stack = [game.new_initial_state()]
+  while stack:
+    state = stack.pop()
+    if state.is_terminal():
+      state.returns()
+    elif state.is_chance_node():
+      stack.extend(state.child(a) for a, _ in state.chance_outcomes())
+    else:
+      state.information_state_string()
+      stack.extend(state.child(a) for a in state.legal_actions())
+
+
+def compile_rows(seconds, repeats):
+  rows = []
+  for game_string in rejoin_game_list(_COMPILE_GAMES.value):
+    game = mccfrb.load_game(game_string)
+    tree = mccfrb.compile_tree(game)
+    walk_rate = rate(lambda: pyspiel_walk(game), tree.num_nodes, seconds,
+                     repeats)
+    ours = rate(lambda: mccfrb.compile_tree(game), tree.num_nodes, seconds,
+                repeats)
+    rows.append({"section": "compile", "game": game_string,
+                 "algorithm": "mccfrb.compile_tree", "per_second": ours,
+                 "ratio": ours / walk_rate,
+                 "value": tree.nbytes() / tree.num_nodes})
+    rows.append({"section": "compile", "game": game_string,
+                 "algorithm": "pyspiel_walk", "per_second": walk_rate,
+                 "ratio": 1.0})
+  return rows
+
+
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError("Too many command-line arguments.")
@@ -277,7 +318,7 @@ def main(argv):
   builders = {"exploitability": exploitability_rows, "outcome": outcome_rows,
               "external": external_rows, "cfr": cfr_rows,
               "regret": regret_rows, "public": public_rows,
-              "mcts": mcts_rows}
+              "mcts": mcts_rows, "compile": compile_rows}
   rows = []
   for section in _SECTIONS.value:
     rows += builders[section](_SECONDS.value, _REPEATS.value)

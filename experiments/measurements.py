@@ -30,12 +30,23 @@ Every set is deterministic (fixed seeds), so a rerun prints the same numbers:
                  PublicSamplingSolver (predictive and history, 10^6
                  iterations; chance sampling, 10^5), numba warmed up, run()
                  timed alone. Times depend on the machine and its load.
+  compile        compile_tree on Leduc, goofspiel 4 and 5, liars_dice with
+                 one die and tic_tac_toe, each in a fresh process: the growth of the peak
+                 resident memory during the first compile per node (what
+                 tree_size.PEAK_BYTES_PER_NODE bounds), the tree's bytes per
+                 node, and the best of 3 compile times (CPU seconds of the
+                 process, less sensitive to other load than wall clock);
+                 tic_tac_toe walked by apply/undo and by cloning; the time
+                 to read goofspiel 5's infoset strings; the cost of the
+                 pyspiel calls of the walk on a goofspiel 5 state.
 """
 
 import collections
 import os
+import subprocess
 import sys
 import time
+import timeit
 
 # Run by path (python experiments/NAME.py) as well as with -m:
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -266,11 +277,72 @@ def public_time():
           f"exploitability {expl(tree, solver):.5f}")
 
 
+_COMPILE_PROBE = """
+import resource, sys, time
+import mccfrb
+mccfrb.compile_tree("kuhn_poker")  # Imports and first allocations.
+game = mccfrb.load_game(sys.argv[1])
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+tree = mccfrb.compile_tree(game)
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+seconds = []
+for _ in range(3):
+  del tree
+  start = time.process_time()
+  tree = mccfrb.compile_tree(game)
+  seconds.append(time.process_time() - start)
+print(tree.num_nodes, min(seconds), tree.nbytes() / tree.num_nodes,
+      peak * 1024 / tree.num_nodes)
+"""
+
+
+def compile():  # pylint: disable=redefined-builtin
+  for game in ["leduc_poker", common.GOOFSPIEL4, common.GOOFSPIEL5,
+               "liars_dice(numdice=1)", "tic_tac_toe"]:
+    out = subprocess.run([sys.executable, "-c", _COMPILE_PROBE, game],
+                         capture_output=True, text=True, check=True).stdout
+    nodes, seconds, tree_bytes, peak_bytes = out.split()
+    print(f"{game}: {int(nodes):,} nodes, compiled in {float(seconds):.2f} "
+          f"CPU s (best of 3), tree {float(tree_bytes):.1f} bytes per node, "
+          f"peak resident memory +{float(peak_bytes):.1f} bytes per node")
+  for walk in ("undo", "clone"):
+    seconds = []
+    for _ in range(3):
+      start = time.process_time()
+      mccfrb.compile_tree("tic_tac_toe", walk=walk)
+      seconds.append(time.process_time() - start)
+    print(f"tic_tac_toe, walk={walk}: {min(seconds):.2f} CPU s (best of 3)")
+  tree = mccfrb.compile_tree(common.GOOFSPIEL5)
+  for name, call in [("infoset_strings()", tree.infoset_strings),
+                     ("infoset_index()", tree.infoset_index)]:
+    start = time.perf_counter()
+    call()
+    print(f"goofspiel 5 {name}: {time.perf_counter() - start:.2f} s")
+  # The pyspiel calls of the walk, on the state after the first point card
+  # and player 0's first action (player 1 to act); its child is the clone.
+  state = mccfrb.load_game(common.GOOFSPIEL5).new_initial_state()
+  state.apply_action(state.chance_outcomes()[0][0])
+  state.apply_action(0)
+  terminal = state.clone()
+  while not terminal.is_terminal():
+    terminal.apply_action(terminal.chance_outcomes()[0][0]
+                          if terminal.is_chance_node()
+                          else terminal.legal_actions()[0])
+  calls = [("information_state_string", lambda: state.information_state_string(1)),
+           ("child", lambda: state.child(2)),
+           ("legal_actions", state.legal_actions),
+           ("returns", terminal.returns),
+           ("current_player", state.current_player)]
+  for name, call in calls:
+    best = min(timeit.repeat(call, number=100_000, repeat=3)) / 100_000
+    print(f"goofspiel 5 state.{name}(): {best * 1e6:.2f} us a call")
+
+
 SETS = {"weighting": weighting, "pruning_short": pruning_short,
         "pruning_long": pruning_long, "averaging": averaging,
         "exponential": exponential, "convergence": convergence,
         "unbiasedness": unbiasedness, "agreement": agreement,
-        "public_time": public_time}
+        "public_time": public_time, "compile": compile}
 
 
 def main(argv):
