@@ -129,7 +129,9 @@ def on_grid(df, x="seconds", num_points=40):
       if x == "iteration":
         row["nodes_touched"] = nodes[j]
       rows.append(row)
-  return pd.DataFrame(rows)
+  columns = ["game", "algorithm", x, "mean", "std", "count", "ci95", "p05",
+             "p95"] + (["nodes_touched"] if x == "iteration" else [])
+  return pd.DataFrame(rows, columns=columns)
 
 
 def on_time_grid(df, num_points=40):
@@ -309,6 +311,13 @@ def _style(a, algorithm):
               linestyle="--" if algorithm.startswith("openspiel") else "-")
 
 
+def _panel_note(ax, text):
+  """A small boxed note in the lower left corner of a panel."""
+  ax.text(0.02, 0.02, text, transform=ax.transAxes, fontsize=7, va="bottom",
+          ha="left", wrap=True,
+          bbox=dict(facecolor="white", alpha=0.8, edgecolor="none"))
+
+
 def plot_game(df, game, title_suffix="", iters=None, times=None):
   """The figure of one game: exploitability against iterations, seconds and,
   when `df` has a nodes_touched column, nodes touched (log-log).
@@ -342,7 +351,7 @@ def plot_game(df, game, title_suffix="", iters=None, times=None):
   fig, axes = plt.subplots(1, 3 if with_nodes else 2,
                            figsize=(18, 5) if with_nodes else (12, 4.5))
   algorithms = sorted(df[df["game"] == game]["algorithm"].unique())
-  uncounted = []
+  uncounted, untimed = [], []
   for a, algorithm in enumerate(algorithms):
     style = _style(a, algorithm)
     panels = [(axes[0], iters, "iteration"), (axes[1], times, "seconds")]
@@ -357,6 +366,8 @@ def plot_game(df, game, title_suffix="", iters=None, times=None):
     for ax, table, x in panels:
       g = table[(table["game"] == game) & (table["algorithm"] == algorithm)]
       if g.empty:
+        if x == "seconds":
+          untimed.append(algorithm)
         continue
       g = g.sort_values(x)
       line, = ax.plot(g[x], g["mean"], label=algorithm, **style)
@@ -380,9 +391,10 @@ def plot_game(df, game, title_suffix="", iters=None, times=None):
     if uncounted:
       note = ("not shown, no nodes counted (OpenSpiel's solvers do not "
               "count them):\n" + ", ".join(uncounted))
-      axes[2].text(0.02, 0.02, note, transform=axes[2].transAxes, fontsize=7,
-                   va="bottom", ha="left", wrap=True,
-                   bbox=dict(facecolor="white", alpha=0.8, edgecolor="none"))
+      _panel_note(axes[2], note)
+  if untimed:
+    _panel_note(axes[1], "not shown: the seeds' training times do not "
+                "overlap (no common time grid):\n" + ", ".join(untimed))
   seeds = df[df["game"] == game]["seed"].nunique()
   bands = (f"; {BAND_TEXT} (of log exploitability)" if seeds > 1
            else " (no band)")
