@@ -84,10 +84,10 @@ def _openspiel_nfsp():
 
     OpenSpiel 2.0.2's `NFSP._learn` calls `len()` on the reservoir buffer,
     which is None until the agent's first best-response transition: an agent
-    whose first 64 steps all follow the average policy (probability about
-    0.9^20 for eta = 0.1 on Leduc) raised `TypeError: object of type
-    'NoneType' has no len()`. Until then there is nothing to learn from, so
-    the step returns None as `_learn` does for a buffer smaller than a batch.
+    whose first 64 steps all follow the average policy raises `TypeError:
+    object of type 'NoneType' has no len()` (3 of 8 seeds on Leduc, README
+    "NFSP (comparator)"). Until then there is nothing to learn from, so the
+    step returns None, as `_learn` does for a buffer smaller than a batch.
     """
 
     def _learn(self):
