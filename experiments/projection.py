@@ -3,6 +3,7 @@ r"""Fits a power law to a run's later checkpoints and projects it to a target.
   python -m experiments.projection \
       --csv=experiments/results/nfsp/convergence.csv --target=0.1 \
       --target_label="Heinrich & Silver 2016's Leduc level (0.1)" \
+      --noun="training episodes" \
       --out_prefix=experiments/results/nfsp/projection
 
 Reads a convergence CSV (`experiments.convergence`), fits
@@ -37,6 +38,8 @@ _TARGET_LABEL = flags.DEFINE_string("target_label", "target",
 _FIT_FRACTION = flags.DEFINE_float(
     "fit_fraction", 0.1, "Fit checkpoints at or after this fraction of the "
     "last iteration.")
+_NOUN = flags.DEFINE_string("noun", "iterations",
+                            "What an iteration is, for the plot's x axis.")
 _OUT_PREFIX = flags.DEFINE_string("out_prefix", "results/projection",
                                   "Output path prefix.")
 
@@ -86,7 +89,8 @@ def main(argv):
           "PROJECTIONS to the target (extrapolated, not measured):")
     print(table.to_string(index=False))
   print(f"wrote {_OUT_PREFIX.value}.csv")
-  fig = projection.plot_projection(df, projections[0], _TARGET_LABEL.value)
+  fig = projection.plot_projection(df, projections[0], _TARGET_LABEL.value,
+                                   _NOUN.value)
   for path in analysis.save_figure(fig, _OUT_PREFIX.value):
     print(f"wrote {path}")
 

@@ -98,8 +98,10 @@ def project(df, game, algorithm, target, fit_fraction=0.1):
                     float(target), needed, needed / rate / 3600.0)
 
 
-def plot_projection(df, projection, target_label):
+def plot_projection(df, projection, target_label, noun="iterations"):
   """Measured curve (log-log), the fitted line and, dashed, its projection.
+
+  `noun` names the x axis's unit (NFSP's iterations are training episodes).
 
   Returns:
     The matplotlib figure (save it with `analysis.save_figure`).
@@ -114,10 +116,10 @@ def plot_projection(df, projection, target_label):
   fig, ax = plt.subplots(figsize=(8, 5))
   ax.plot(curve["iteration"], curve["mean"], "o-", ms=3, color="C0",
           label=f"measured ({analysis.count_text(p.seeds, 'seed')}, "
-                f"to {p.last_iteration:,} iterations)")
+                f"to {p.last_iteration:,} {noun})")
   fitted = np.geomspace(fit.fit_from, fit.fit_to, 50)
   ax.plot(fitted, fit(fitted), "-", lw=2.5, color="C1",
-          label=f"power-law fit on iterations {fit.fit_from:,}-"
+          label=f"power-law fit on {noun} {fit.fit_from:,}-"
                 f"{fit.fit_to:,}: {fit.coefficient:.3g} T^-{fit.exponent:.3f}")
   ax.axhline(p.target, color="C3", lw=1, label=target_label)
   if np.isfinite(p.target_iterations):
@@ -125,7 +127,7 @@ def plot_projection(df, projection, target_label):
     ahead = np.geomspace(fit.fit_to, end, 50)
     ax.plot(ahead, fit(ahead), "--", lw=1.5, color="C1",
             label=f"PROJECTION (not measured): the fit reaches {p.target:g} "
-                  f"at {p.target_iterations:.3g} iterations, "
+                  f"at {p.target_iterations:.3g} {noun}, "
                   f"{p.target_hours:.3g} h at the run's rate")
     ax.axvspan(fit.fit_to, end, color="0.9", zorder=0)
     ax.text(0.98, 0.97, "projected", transform=ax.transAxes, ha="right",
@@ -136,11 +138,11 @@ def plot_projection(df, projection, target_label):
             transform=ax.transAxes, ha="center")
   ax.set_xscale("log")
   ax.set_yscale("log")
-  ax.set_xlabel("iterations")
+  ax.set_xlabel(noun)
   ax.set_ylabel("exploitability (NashConv / 2)")
   ax.grid(True, which="both", alpha=0.3)
   ax.legend(fontsize=7, loc="lower left")
   ax.set_title(f"{p.algorithm} on {p.game}: measured to "
-               f"{p.last_iteration:,} iterations "
+               f"{p.last_iteration:,} {noun} "
                f"({p.iterations_per_second:.3g} per second)", fontsize=9)
   return fig
