@@ -14,6 +14,9 @@ import numpy as np
 
 from mccfrb import analysis
 
+# The projection plot's x axis reaches at most this many times the run.
+MAX_AHEAD = 1e4
+
 
 class PowerLaw(NamedTuple):
   """e(T) = coefficient * T^(-exponent), fitted on T >= fit_from."""
@@ -123,16 +126,22 @@ def plot_projection(df, projection, target_label, noun="iterations"):
                 f"{fit.fit_to:,}: {fit.coefficient:.3g} T^-{fit.exponent:.3f}")
   ax.axhline(p.target, color="C3", lw=1, label=target_label)
   if np.isfinite(p.target_iterations):
-    end = max(p.target_iterations * 1.5, fit.fit_to * 2)
+    # The axis ends at MAX_AHEAD times the run, so a far-off crossing does
+    # not squeeze the measured curve into a corner; the legend gives it.
+    end = min(max(p.target_iterations * 1.5, fit.fit_to * 2),
+              fit.fit_to * MAX_AHEAD)
+    beyond = p.target_iterations > end
     ahead = np.geomspace(fit.fit_to, end, 50)
     ax.plot(ahead, fit(ahead), "--", lw=1.5, color="C1",
             label=f"PROJECTION (not measured): the fit reaches {p.target:g} "
-                  f"at {p.target_iterations:.3g} {noun}, "
+                  f"at {p.target_iterations:.3g} {noun}"
+                  f"{' (beyond this axis)' if beyond else ''}, "
                   f"{p.target_hours:.3g} h at the run's rate")
     ax.axvspan(fit.fit_to, end, color="0.9", zorder=0)
     ax.text(0.98, 0.97, "projected", transform=ax.transAxes, ha="right",
             va="top", fontsize=10, color="0.4")
-    ax.plot([p.target_iterations], [p.target], "x", ms=9, color="C3")
+    if not beyond:
+      ax.plot([p.target_iterations], [p.target], "x", ms=9, color="C3")
   else:
     ax.text(0.5, 0.05, "the fitted line does not fall: no projection",
             transform=ax.transAxes, ha="center")
@@ -141,7 +150,8 @@ def plot_projection(df, projection, target_label, noun="iterations"):
   ax.set_xlabel(noun)
   ax.set_ylabel("exploitability (NashConv / 2)")
   ax.grid(True, which="both", alpha=0.3)
-  ax.legend(fontsize=7, loc="lower left")
+  ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13),
+            frameon=False)  # Below the axes: it hides no line.
   ax.set_title(f"{p.algorithm} on {p.game}: measured to "
                f"{p.last_iteration:,} {noun} "
                f"({p.iterations_per_second:.3g} per second)", fontsize=9)
