@@ -23,5 +23,17 @@ setuptools.setup(
     extras_require={
         "test": ["pytest>=8"],
         "ray": ["ray>=2.9"],
+        # OpenSpiel's JAX NFSP (open_spiel.python.jax.nfsp and jax/dqn.py),
+        # for the `openspiel_nfsp` comparator; exact pins: a set that installs
+        # from the package registry beside numpy 2.x (README, "NFSP").
+        "nfsp": [
+            "jax==0.10.2",
+            "jaxlib==0.10.2",
+            "flax==0.12.8",
+            "optax==0.2.8",
+            "chex==0.1.92",
+            "etils[epath]==1.15.0",
+            "orbax-checkpoint==0.12.8",
+        ],
     },
 )

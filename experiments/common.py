@@ -147,6 +147,25 @@ def write_atomically(path, text):
   files.write_atomically(path, text)
 
 
+def read_csv_with_columns(path, columns, flag):
+  """Rows of a CSV named by `flag`; ValueError if unreadable or lacking `columns`."""
+  import os  # pylint: disable=g-import-not-at-top
+  import pandas as pd  # pylint: disable=g-import-not-at-top
+  if not os.path.isfile(path):
+    raise ValueError(f"{flag}: no such file {path!r}")
+  try:
+    df = pd.read_csv(path)
+  except (OSError, UnicodeDecodeError, pd.errors.ParserError,
+          pd.errors.EmptyDataError) as e:
+    lines = str(e).strip().splitlines()
+    reason = lines[0] if lines else type(e).__name__
+    raise ValueError(f"{flag}: cannot read {path!r}: {reason}") from e
+  missing = [c for c in columns if c not in df.columns]
+  if missing:
+    raise ValueError(f"{flag}: {path!r} lacks column(s) {', '.join(missing)}")
+  return df
+
+
 def fail(program, error):
   """Exits with status 1 and a one-line message on standard error."""
   raise SystemExit(f"{program}: error: {error}")

@@ -152,20 +152,8 @@ REFERENCE_CSV_COLUMNS = ("game", "algorithm", "iteration", "exploitability")
 
 def read_reference_csv(path):
   """Rows of an earlier run's CSV; ValueError if unreadable or malformed."""
-  if not os.path.isfile(path):
-    raise ValueError(f"--reference_csv: no such file {path!r}")
-  try:
-    df = pd.read_csv(path)
-  except (OSError, UnicodeDecodeError, pd.errors.ParserError,
-          pd.errors.EmptyDataError) as e:
-    lines = str(e).strip().splitlines()
-    reason = lines[0] if lines else type(e).__name__
-    raise ValueError(f"--reference_csv: cannot read {path!r}: {reason}") from e
-  missing = [c for c in REFERENCE_CSV_COLUMNS if c not in df.columns]
-  if missing:
-    raise ValueError(f"--reference_csv: {path!r} lacks column(s) "
-                     f"{', '.join(missing)}")
-  return df
+  return common.read_csv_with_columns(path, REFERENCE_CSV_COLUMNS,
+                                      "--reference_csv")
 
 
 def print_speedups(df, reference, reference_df, out_dir):

@@ -39,6 +39,15 @@ Every set is deterministic (fixed seeds), so a rerun prints the same numbers:
                  tic_tac_toe walked by apply/undo and by cloning; the time
                  to read goofspiel 5's infoset strings; the cost of the
                  pyspiel calls of the walk on a goofspiel 5 state.
+  nfsp_kuhn      (these four need the nfsp extra) openspiel_nfsp on Kuhn:
+                 exploitability at 0 and 3,000 episodes, seeds 0-5.
+  nfsp_warmup    Kuhn, seed 0, 4,000 episodes: learning from 128 transitions
+                 (ours) against OpenSpiel's default 1,000.
+  nfsp_crash     the _learn crash without the guard on Leduc: seeds 0-7
+                 through the adapter, and OpenSpiel's example agents (seed
+                 42) with chance seeds 0-4.
+  nfsp_rate      Leduc episodes per second after 300 episodes (2,000
+                 episodes, seed 0; wall clock and process CPU time).
 """
 
 import collections
@@ -336,13 +345,119 @@ def compile():  # pylint: disable=redefined-builtin
   for name, call in calls:
     best = min(timeit.repeat(call, number=100_000, repeat=3)) / 100_000
     print(f"goofspiel 5 state.{name}(): {best * 1e6:.2f} us a call")
+def _crash_episode(run_one, episodes):
+  """The 1-based episode in which OpenSpiel's unguarded _learn raises, or None."""
+  for episode in range(1, episodes + 1):
+    try:
+      run_one()
+    except TypeError as e:
+      if "NoneType" not in str(e):
+        raise
+      return episode
+  return None
+
+
+def _example_agents_episode(game, chance_seed, episodes=60):
+  """OpenSpiel's Leduc example set-up (both agents seed 42), unguarded."""
+  from open_spiel.python import rl_environment  # pylint: disable=g-import-not-at-top
+  from open_spiel.python.jax import nfsp as os_nfsp  # pylint: disable=g-import-not-at-top
+  env = rl_environment.Environment(
+      game, chance_event_sampler=rl_environment.ChanceEventSampler(chance_seed))
+  size = env.observation_spec()["info_state"][0]
+  agents = [os_nfsp.NFSP(p, size, env.action_spec()["num_actions"], [128],
+                         2_000_000, 0.1, replay_buffer_capacity=200_000,
+                         epsilon_decay_duration=20_000_000, epsilon_start=0.06,
+                         epsilon_end=0.001, allow_checkpointing=False)
+            for p in range(2)]
+
+  def one():
+    step = env.reset()
+    while not step.last():
+      step = env.step([agents[step.observations["current_player"]].step(step).action])
+    for agent in agents:
+      agent.step(step)
+
+  return _crash_episode(one, episodes)
+
+
+def _nfsp_class():
+  """OpenSpiel's unguarded NFSP class, or None (printed) without the extra."""
+  from mccfrb import nfsp as nfsp_lib  # pylint: disable=g-import-not-at-top
+  try:
+    return nfsp_lib._openspiel_nfsp()[0].NFSP  # pylint: disable=protected-access
+  except ValueError as e:
+    print(f"skipped: {e}")
+    return None
+
+
+def _kuhn_runs(seeds, episodes, **overrides):
+  from mccfrb import nfsp as nfsp_lib  # pylint: disable=g-import-not-at-top
+  kuhn = mccfrb.load_game("kuhn_poker")
+  tree = mccfrb.compile_tree(kuhn)
+  for seed in seeds:
+    runner = nfsp_lib.NFSPRunner(kuhn, seed, tree, **overrides)
+    start = mccfrb.exploitability(tree, runner.average_policy_table(tree))
+    runner.run(episodes)
+    end = mccfrb.exploitability(tree, runner.average_policy_table(tree))
+    print(f"Kuhn seed {seed} {overrides or ''}: exploitability {start:.4f} at "
+          f"0 episodes, {end:.4f} at {episodes}", flush=True)
+
+
+def nfsp_kuhn():
+  if _nfsp_class():
+    _kuhn_runs(range(6), 3000)
+
+
+def nfsp_warmup():
+  if _nfsp_class():
+    for size in (128, 1000):
+      _kuhn_runs([0], 4000, min_buffer_size_to_learn=size)
+
+
+def nfsp_crash():
+  from mccfrb import nfsp as nfsp_lib  # pylint: disable=g-import-not-at-top
+  unguarded = _nfsp_class()
+  if not unguarded:
+    return
+  leduc = mccfrb.load_game("leduc_poker")
+  tree = mccfrb.compile_tree(leduc)
+  for seed in range(8):
+    runner = nfsp_lib.NFSPRunner(leduc, seed, tree, agent_class=unguarded,
+                                 reservoir_buffer_capacity=10_000)
+    print(f"Leduc, adapter seed {seed}, unguarded: crash in episode "
+          f"{_crash_episode(lambda r=runner: r.run(1), 60)} (None: 60 ran)",
+          flush=True)
+  for chance_seed in range(5):
+    print(f"Leduc, OpenSpiel's example agents (seed 42), chance seed "
+          f"{chance_seed}: crash in episode "
+          f"{_example_agents_episode(leduc, chance_seed)} (None: 60 ran)",
+          flush=True)
+
+
+def nfsp_rate():
+  from mccfrb import registry  # pylint: disable=g-import-not-at-top
+  if not _nfsp_class():
+    return
+  leduc = mccfrb.load_game("leduc_poker")
+  runner = registry.make("openspiel_nfsp", leduc, 0,
+                         tree=mccfrb.compile_tree(leduc))
+  runner.run(300)
+  wall, cpu = time.perf_counter(), time.process_time()
+  runner.run(2000)
+  wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+  print(f"Leduc, 2000 episodes after 300: {2000 / wall:.1f} episodes per "
+        f"second of wall clock, {2000 / cpu:.1f} per second of process CPU "
+        f"time (one core's rate when the machine is shared)")
 
 
 SETS = {"weighting": weighting, "pruning_short": pruning_short,
         "pruning_long": pruning_long, "averaging": averaging,
         "exponential": exponential, "convergence": convergence,
         "unbiasedness": unbiasedness, "agreement": agreement,
-        "public_time": public_time, "compile": compile}
+        "public_time": public_time, "compile": compile,
+        "nfsp_kuhn": nfsp_kuhn,
+        "nfsp_warmup": nfsp_warmup, "nfsp_crash": nfsp_crash,
+        "nfsp_rate": nfsp_rate}
 
 
 def main(argv):

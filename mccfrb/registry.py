@@ -108,6 +108,11 @@ class _OpenSpielPythonOSRunner:
   nodes_touched = None
 
 
+def _nfsp(game, seed, tree=None):
+  from mccfrb import nfsp  # pylint: disable=g-import-not-at-top
+  return nfsp.NFSPRunner(game, seed, tree=tree)
+
+
 def _cfr(variant):
   return lambda game, seed, tree=None: _MccfrbRunner(solvers.CFRSolver(
       game, variant=variant, tree=tree))
@@ -193,6 +198,9 @@ ALGORITHMS = {a.name: a for a in [
               "pass", _public("none", regret="rm+", sampling="chance")),
     Algorithm("openspiel_os_python", "OpenSpiel Python OutcomeSamplingSolver",
               _OpenSpielPythonOSRunner),
+    Algorithm("openspiel_nfsp", "OpenSpiel's JAX NFSP (Heinrich & Silver "
+              "2016), one iteration = one training episode; needs the nfsp "
+              "extra", _nfsp),
     Algorithm("openspiel_os_cpp", "pyspiel.OutcomeSamplingMCCFRSolver",
               _cpp(pyspiel.OutcomeSamplingMCCFRSolver, seed="seed")),
     Algorithm("openspiel_es_cpp", "pyspiel.ExternalSamplingMCCFRSolver",
