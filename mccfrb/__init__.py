@@ -7,6 +7,7 @@ from mccfrb.evaluation import expected_value
 from mccfrb.evaluation import exploitability
 from mccfrb.evaluation import nash_conv
 from mccfrb.games import load_game
+from mccfrb import play
 from mccfrb.normal_form import regret_matching
 from mccfrb.policy import table_from_policy
 from mccfrb.policy import to_pyspiel_dict
@@ -29,6 +30,7 @@ from mccfrb.solvers import REGRETS
 from mccfrb.solvers import SAMPLINGS
 from mccfrb.solvers import SmoothUCTSolver
 from mccfrb.solvers import UCTSolver
+from mccfrb.solvers import load_solver
 from mccfrb.tree import GameTree
 from mccfrb.tree import compile_tree
 

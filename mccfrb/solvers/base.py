@@ -201,6 +201,36 @@ class TabularSolverBase:
     return solver
 
 
+def load_solver(path, game=None):
+  """Restores any solver saved with `save`, whichever its class.
+
+  Reads the class name the file records and calls that class's `load`; the
+  class is looked up among all subclasses of `TabularSolverBase` (at any
+  depth), so solver classes added later load without changes here.
+
+  Args:
+    path: the checkpoint file.
+    game: optional; when given (a game string or `pyspiel.Game`), it must be
+      the game the file records.
+
+  Raises:
+    ValueError: the file is not an mccfrb checkpoint, names a class that is
+      not a known solver, or was saved for another game.
+  """
+  name = read_checkpoint(path)[0]["class"]
+  classes = {}
+  pending = [TabularSolverBase]
+  while pending:
+    cls = pending.pop()
+    classes.setdefault(cls.__name__, cls)
+    pending.extend(cls.__subclasses__())
+  del classes[TabularSolverBase.__name__]
+  if name not in classes:
+    raise ValueError(f"{path} holds a checkpoint of class {name!r}, which is "
+                     f"not a known solver; known: {', '.join(sorted(classes))}.")
+  return classes[name].load(path, game)
+
+
 CHECKPOINT_FORMAT = "mccfrb-checkpoint"
 _META_KEYS = ("class", "game", "options", "num_iterations", "nodes_touched",
               "rng_state")
