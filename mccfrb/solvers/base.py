@@ -1,6 +1,7 @@
 """The solvers' shared interface: game and tree, policies, save and load,
 option checks, and the lazy iteration weighting of the sampling solvers."""
 
+import contextlib
 import inspect
 import json
 import os
@@ -8,6 +9,7 @@ from typing import NamedTuple
 import uuid
 import zipfile
 
+import numba
 import numpy as np
 
 from mccfrb import games
@@ -36,6 +38,44 @@ def check_num_iterations(num_iterations):
       or not isinstance(num_iterations, (int, np.integer)) or num_iterations < 0):
     raise ValueError("num_iterations must be a non-negative integer, got "
                      f"{num_iterations!r}.")
+
+
+# The batch size of the threaded sampling solvers when `threads` > 1 and no
+# batch is given (README, "Threads").
+DEFAULT_BATCH = 1024
+
+
+def check_threads(threads, batch):
+  """Validates `threads=` and `batch=` of a sampling solver.
+
+  Returns:
+    The batch size to run with: None (episodes one after the other, the
+    unthreaded algorithm) when threads == 1 and batch is None,
+    DEFAULT_BATCH when threads > 1 and batch is None, else `batch`.
+  """
+  for name, value, allow_none in (("threads", threads, False),
+                                  ("batch", batch, True)):
+    if value is None and allow_none:
+      continue
+    if (isinstance(value, bool) or not isinstance(value, (int, np.integer))
+        or value < 1):
+      raise ValueError(f"{name} must be a positive integer"
+                       f"{' or None' if allow_none else ''}, got {value!r}.")
+  if batch is None and threads > 1:
+    return DEFAULT_BATCH
+  return None if batch is None else int(batch)
+
+
+@contextlib.contextmanager
+def numba_threads(threads):
+  """Runs the body with numba's thread count set to `threads`, capped by
+  NUMBA_NUM_THREADS (numba's pool size), and restores it afterwards."""
+  previous = numba.get_num_threads()
+  numba.set_num_threads(max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)))
+  try:
+    yield
+  finally:
+    numba.set_num_threads(previous)
 
 
 def rng_from_seed(seed):
@@ -139,6 +179,9 @@ class TabularSolverBase:
   def _options(self):
     raise NotImplementedError
 
+  def _tables_loaded(self):
+    """Called by `load` after the tables are restored (derived tables)."""
+
   def save(self, path):
     """Writes every table, the game, the options and the generator state.
 
@@ -199,6 +242,7 @@ class TabularSolverBase:
     solver._num_iterations = meta["num_iterations"]
     solver._nodes_touched = meta["nodes_touched"]
     solver._rng.bit_generator.state = meta["rng_state"]
+    solver._tables_loaded()
     return solver
 
 
