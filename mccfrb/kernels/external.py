@@ -79,7 +79,7 @@ def es_iterations(kind, player, infoset, child_start, num_children, edge_prob,
           if k == 0:
             for j in range(c):
               frame_sigma[d, j] = edge_prob[s + j]
-            a = sample_index(frame_sigma[d], 0, c, rng.random())
+            a = sample_index(frame_sigma[d], 0, c, rng.random(), 0.0)
             frame_child[d] = -1
             d += 1
             frame_node[d] = s + a
@@ -89,7 +89,7 @@ def es_iterations(kind, player, infoset, child_start, num_children, edge_prob,
             catch_up(regrets, i, c, through, t, log_pos, log_neg)
           regret_matching_row(regrets, i, c, frame_sigma, d)
           if player[n] != p:
-            a = sample_index(frame_sigma[d], 0, c, rng.random())
+            a = sample_index(frame_sigma[d], 0, c, rng.random(), 0.0)
             if averaging == 0:
               for j in range(c):
                 avg[i, j] += w * frame_sigma[d, j]

@@ -56,17 +56,21 @@ from mccfrb.kernels.weighting import catch_up
 from mccfrb.kernels.weighting import iteration_weight
 
 @njit(cache=True, error_model="numpy")
-def sample_index(probs, start, count, u):
-  """Inverse-CDF sampling of an index in [0, count) of `probs[start:]` from
-  `u`.
+def sample_index(probs, start, count, u, epsilon):
+  """Inverse-CDF sampling of an index in [0, count) from `u`, under the
+  probabilities xi(a) = epsilon / count + (1 - epsilon) probs[start + a]
+  (epsilon = 0: probs itself, exactly).
 
   Never returns an index of probability 0, even when rounding leaves
   `u` above the cumulative sum.
   """
+  uniform = epsilon / count
   cumulative = 0.0
   last_positive = -1
   for a in range(count):
     p = probs[start + a]
+    if epsilon > 0.0:
+      p = uniform + (1.0 - epsilon) * p
     if p > 0.0:
       last_positive = a
       cumulative += p
@@ -124,7 +128,7 @@ def run_episodes(frozen, kind, player, infoset, child_start, num_children,
                  baseline_kind, averaging, regret_plus, epsilon, decay,
                  first_iteration, num_episodes, learn_baselines, through,
                  weighting, linear_until, gamma, log_pos, log_neg, rng_state,
-                 path_node, path_action, path_sigma, path_xi, path_reach,
+                 path_node, path_action, path_reach,
                  child_est, regret_sum, regret_sq, value_sum, value_sq,
                  root_values, start_node, start_stats):
   """Outcome-sampling episodes one after the other (`_episodes`, mode 0 for
@@ -142,8 +146,7 @@ def run_episodes(frozen, kind, player, infoset, child_start, num_children,
         baseline, baseline_count, baseline_kind, averaging, regret_plus,
         epsilon, decay, first_iteration, num_episodes, learn_baselines,
         through, weighting, linear_until, gamma, log_pos, log_neg, rng_state,
-        np.uint64(0), 0, 1, path_node, path_action, path_sigma, path_xi,
-        path_reach, child_est, rec_node[0], rec_node, records, records,
+        np.uint64(0), 0, 1, path_node, path_action, path_reach, child_est, rec_node[0], rec_node, records, records,
         records[0], records[0], regret_sum, regret_sq, value_sum, value_sq,
         root_values, start_node, start_stats)
   return _episodes(
@@ -152,8 +155,7 @@ def run_episodes(frozen, kind, player, infoset, child_start, num_children,
       baseline, baseline_count, baseline_kind, averaging, regret_plus,
       epsilon, decay, first_iteration, num_episodes, learn_baselines,
       through, weighting, linear_until, gamma, log_pos, log_neg, rng_state,
-      np.uint64(0), 0, 1, path_node, path_action, path_sigma, path_xi,
-      path_reach, child_est, rec_node[0], rec_node, records, records,
+      np.uint64(0), 0, 1, path_node, path_action, path_reach, child_est, rec_node[0], rec_node, records, records,
       records[0], records[0], regret_sum, regret_sq, value_sum, value_sq,
       root_values, start_node, start_stats)
 
@@ -165,7 +167,7 @@ def _episodes(mode, kind, player, infoset, child_start, num_children,
               averaging, regret_plus, epsilon, decay, first_iteration,
               num_episodes, learn_baselines, through, weighting, linear_until,
               gamma, log_pos, log_neg, rng_state, key, worker, workers,
-              path_node, path_action, path_sigma, path_xi, path_reach,
+              path_node, path_action, path_reach,
               child_est, rec_depth, rec_node, rec_value, rec_avg, rec_scalar,
               rec_target, regret_sum, regret_sq, value_sum, value_sq,
               root_values, start_node, start_stats):
@@ -229,10 +231,9 @@ def _episodes(mode, kind, player, infoset, child_start, num_children,
     key: mode 2: episode e draws from the stream `stream_start(key, e)`.
     worker, workers: this worker w and their number W (0 and 1 outside
       mode 2).
-    path_node, path_action: int64[W * D]; path_sigma, path_xi:
-      float64[W * D * A]; path_reach: float64[W * D * 4]; child_est:
-      float64[W * A]: scratch, worker w's block at offset w * size (D: the
-      tree's depth).
+    path_node, path_action: int64[W * D]; path_reach: float64[W * D * 4];
+      child_est: float64[W * A]: scratch, worker w's block at offset w *
+      size (D: the tree's depth).
     rec_*: mode 2, the records of a batch (`run_batches`).
     regret_sum, regret_sq, value_sum, value_sq, root_values: mode 1: the
       regret increments and the sampled counterfactual action values
@@ -253,6 +254,7 @@ def _episodes(mode, kind, player, infoset, child_start, num_children,
   num_infosets = regrets.shape[0]
   max_actions = regrets.shape[1]
   max_depth = path_node.shape[0] // workers
+  flat_strategy = strategy.reshape(strategy.size)
   p0 = worker * max_depth  # This worker's block of the path scratch.
   c0 = worker * max_actions
   s_hi = rng_state[0]
@@ -300,29 +302,23 @@ def _episodes(mode, kind, player, infoset, child_start, num_children,
       else:
         s_hi, s_lo, u = pcg64_next(s_hi, s_lo, inc_hi, inc_lo)
       if kind[n] == 0:
-        a = sample_index(edge_prob, s, c, u)
+        a = sample_index(edge_prob, s, c, u, 0.0)
         sig = edge_prob[s + a]
         opp_reach *= sig
         sample_reach *= sig
       else:
         iset = infoset[n]
-        row = (p0 + d) * max_actions
         if weighting == 2 and not record:
           catch_up(regrets, iset, c, through, t, log_pos, log_neg)
           regret_matching_row(regrets, iset, c, strategy, iset)
-        for j in range(c):
-          path_sigma[row + j] = strategy[iset, j]
         if player[n] == update_player:
-          for j in range(c):
-            path_xi[row + j] = (epsilon / c
-                                + (1.0 - epsilon) * path_sigma[row + j])
-          a = sample_index(path_xi, row, c, u)
-          sig = path_sigma[row + a]
+          a = sample_index(flat_strategy, iset * max_actions, c, u, epsilon)
+          sig = strategy[iset, a]
           my_reach *= sig
-          sample_reach *= path_xi[row + a]
+          sample_reach *= epsilon / c + (1.0 - epsilon) * sig
         else:
-          a = sample_index(path_sigma, row, c, u)
-          sig = path_sigma[row + a]
+          a = sample_index(flat_strategy, iset * max_actions, c, u, 0.0)
+          sig = strategy[iset, a]
           opp_reach *= sig
           opp_own_reach *= sig
           sample_reach *= sig
@@ -353,7 +349,6 @@ def _episodes(mode, kind, player, infoset, child_start, num_children,
       c = num_children[n]
       nk = kind[n]
       iset = infoset[n]
-      row = (p0 + d) * max_actions
       r = 4 * (p0 + d)
       mine = nk == 1 and player[n] == update_player
       if record:
@@ -369,9 +364,9 @@ def _episodes(mode, kind, player, infoset, child_start, num_children,
       if nk == 0:
         xi_s = edge_prob[s + a_s]
       elif mine:
-        xi_s = path_xi[row + a_s]
+        xi_s = epsilon / c + (1.0 - epsilon) * strategy[iset, a_s]
       else:
-        xi_s = path_sigma[row + a_s]
+        xi_s = strategy[iset, a_s]
       b_s = child_est[c0 + a_s]
       child_est[c0 + a_s] = b_s + (value - b_s) / xi_s
       est = 0.0
@@ -380,7 +375,7 @@ def _episodes(mode, kind, player, infoset, child_start, num_children,
           est += edge_prob[s + j] * child_est[c0 + j]
       else:
         for j in range(c):
-          est += path_sigma[row + j] * child_est[c0 + j]
+          est += strategy[iset, j] * child_est[c0 + j]
       if mine:
         weight = path_reach[r + 1] / path_reach[r + 3]
         for j in range(c):
@@ -399,7 +394,7 @@ def _episodes(mode, kind, player, infoset, child_start, num_children,
               regrets[iset, j] = 0.0
         if not frozen and averaging == 0:
           for j in range(c):
-            inc = avg_w * (path_reach[r] * path_sigma[row + j]
+            inc = avg_w * (path_reach[r] * strategy[iset, j]
                            / path_reach[r + 3])
             if record:
               rec_avg[e, d, j] = inc
@@ -411,7 +406,7 @@ def _episodes(mode, kind, player, infoset, child_start, num_children,
         if record:
           rec_scalar[e, d] = path_reach[r + 2]
           for j in range(c):
-            rec_avg[e, d, j] = path_sigma[row + j]
+            rec_avg[e, d, j] = strategy[iset, j]
         else:
           if regret_plus:
             last = avg_last[iset]
@@ -420,7 +415,7 @@ def _episodes(mode, kind, player, infoset, child_start, num_children,
           else:
             weight = (t - avg_last[iset]) * path_reach[r + 2]
           for j in range(c):
-            avg[iset, j] += weight * path_sigma[row + j]
+            avg[iset, j] += weight * strategy[iset, j]
           avg_last[iset] = t
       if learn_baselines and base >= 0 and (
           baseline_kind == 1 or baseline_kind == 3 or baseline_kind == 4):
@@ -473,7 +468,7 @@ def run_batches(kind, player, infoset, child_start, num_children, edge_prob,
                 regret_plus, epsilon, decay, first_iteration, num_iterations,
                 batch, through, weighting, linear_until, gamma, log_pos,
                 log_neg, rng_state, workers, path_node, path_action,
-                path_sigma, path_xi, path_reach, child_est, rec_depth,
+                path_reach, child_est, rec_depth,
                 rec_node, rec_value, rec_avg, rec_scalar, rec_target):
   """Training iterations in batches, episodes in parallel (module docstring).
 
@@ -528,7 +523,7 @@ def run_batches(kind, player, infoset, child_start, num_children, edge_prob,
           baseline, baseline_count, baseline_kind, averaging, regret_plus,
           epsilon, decay, t0, count, True, through, weighting, linear_until,
           gamma, log_pos, log_neg, rng_state, key, w, workers, path_node,
-          path_action, path_sigma, path_xi, path_reach, child_est, rec_depth,
+          path_action, path_reach, child_est, rec_depth,
           rec_node, rec_value, rec_avg, rec_scalar, rec_target, empty, empty,
           empty, empty, empty[0], 0, empty)
     for part in prange(workers):

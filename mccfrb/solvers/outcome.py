@@ -192,13 +192,10 @@ class MCCFRbSolver(base.WeightingMixin, base.OptimisticAverageMixin,
 
   def _path_scratch(self, workers):
     """The episode's scratch for `workers` workers (kernels/outcome.py):
-    workers, path_node, path_action, path_sigma, path_xi, path_reach,
-    child_est."""
+    workers, path_node, path_action, path_reach, child_est."""
     depth, actions = max(self._tree.max_depth, 1), self._tree.max_actions
     return (workers, np.zeros(workers * depth, dtype=np.int64),
             np.zeros(workers * depth, dtype=np.int64),
-            np.zeros(workers * depth * actions),
-            np.zeros(workers * depth * actions),
             np.zeros(workers * depth * 4), np.zeros(workers * actions))
 
   def _records(self, batch):
