@@ -355,27 +355,28 @@ def _episodes(mode, kind, player, infoset, child_start, num_children,
         rec_node[e, d] = n
       base = baseline_base(baseline_kind, nk, iset, s, update_player,
                            num_infosets, max_actions)
-      if base < 0:
-        for j in range(c):
-          child_est[c0 + j] = 0.0
-      else:
-        for j in range(c):
-          child_est[c0 + j] = offset + sign * baseline[base + j]
       if nk == 0:
         xi_s = edge_prob[s + a_s]
       elif mine:
         xi_s = epsilon / c + (1.0 - epsilon) * strategy[iset, a_s]
       else:
         xi_s = strategy[iset, a_s]
-      b_s = child_est[c0 + a_s]
-      child_est[c0 + a_s] = b_s + (value - b_s) / xi_s
+      if predictive:
+        stored = offset + sign * predicted
+        back = offset + sign * stored
+        predicted = 0.0
       est = 0.0
-      if nk == 0:
-        for j in range(c):
-          est += edge_prob[s + j] * child_est[c0 + j]
-      else:
-        for j in range(c):
-          est += strategy[iset, j] * child_est[c0 + j]
+      for j in range(c):
+        ce = 0.0
+        if base >= 0:
+          ce = offset + sign * baseline[base + j]
+        sj = edge_prob[s + j] if nk == 0 else strategy[iset, j]
+        if predictive and not mine:
+          predicted += sj * (back if j == a_s else ce)
+        if j == a_s:
+          ce = ce + (value - ce) / xi_s
+        child_est[c0 + j] = ce
+        est += sj * ce
       if mine:
         weight = path_reach[r + 1] / path_reach[r + 3]
         for j in range(c):
@@ -432,16 +433,11 @@ def _episodes(mode, kind, player, infoset, child_start, num_children,
                           base + a_s, update_player * num_infosets + iset,
                           target, decay)
       if predictive:
-        baseline[s + a_s] = offset + sign * predicted
-        predicted = 0.0
-        if nk == 0:
+        baseline[s + a_s] = stored
+        if mine:
           for j in range(c):
-            predicted += edge_prob[s + j] * (offset
-                                             + sign * baseline[s + j])
-        else:
-          for j in range(c):
-            predicted += strategy[iset, j] * (offset
-                                              + sign * baseline[s + j])
+            predicted += strategy[iset, j] * (back if j == a_s
+                                              else child_est[c0 + j])
       value = est
     if start_stats.shape[0] > 0:
       # child_est and value hold u(h, .) and u(h) of the start node.
