@@ -379,6 +379,7 @@ def _episodes(mode, kind, player, infoset, child_start, num_children,
         est += sj * ce
       if mine:
         weight = path_reach[r + 1] / path_reach[r + 3]
+        total = 0.0
         for j in range(c):
           x = weight * (child_est[c0 + j] - est)
           if frozen:
@@ -390,9 +391,12 @@ def _episodes(mode, kind, player, infoset, child_start, num_children,
           elif record:
             rec_value[e, d, j] = regret_w * x
           else:
-            regrets[iset, j] += regret_w * x
-            if regret_plus and regrets[iset, j] < 0.0:
-              regrets[iset, j] = 0.0
+            rr = regrets[iset, j] + regret_w * x
+            if regret_plus and rr < 0.0:
+              rr = 0.0
+            regrets[iset, j] = rr
+            if rr > 0.0:
+              total += rr
         if not frozen and averaging == 0:
           for j in range(c):
             inc = avg_w * (path_reach[r] * strategy[iset, j]
@@ -402,7 +406,13 @@ def _episodes(mode, kind, player, infoset, child_start, num_children,
             else:
               avg[iset, j] += inc
         if not frozen and not record:
-          regret_matching_row(regrets, iset, c, strategy, iset)
+          if total > 0.0:
+            for j in range(c):
+              rr = regrets[iset, j]
+              strategy[iset, j] = rr / total if rr > 0.0 else 0.0
+          else:
+            for j in range(c):
+              strategy[iset, j] = 1.0 / c
       elif nk == 1 and not frozen and averaging == 1:
         if record:
           rec_scalar[e, d] = path_reach[r + 2]
