@@ -366,11 +366,13 @@ def _episodes(mode, kind, player, infoset, child_start, num_children,
         back = offset + sign * stored
         predicted = 0.0
       est = 0.0
+      probs = edge_prob if nk == 0 else flat_strategy
+      first = s if nk == 0 else iset * max_actions
       for j in range(c):
         ce = 0.0
         if base >= 0:
           ce = offset + sign * baseline[base + j]
-        sj = edge_prob[s + j] if nk == 0 else strategy[iset, j]
+        sj = probs[first + j]
         if predictive and not mine:
           predicted += sj * (back if j == a_s else ce)
         if j == a_s:
