@@ -365,6 +365,12 @@ def _episodes(mode, kind, player, infoset, child_start, num_children,
         stored = offset + sign * predicted
         back = offset + sign * stored
         predicted = 0.0
+      # u(h, a*) = b(h, a*) + (u(h a*) - b(h, a*)) / xi(h, a*), before the
+      # loop so that the division is done once.
+      b_s = 0.0
+      if base >= 0:
+        b_s = offset + sign * baseline[base + a_s]
+      corrected = b_s + (value - b_s) / xi_s
       est = 0.0
       probs = edge_prob if nk == 0 else flat_strategy
       first = s if nk == 0 else iset * max_actions
@@ -375,8 +381,7 @@ def _episodes(mode, kind, player, infoset, child_start, num_children,
         sj = probs[first + j]
         if predictive and not mine:
           predicted += sj * (back if j == a_s else ce)
-        if j == a_s:
-          ce = ce + (value - ce) / xi_s
+        ce = corrected if j == a_s else ce
         child_est[c0 + j] = ce
         est += sj * ce
       if mine:
