@@ -77,6 +77,7 @@ def rate(step, units_per_step, seconds, repeats):
 
 def iterations_per_second(run, seconds, repeats):
   """Rate of `run(n)` in iterations per second, with n grown to fill time."""
+  run(1)  # Warm up (numba compilation or cache loading) before sizing.
   chunk = 1
   while True:
     start = time.perf_counter()

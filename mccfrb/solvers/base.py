@@ -16,6 +16,7 @@ from mccfrb import games
 from mccfrb import policy as policy_lib
 from mccfrb import tree as tree_lib
 from mccfrb.kernels import exact
+from mccfrb.kernels import rng as rng_lib
 
 
 def check_choice(kind, value, allowed):
@@ -176,6 +177,13 @@ class TabularSolverBase:
     """The current strategy as an `open_spiel.python.policy.TabularPolicy`."""
     return self._to_tabular(self.current_policy_table())
 
+  def _init_rng(self, seed):
+    """The solver's np.random.Generator (PCG64) and its state as uint64[4]
+    (`_rng_words`), which kernels advance in place (kernels/rng.py); the
+    generator itself is brought up to date when the solver is saved."""
+    self._rng = rng_from_seed(seed)
+    self._rng_words = rng_lib.pcg64_state(self._rng)
+
   def _options(self):
     raise NotImplementedError
 
@@ -190,6 +198,8 @@ class TabularSolverBase:
     save leaves any earlier file at `path` intact. `load` resumes
     bit-identically.
     """
+    if hasattr(self, "_rng_words"):
+      rng_lib.set_pcg64_state(self._rng, self._rng_words)
     meta = {
         "format": CHECKPOINT_FORMAT,
         "class": type(self).__name__,
@@ -242,6 +252,8 @@ class TabularSolverBase:
     solver._num_iterations = meta["num_iterations"]
     solver._nodes_touched = meta["nodes_touched"]
     solver._rng.bit_generator.state = meta["rng_state"]
+    if hasattr(solver, "_rng_words"):
+      solver._rng_words[:] = rng_lib.pcg64_state(solver._rng)
     solver._tables_loaded()
     return solver
 

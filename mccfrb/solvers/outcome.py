@@ -163,7 +163,7 @@ class MCCFRbSolver(base.WeightingMixin, base.OptimisticAverageMixin,
           "optimistic averaging's (t - c_I) catch-up assumes equal weights.")
     base.check_unit_interval("epsilon", epsilon)
     base.check_unit_interval("baseline_decay", baseline_decay, allow_none=True)
-    self._rng = base.rng_from_seed(seed)
+    self._init_rng(seed)
     self._baseline_name = baseline
     self._averaging_name = averaging
     self._epsilon = float(epsilon)
@@ -264,7 +264,7 @@ class MCCFRbSolver(base.WeightingMixin, base.OptimisticAverageMixin,
               self._averaging_code, self._regret_code, self._epsilon,
               self._decay, self._num_iterations + 1)
     weighting = self._weighting_args(self._num_iterations + num_iterations)
-    state = rng_lib.pcg64_state(self._rng)
+    state = self._rng_words
     if self._batch is None:
       empty = self._regrets[:0]
       self._nodes_touched += outcome.run_episodes(
@@ -277,7 +277,6 @@ class MCCFRbSolver(base.WeightingMixin, base.OptimisticAverageMixin,
         self._nodes_touched += outcome.run_batches(
             *common, num_iterations, self._batch, self._through, *weighting,
             state, *buffers)
-    rng_lib.set_pcg64_state(self._rng, state)
     before = self._num_iterations
     self._num_iterations += num_iterations
     # Every ~1024 iterations, a cheap check that the tables are still finite.
