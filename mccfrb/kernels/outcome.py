@@ -255,6 +255,7 @@ def _episodes(mode, kind, player, infoset, child_start, num_children,
   max_actions = regrets.shape[1]
   max_depth = path_node.shape[0] // workers
   flat_strategy = strategy.reshape(strategy.size)
+  width = strategy.shape[1]
   p0 = worker * max_depth  # This worker's block of the path scratch.
   c0 = worker * max_actions
   s_hi = rng_state[0]
@@ -312,12 +313,12 @@ def _episodes(mode, kind, player, infoset, child_start, num_children,
           catch_up(regrets, iset, c, through, t, log_pos, log_neg)
           regret_matching_row(regrets, iset, c, strategy, iset)
         if player[n] == update_player:
-          a = sample_index(flat_strategy, iset * max_actions, c, u, epsilon)
+          a = sample_index(flat_strategy, iset * width, c, u, epsilon)
           sig = strategy[iset, a]
           my_reach *= sig
           sample_reach *= epsilon / c + (1.0 - epsilon) * sig
         else:
-          a = sample_index(flat_strategy, iset * max_actions, c, u, 0.0)
+          a = sample_index(flat_strategy, iset * width, c, u, 0.0)
           sig = strategy[iset, a]
           opp_reach *= sig
           opp_own_reach *= sig
@@ -373,7 +374,7 @@ def _episodes(mode, kind, player, infoset, child_start, num_children,
       corrected = b_s + (value - b_s) / xi_s
       est = 0.0
       probs = edge_prob if nk == 0 else flat_strategy
-      first = s if nk == 0 else iset * max_actions
+      first = s if nk == 0 else iset * width
       for j in range(c):
         ce = 0.0
         if base >= 0:
