@@ -146,18 +146,20 @@ def run_episodes(frozen, kind, player, infoset, child_start, num_children,
         baseline, baseline_count, baseline_kind, averaging, regret_plus,
         epsilon, decay, first_iteration, num_episodes, learn_baselines,
         through, weighting, linear_until, gamma, log_pos, log_neg, rng_state,
-        np.uint64(0), 0, 1, path_node, path_action, path_reach, child_est, rec_node[0], rec_node, records, records,
-        records[0], records[0], regret_sum, regret_sq, value_sum, value_sq,
-        root_values, start_node, start_stats)
+        np.uint64(0), 0, 1, path_node, path_action, path_reach, child_est,
+        rec_node[0], rec_node, rec_node, records, records, records[0],
+        records[0], regret_sum, regret_sq, value_sum, value_sq, root_values,
+        start_node, start_stats)
   return _episodes(
       0, kind, player, infoset, child_start, num_children, edge_prob,
       utility, utility_sum, num_actions, regrets, strategy, avg, avg_last,
       baseline, baseline_count, baseline_kind, averaging, regret_plus,
       epsilon, decay, first_iteration, num_episodes, learn_baselines,
       through, weighting, linear_until, gamma, log_pos, log_neg, rng_state,
-      np.uint64(0), 0, 1, path_node, path_action, path_reach, child_est, rec_node[0], rec_node, records, records,
-      records[0], records[0], regret_sum, regret_sq, value_sum, value_sq,
-      root_values, start_node, start_stats)
+      np.uint64(0), 0, 1, path_node, path_action, path_reach, child_est,
+      rec_node[0], rec_node, rec_node, records, records, records[0],
+      records[0], regret_sum, regret_sq, value_sum, value_sq, root_values,
+      start_node, start_stats)
 
 
 @njit(cache=True, error_model="numpy")
@@ -168,8 +170,8 @@ def _episodes(mode, kind, player, infoset, child_start, num_children,
               num_episodes, learn_baselines, through, weighting, linear_until,
               gamma, log_pos, log_neg, rng_state, key, worker, workers,
               path_node, path_action, path_reach,
-              child_est, rec_depth, rec_node, rec_value, rec_avg, rec_scalar,
-              rec_target, regret_sum, regret_sq, value_sum, value_sq,
+              child_est, rec_depth, rec_node, rec_row, rec_value, rec_avg,
+              rec_scalar, rec_target, regret_sum, regret_sq, value_sum, value_sq,
               root_values, start_node, start_stats):
   """Episodes e = worker, worker + workers, ... < num_episodes.
 
@@ -329,7 +331,7 @@ def _episodes(mode, kind, player, infoset, child_start, num_children,
     depth = d
     if record:
       rec_depth[e] = depth
-      rec_node[e, depth] = n
+      rec_node[depth, e] = n
     terminal_value = (utility[n] if update_player == 0
                       else utility_sum - utility[n])
     # Up the path. Stored baselines b are converted to the update
@@ -353,7 +355,8 @@ def _episodes(mode, kind, player, infoset, child_start, num_children,
       r = 4 * (p0 + d)
       mine = nk == 1 and player[n] == update_player
       if record:
-        rec_node[e, d] = n
+        rec_node[d, e] = n
+        rec_row[e, d] = -1 if nk == 0 else 2 * iset + (1 if mine else 0)
       base = baseline_base(baseline_kind, nk, iset, s, update_player,
                            num_infosets, max_actions)
       if nk == 0:
@@ -482,8 +485,9 @@ def run_batches(kind, player, infoset, child_start, num_children, edge_prob,
                 regret_plus, epsilon, decay, first_iteration, num_iterations,
                 batch, through, weighting, linear_until, gamma, log_pos,
                 log_neg, rng_state, workers, path_node, path_action,
-                path_reach, child_est, rec_depth,
-                rec_node, rec_value, rec_avg, rec_scalar, rec_target):
+                path_reach, child_est, rec_depth, rec_node, rec_row,
+                rec_value, rec_avg, rec_scalar, rec_target, reset_mark,
+                row_mark, row_list):
   """Training iterations in batches, episodes in parallel (module docstring).
 
   The batch of iteration t ends at the next multiple of `batch` (or at this
@@ -537,16 +541,17 @@ def run_batches(kind, player, infoset, child_start, num_children, edge_prob,
           baseline, baseline_count, baseline_kind, averaging, regret_plus,
           epsilon, decay, t0, count, True, through, weighting, linear_until,
           gamma, log_pos, log_neg, rng_state, key, w, workers, path_node,
-          path_action, path_reach, child_est, rec_depth,
-          rec_node, rec_value, rec_avg, rec_scalar, rec_target, empty, empty,
-          empty, empty, empty[0], 0, empty)
+          path_action, path_reach, child_est, rec_depth, rec_node, rec_row,
+          rec_value, rec_avg, rec_scalar, rec_target, empty, empty, empty,
+          empty, empty[0], 0, empty)
     for part in prange(workers):
-      _apply_records(kind, player, infoset, child_start, num_children,
-                     regrets, strategy, avg, avg_last, baseline,
-                     baseline_count, baseline_kind, averaging, regret_plus,
-                     decay, t0, count, True, through, weighting, log_pos,
-                     log_neg, part, workers, rec_depth, rec_node, rec_value,
-                     rec_avg, rec_scalar, rec_target)
+      _apply_records(kind, infoset, child_start, num_actions, regrets,
+                     strategy, avg, avg_last, baseline, baseline_count,
+                     baseline_kind, averaging, regret_plus, decay, t0, count,
+                     True, through, weighting, log_pos, log_neg, part,
+                     workers, rec_depth, rec_node, rec_row, rec_value,
+                     rec_avg, rec_scalar, rec_target, row_mark,
+                     row_list[part])
     if baseline_kind == 5:
       deepest = 0
       for k in range(count):
@@ -555,40 +560,37 @@ def run_batches(kind, player, infoset, child_start, num_children, edge_prob,
       for level in range(deepest, 0, -1):
         for part in prange(workers):
           for k in range(part, count, workers):
-            if rec_depth[k] >= level:
-              _reset_predictive(kind, infoset, child_start, num_children,
-                                edge_prob, utility, strategy, baseline,
-                                rec_node[k, level])
+            if rec_depth[k] < level:
+              continue
+            h = rec_node[level, k]
+            if reset_mark[h] == t0:
+              continue  # Already reset in this batch (the same value).
+            reset_mark[h] = t0
+            if kind[h] == 2:
+              baseline[h] = utility[h]
+              continue
+            s = child_start[h]
+            v = 0.0
+            if kind[h] == 0:
+              for j in range(num_children[h]):
+                v += edge_prob[s + j] * baseline[s + j]
+            else:
+              i = infoset[h]
+              for j in range(num_children[h]):
+                v += strategy[i, j] * baseline[s + j]
+            baseline[h] = v
     t0 = t1 + 1
   return touched
 
 
 @njit(cache=True, error_model="numpy")
-def _reset_predictive(kind, infoset, child_start, num_children, edge_prob,
-                      utility, strategy, baseline, h):
-  """b(edge into h) <- u'(h) in player 0's utility: u(h) at a terminal, else
-  sum_a sigma(h, a) b(h a) (chance: its probabilities)."""
-  if kind[h] == 2:
-    baseline[h] = utility[h]
-    return
-  s = child_start[h]
-  v = 0.0
-  if kind[h] == 0:
-    for j in range(num_children[h]):
-      v += edge_prob[s + j] * baseline[s + j]
-  else:
-    for j in range(num_children[h]):
-      v += strategy[infoset[h], j] * baseline[s + j]
-  baseline[h] = v
-
-
-@njit(cache=True, error_model="numpy")
-def _apply_records(kind, player, infoset, child_start, num_children, regrets,
+def _apply_records(kind, infoset, child_start, num_actions, regrets,
                    strategy, avg, avg_last, baseline, baseline_count,
                    baseline_kind, averaging, regret_plus, decay,
                    first_iteration, num_episodes, learn_baselines, through,
                    weighting, log_pos, log_neg, part, parts, rec_depth,
-                   rec_node, rec_value, rec_avg, rec_scalar, rec_target):
+                   rec_node, rec_row, rec_value, rec_avg, rec_scalar,
+                   rec_target, row_mark, row_list):
   """Phase 2 of a batch for the rows of worker `part` (row % parts == part):
   every record, in episode order, applied as `run_episodes` applies an
   episode's increments (RM+ clipping after each, optimistic averaging's
@@ -600,17 +602,16 @@ def _apply_records(kind, player, infoset, child_start, num_children, regrets,
   """
   num_infosets = regrets.shape[0]
   max_actions = regrets.shape[1]
+  changed = 0
   for k in range(num_episodes):
     update_player = k % 2
     t = first_iteration + k // 2
     for d in range(rec_depth[k]):
-      n = rec_node[k, d]
-      nk = kind[n]
-      iset = infoset[n]
-      c = num_children[n]
-      s = child_start[n]
-      if nk == 1 and iset % parts == part:
-        if player[n] == update_player:
+      code = rec_row[k, d]
+      iset = code >> 1
+      if code >= 0 and iset % parts == part:
+        c = num_actions[iset]
+        if code & 1:
           if weighting == 2:
             catch_up(regrets, iset, c, through, t, log_pos, log_neg)
           for j in range(c):
@@ -620,7 +621,10 @@ def _apply_records(kind, player, infoset, child_start, num_children, regrets,
           if averaging == 0:
             for j in range(c):
               avg[iset, j] += rec_avg[k, d, j]
-          regret_matching_row(regrets, iset, c, strategy, iset)
+          if row_mark[iset] != first_iteration:
+            row_mark[iset] = first_iteration
+            row_list[changed] = iset
+            changed += 1
         elif averaging == 1:
           if regret_plus:
             last = avg_last[iset]
@@ -632,13 +636,18 @@ def _apply_records(kind, player, infoset, child_start, num_children, regrets,
           avg_last[iset] = t
       if learn_baselines and (baseline_kind == 1 or baseline_kind == 3
                               or baseline_kind == 4):
-        base = baseline_base(baseline_kind, nk, iset, s, update_player,
-                             num_infosets, max_actions)
+        n = rec_node[d, k]
+        s = child_start[n]
+        base = baseline_base(baseline_kind, kind[n], infoset[n], s,
+                             update_player, num_infosets, max_actions)
         if base < 0:
           continue
-        slot = base + rec_node[k, d + 1] - s
-        owner = slot if baseline_kind == 4 else iset
+        slot = base + rec_node[d + 1, k] - s
+        owner = slot if baseline_kind == 4 else infoset[n]
         if owner % parts == part:
           _learn_baseline(baseline, baseline_count, baseline_kind, slot,
-                          update_player * num_infosets + iset,
+                          update_player * num_infosets + infoset[n],
                           rec_target[k, d], decay)
+  for m in range(changed):
+    iset = row_list[m]
+    regret_matching_row(regrets, iset, num_actions[iset], strategy, iset)

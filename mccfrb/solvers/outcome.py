@@ -198,22 +198,31 @@ class MCCFRbSolver(base.WeightingMixin, base.OptimisticAverageMixin,
             np.zeros(workers * depth, dtype=np.int64),
             np.zeros(workers * depth * 4), np.zeros(workers * actions))
 
-  def _records(self, batch):
-    """The record slots of a batch of `batch` iterations (kernels/outcome.py):
-    rec_depth, rec_node, rec_value, rec_avg, rec_scalar, rec_target."""
-    episodes, depth = 2 * batch, max(self._tree.max_depth, 1)
-    actions = self._tree.max_actions
+  def _records(self, batch, workers):
+    """The record slots of a batch of `batch` iterations (`run_batches` in
+    kernels/outcome.py): rec_depth, rec_node, rec_value, rec_avg, rec_scalar,
+    rec_row, rec_target, the predictive baseline's per-node marks, and the changed
+    rows' marks and lists of each worker."""
+    tree = self._tree
+    episodes, depth = 2 * batch, max(tree.max_depth, 1)
     return (np.zeros(episodes, dtype=np.int64),
-            np.zeros((episodes, depth + 1), dtype=np.int64),
-            np.zeros((episodes, depth, actions)),
-            np.zeros((episodes, depth, actions)),
-            np.zeros((episodes, depth)), np.zeros((episodes, depth)))
+            np.zeros((depth + 1, episodes), dtype=np.int64),
+            np.zeros((episodes, depth), dtype=np.int64),
+            np.zeros((episodes, depth, tree.max_actions)),
+            np.zeros((episodes, depth, tree.max_actions)),
+            np.zeros((episodes, depth)), np.zeros((episodes, depth)),
+            np.zeros(tree.num_nodes if self._baseline_code == 5 else 0,
+                     dtype=np.int64),
+            np.zeros(tree.num_infosets, dtype=np.int64),
+            np.zeros((workers, tree.num_infosets // workers + 1),
+                     dtype=np.int64))
 
   def _batch_scratch(self):
     """Scratch and records of a batched run (allocated once)."""
     if self._batch_buffers is None:
-      self._batch_buffers = (self._path_scratch(self._threads_option["threads"])
-                             + self._records(self._batch))
+      workers = self._threads_option["threads"]
+      self._batch_buffers = (self._path_scratch(workers)
+                             + self._records(self._batch, workers))
     return self._batch_buffers
 
   def _tables_loaded(self):
