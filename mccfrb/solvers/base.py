@@ -46,13 +46,13 @@ def check_num_iterations(num_iterations):
 DEFAULT_BATCH = 1024
 
 
-def check_threads(threads, batch):
+def check_threads(threads, batch, default=DEFAULT_BATCH):
   """Validates `threads=` and `batch=` of a sampling solver.
 
   Returns:
     The batch size to run with: None (episodes one after the other, the
-    unthreaded algorithm) when threads == 1 and batch is None,
-    DEFAULT_BATCH when threads > 1 and batch is None, else `batch`.
+    unthreaded algorithm) when threads == 1 and batch is None, `default`
+    when threads > 1 and batch is None, else `batch`.
   """
   for name, value, allow_none in (("threads", threads, False),
                                   ("batch", batch, True)):
@@ -63,7 +63,7 @@ def check_threads(threads, batch):
       raise ValueError(f"{name} must be a positive integer"
                        f"{' or None' if allow_none else ''}, got {value!r}.")
   if batch is None and threads > 1:
-    return DEFAULT_BATCH
+    return default
   return None if batch is None else int(batch)
 
 

@@ -200,9 +200,9 @@ class MCCFRbSolver(base.WeightingMixin, base.OptimisticAverageMixin,
 
   def _records(self, batch, workers):
     """The record slots of a batch of `batch` iterations (`run_batches` in
-    kernels/outcome.py): rec_depth, rec_node, rec_value, rec_avg, rec_scalar,
-    rec_row, rec_target, the predictive baseline's per-node marks, and the changed
-    rows' marks and lists of each worker."""
+    kernels/outcome.py): rec_depth, rec_node, rec_row, rec_value, rec_avg,
+    rec_scalar, rec_target, the predictive baseline's per-node marks, and
+    the changed rows' marks and lists of each worker."""
     tree = self._tree
     episodes, depth = 2 * batch, max(tree.max_depth, 1)
     return (np.zeros(episodes, dtype=np.int64),
