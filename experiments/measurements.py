@@ -30,6 +30,13 @@ Every set is deterministic (fixed seeds), so a rerun prints the same numbers:
                  PublicSamplingSolver (predictive and history, 10^6
                  iterations; chance sampling, 10^5), numba warmed up, run()
                  timed alone. Times depend on the machine and its load.
+  batching       Leduc, seeds 0-4: exploitability by iteration of the
+                 sampling solvers' defaults (MCCFRbSolver to 2^20
+                 iterations, PublicSamplingSolver to 2^16, ExternalSampling-
+                 Solver to 2^18) unbatched and in batches of several sizes
+                 (threads=1: the tables do not depend on the thread count),
+                 and whether each batched mean stays within the unbatched
+                 seeds' range.
 """
 
 import collections
@@ -266,11 +273,44 @@ def public_time():
           f"exploitability {expl(tree, solver):.5f}")
 
 
+def batching():
+  tree = mccfrb.compile_tree("leduc_poker")
+  public = mccfrb.public_states(tree, game="leduc_poker")
+  for cls, extra, last, batches in [
+      (mccfrb.MCCFRbSolver, {}, 20, (64, 256, 1024, 4096, 16384)),
+      (mccfrb.PublicSamplingSolver, {"public_tree": public}, 16,
+       (2, 4, 8, 16, 64, 256)),
+      (mccfrb.ExternalSamplingSolver, {}, 18, (4, 8, 16, 64, 256, 1024))]:
+    checkpoints = [2**k for k in range(8, last + 1, 2)]
+    table = {}
+    for batch in (None,) + batches:
+      rows = []
+      for seed in range(5):
+        solver = cls("leduc_poker", seed=seed, tree=tree, batch=batch, **extra)
+        row = []
+        for t in checkpoints:
+          solver.run(t - solver.num_iterations)
+          row.append(expl(tree, solver))
+        rows.append(row)
+      table[batch] = np.array(rows)
+    worst, best = table[None].max(axis=0), table[None].min(axis=0)
+    print(f"{cls.__name__} (defaults), Leduc, seeds 0-4: mean exploitability "
+          "by iterations and batch size; * = above the worst unbatched seed")
+    print("iterations " + " ".join(f"{t:>9}" for t in checkpoints))
+    for batch, values in table.items():
+      means = values.mean(axis=0)
+      print(f"{'none' if batch is None else batch:>10} " + " ".join(
+          f"{m:8.4g}{'*' if m > w else ' '}" for m, w in zip(means, worst)))
+    for name, row in (("best seed", best), ("worst seed", worst)):
+      print(f"{name:>10} " + " ".join(f"{v:8.4g} " for v in row))
+    print(flush=True)
+
+
 SETS = {"weighting": weighting, "pruning_short": pruning_short,
         "pruning_long": pruning_long, "averaging": averaging,
         "exponential": exponential, "convergence": convergence,
         "unbiasedness": unbiasedness, "agreement": agreement,
-        "public_time": public_time}
+        "public_time": public_time, "batching": batching}
 
 
 def main(argv):

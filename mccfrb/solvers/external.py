@@ -8,7 +8,7 @@ from mccfrb.solvers import base
 
 ES_AVERAGINGS = {"simple": 0, "full": 1}
 # The batch size of threads > 1 when no batch is given (README, "Threads").
-DEFAULT_ES_BATCH = 256
+DEFAULT_ES_BATCH = 8
 PRUNINGS = {None: 0, "pluribus": 1, "probabilistic": 2}
 
 

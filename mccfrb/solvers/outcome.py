@@ -432,12 +432,13 @@ class OutcomeSamplingSolver(MCCFRbSolver):
 
   def __init__(self, game, epsilon=0.6, averaging="stochastic", seed=None,
                max_nodes=tree_lib.DEFAULT_MAX_NODES, baseline="none",
-               baseline_decay=None, tree=None):
+               baseline_decay=None, tree=None, threads=1, batch=None):
     if baseline != "none":
       raise ValueError("OutcomeSamplingSolver has no baseline; use "
                        f"MCCFRbSolver(baseline={baseline!r}).")
     super().__init__(game, baseline="none", epsilon=epsilon,
                      averaging=averaging, baseline_decay=baseline_decay,
-                     seed=seed, max_nodes=max_nodes, tree=tree, regret="rm")
+                     seed=seed, max_nodes=max_nodes, tree=tree, regret="rm",
+                     threads=threads, batch=batch)
 
 

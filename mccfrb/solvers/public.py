@@ -16,7 +16,7 @@ SAMPLINGS = {"uniform": 0, "on_policy": 1, "chance": 2}
 # The history baseline's default decay: Schmid et al.'s alpha = 0.5.
 DEFAULT_HISTORY_DECAY = 0.5
 # The batch size of threads > 1 when no batch is given (README, "Threads").
-DEFAULT_PUBLIC_BATCH = 64
+DEFAULT_PUBLIC_BATCH = 2
 _EMPTY_STATS = np.zeros((0, 0, 0))
 
 
