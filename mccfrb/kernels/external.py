@@ -93,9 +93,9 @@ def _traversals(mode, kind, player, infoset, child_start, num_children,
                 rng_state, key, worker, workers, frame_node, frame_child,
                 frame_sigma, frame_values, frame_weight, strategy, reach,
                 counters, rec_nodes, rec_count, rec_value, rec_sigma):
-  """Traversals e = worker, worker + workers, ... < num_episodes: episode e
-  updates player e % 2 at iteration first_iteration + e // 2 (module
-  docstring for the equations).
+  """Traversals e of the worker-th of `workers` contiguous blocks of
+  range(num_episodes): traversal e updates player e % 2 at iteration
+  first_iteration + e // 2 (module docstring for the equations).
 
   Args:
     mode: a compile-time constant (numba.literally; see kernels/outcome.py):
@@ -116,7 +116,9 @@ def _traversals(mode, kind, player, infoset, child_start, num_children,
   s_lo = rng_state[1]
   inc_hi = rng_state[2]
   inc_lo = rng_state[3]
-  for e in range(worker, num_episodes, workers):
+  # Worker w runs the w-th of `workers` contiguous blocks of episodes.
+  for e in range(worker * num_episodes // workers,
+                 (worker + 1) * num_episodes // workers):
     t = first_iteration + e // 2
     p = e % 2
     w = iteration_weight(weighting, t, linear_until, gamma)

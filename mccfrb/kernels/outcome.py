@@ -173,7 +173,8 @@ def _episodes(mode, kind, player, infoset, child_start, num_children,
               child_est, rec_depth, rec_node, rec_row, rec_value, rec_avg,
               rec_scalar, rec_target, regret_sum, regret_sq, value_sum, value_sq,
               root_values, start_node, start_stats):
-  """Episodes e = worker, worker + workers, ... < num_episodes.
+  """Episodes e of the worker-th of `workers` contiguous blocks of
+  range(num_episodes).
 
   Episode e updates player e % 2 at iteration t = first_iteration + e // 2
   (training: an iteration is one episode per player, in player order), or at
@@ -265,7 +266,9 @@ def _episodes(mode, kind, player, infoset, child_start, num_children,
   inc_hi = rng_state[2]
   inc_lo = rng_state[3]
   touched = 0
-  for e in range(worker, num_episodes, workers):
+  # Worker w runs the w-th of `workers` contiguous blocks of episodes.
+  for e in range(worker * num_episodes // workers,
+                 (worker + 1) * num_episodes // workers):
     update_player = e % 2
     if start_node > 0:
       update_player = player[start_node]
@@ -494,7 +497,8 @@ def run_batches(kind, player, infoset, child_start, num_children, edge_prob,
   call's last iteration). Per batch starting at iteration t0: one key from
   `rng_state`; phase 1, its 2B episodes (`_episodes` mode 2: episode k
   updates player k % 2 at iteration t0 + k // 2, draws from the stream
-  `stream_start(key, k)`, is run by worker k % workers, and reads the
+  `stream_start(key, k)`, is run by one of the workers (contiguous blocks
+  of episodes), and reads the
   tables as they were at the batch start; the oracle baseline is refilled
   there); phase 2, `_apply_records` by every worker; phase 3, the
   predictive baseline's reset b(h a*) <- sum_a' sigma^{t+1}(h a*, a')
@@ -566,7 +570,8 @@ def run_batches(kind, player, infoset, child_start, num_children, edge_prob,
         touched += rec_depth[k]
       for level in range(deepest, 0, -1):
         for part in prange(workers):
-          for k in range(part, count, workers):
+          for k in range(part * count // workers,
+                         (part + 1) * count // workers):
             if rec_depth[k] < level:
               continue
             h = rec_node[level, k]

@@ -104,8 +104,8 @@ def _public_episodes(mode, kind, player, infoset, child_start, num_children,
                      root_values, start_ps, start_stats, rec_rows,
                      rec_value, rec_avg, rec_scalar, rec_edges, rec_target,
                      rec_ps, rec_counts):
-  """Public-state sampling episodes e = worker, worker + workers, ... <
-  num_episodes; every table changes in place.
+  """Public-state sampling episodes e of the worker-th of `workers`
+  contiguous blocks of range(num_episodes); every table changes in place.
 
   Episode e updates player i = e % 2 at iteration t = first_iteration + e // 2
   (or t = first_iteration throughout if frozen). Episodes start at the
@@ -193,7 +193,9 @@ def _public_episodes(mode, kind, player, infoset, child_start, num_children,
   inc_hi = rng_state[2]
   inc_lo = rng_state[3]
   touched = 0
-  for e in range(worker, num_episodes, workers):
+  # Worker w runs the w-th of `workers` contiguous blocks of episodes.
+  for e in range(worker * num_episodes // workers,
+                 (worker + 1) * num_episodes // workers):
     i = e % 2
     if start_ps > 0:
       i = player[ps_histories[ps_history_start[start_ps]]]
@@ -557,7 +559,8 @@ def public_batches(kind, player, infoset, child_start, num_children,
           deepest = max(deepest, ps_depth[rec_ps[k, d]])
       for level in range(deepest, 0, -1):
         for part in prange(workers):
-          for k in range(part, count, workers):
+          for k in range(part * count // workers,
+                         (part + 1) * count // workers):
             for d in range(rec_counts[k, 2]):
               ps = rec_ps[k, d]
               if ps_depth[ps] != level or ps_mark[ps] == t0:
