@@ -37,6 +37,11 @@ Every set is deterministic (fixed seeds), so a rerun prints the same numbers:
                  (threads=1: the tables do not depend on the thread count),
                  and whether each batched mean stays within the unbatched
                  seeds' range.
+  parallel_region
+                 the cost of one empty numba parallel region (prange over
+                 the threads) at 1 and 2 threads: what every batch of the
+                 threaded solvers pays a few times. Depends on the machine
+                 and its load (a busy core makes it milliseconds).
 """
 
 import collections
@@ -49,6 +54,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from absl import app  # pylint: disable=g-import-not-at-top
 from absl import flags
+import numba
 import numpy as np
 import pyspiel
 
@@ -306,11 +312,35 @@ def batching():
     print(flush=True)
 
 
+@numba.njit(parallel=True)
+def _empty_regions(count, workers, out):
+  for _ in range(count):
+    for w in numba.prange(workers):
+      out[w] += 1.0
+
+
+def parallel_region():
+  out = np.zeros(2)
+  for workers in (1, 2):
+    if workers > numba.config.NUMBA_NUM_THREADS:
+      print(f"{workers} threads: NUMBA_NUM_THREADS="
+            f"{numba.config.NUMBA_NUM_THREADS} (set it to 2 or more)")
+      continue
+    numba.set_num_threads(workers)
+    _empty_regions(10, workers, out)
+    start = time.perf_counter()
+    _empty_regions(20_000, workers, out)
+    seconds = time.perf_counter() - start
+    print(f"{workers} threads: {seconds / 20_000 * 1e6:.2f} us per parallel "
+          f"region ({numba.threading_layer()} threading layer)")
+
+
 SETS = {"weighting": weighting, "pruning_short": pruning_short,
         "pruning_long": pruning_long, "averaging": averaging,
         "exponential": exponential, "convergence": convergence,
         "unbiasedness": unbiasedness, "agreement": agreement,
-        "public_time": public_time, "batching": batching}
+        "public_time": public_time, "batching": batching,
+        "parallel_region": parallel_region}
 
 
 def main(argv):

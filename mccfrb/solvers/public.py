@@ -60,7 +60,7 @@ class PublicSamplingSolver(base.OptimisticAverageMixin, base.TabularSolverBase):
     threads, batch: as for `MCCFRbSolver` (kernels/public.py,
       `public_batches`); batch=None with threads > 1 runs batches of
       DEFAULT_PUBLIC_BATCH iterations. Each worker thread keeps its own
-      per-node scratch (about 48 bytes per tree node).
+      scratch (32 bytes per tree node, about 90 per infoset).
   """
 
   _table_names = ("_regrets", "_avg", "_avg_last", "_baseline",
