@@ -5,6 +5,8 @@ import hashlib
 import numpy as np
 import pytest
 
+import mccfrb
+
 GOOFSPIEL4 = ("goofspiel(num_cards=4,imp_info=True,points_order=random,"
               "returns_type=point_difference)")
 GAMES = ("kuhn_poker", "leduc_poker", GOOFSPIEL4, "matching_pennies")
@@ -29,3 +31,55 @@ def assert_same_tables(a, b):
   for name in a._table_names:  # pylint: disable=protected-access
     np.testing.assert_array_equal(getattr(a, name), getattr(b, name),
                                   err_msg=name)
+
+
+def check_threads_do_not_matter(run, others):
+  """`run(**options)` returns a solver trained with those options over its
+  defaults. Equal tables and nodes touched at threads=1, 2, 3 and on a
+  rerun; different tables for each options dict in `others`."""
+  one, two, three = (run(threads=k) for k in (1, 2, 3))
+  assert_same_tables(one, two)
+  assert_same_tables(one, three)
+  assert one.nodes_touched == two.nodes_touched == three.nodes_touched
+  assert_same_tables(two, run(threads=2))
+  for options in others:
+    assert not np.array_equal(run(**options)._regrets, two._regrets), options  # pylint: disable=protected-access
+  return two
+
+
+def check_batch_boundaries(make, batch, path):
+  """`make()` returns a fresh batched solver. run(2b) equals run(b); run(b);
+  run(1.5b); run(b / 2) runs the batches of run(b); run(b / 2); run(b / 2)
+  (a batch never spans two calls), also through save and load; and it
+  differs from run(2b)."""
+  whole, halves, offset, resumed = make(), make(), make(), make()
+  whole.run(2 * batch)
+  halves.run(batch)
+  halves.run(batch)
+  assert_same_tables(whole, halves)
+  offset.run(batch + batch // 2)
+  offset.run(batch // 2)
+  resumed.run(batch)
+  resumed.run(batch // 2)
+  resumed.save(path)
+  resumed = type(resumed).load(path)
+  options = resumed._options()  # pylint: disable=protected-access
+  assert (options["threads"], options["batch"]) == (2, batch)
+  resumed.run(batch // 2)
+  assert_same_tables(offset, resumed)
+  assert resumed.nodes_touched == offset.nodes_touched
+  assert not np.array_equal(whole._regrets, offset._regrets)  # pylint: disable=protected-access
+
+
+def exploitability_curves(make, tree, checkpoints, seeds=range(5)):
+  """Exploitability of `make(seed)` at each checkpoint: float64[seeds,
+  checkpoints]."""
+  rows = []
+  for seed in seeds:
+    solver = make(seed)
+    row = []
+    for t in checkpoints:
+      solver.run(t - solver.num_iterations)
+      row.append(mccfrb.exploitability(tree, solver.average_policy_table()))
+    rows.append(row)
+  return np.array(rows)

@@ -7,7 +7,9 @@ import pytest
 import mccfrb
 from mccfrb import reference
 from tests.conftest import GOOFSPIEL4
-from tests.conftest import assert_same_tables
+from tests.conftest import check_batch_boundaries
+from tests.conftest import check_threads_do_not_matter
+from tests.conftest import exploitability_curves
 from tests.conftest import table_digest
 
 OPTIONS = [
@@ -177,47 +179,23 @@ def test_one_thread_keeps_the_tables_of_the_unthreaded_kernel(
     {"pruning": "pluribus", "prune_threshold": -2.0, "prune_after": 20},
     {"pruning": "probabilistic", "prune_threshold": -2.0, "prune_after": 20}])
 def test_batched_tables_depend_on_the_seed_and_batch_not_the_threads(options):
-  def solver(threads, seed=2, batch=16):
-    s = mccfrb.ExternalSamplingSolver("leduc_poker", seed=seed,
-                                      threads=threads, batch=batch, **options)
-    s.run(200)
-    return s
-  one, two, three = solver(1), solver(2), solver(3)
-  assert_same_tables(one, two)
-  assert_same_tables(one, three)
-  assert (one.nodes_touched, one.subtrees_pruned) == (
-      three.nodes_touched, three.subtrees_pruned)
-  assert_same_tables(two, solver(2))
-  unbatched = mccfrb.ExternalSamplingSolver("leduc_poker", seed=2, **options)
-  unbatched.run(200)
-  assert not np.array_equal(unbatched._regrets, two._regrets)
-  assert not np.array_equal(solver(2, seed=3)._regrets, two._regrets)
-  assert not np.array_equal(solver(2, batch=8)._regrets, two._regrets)
+  def run(**overrides):
+    solver = mccfrb.ExternalSamplingSolver("leduc_poker", **{
+        "seed": 2, "batch": 16, **options, **overrides})
+    solver.run(200)
+    return solver
+  two = check_threads_do_not_matter(run, [{"seed": 3}, {"batch": 8},
+                                          {"batch": None}])
+  assert two.subtrees_pruned == run(threads=3).subtrees_pruned
   if "pruning" in options:
     assert two.subtrees_pruned > 0
 
 
 def test_batches_end_at_multiples_of_the_batch_size(tmp_path):
-  def solver():
-    return mccfrb.ExternalSamplingSolver("leduc_poker", seed=4, threads=2,
-                                         batch=50, weighting="discounted")
-  whole, halves, offset = solver(), solver(), solver()
-  whole.run(100)
-  halves.run(50)
-  halves.run(50)
-  assert_same_tables(whole, halves)
-  offset.run(75)
-  offset.run(25)
-  resumed = solver()
-  resumed.run(50)
-  resumed.run(25)
-  resumed.save(tmp_path / "es.npz")
-  resumed = mccfrb.ExternalSamplingSolver.load(tmp_path / "es.npz")
-  assert (resumed._options()["threads"], resumed._options()["batch"]) == (
-      2, 50)
-  resumed.run(25)
-  assert_same_tables(offset, resumed)
-  assert not np.array_equal(whole._regrets, offset._regrets)
+  check_batch_boundaries(
+      lambda: mccfrb.ExternalSamplingSolver(
+          "leduc_poker", seed=4, threads=2, batch=50,
+          weighting="discounted"), 50, tmp_path / "es.npz")
 
 
 def test_bad_threads_and_batches_are_value_errors():
@@ -234,18 +212,9 @@ def test_two_threads_converge_as_one_on_leduc():
   # worse from 2^12 iterations on (README, "Threads":
   # python -m experiments.measurements --sets=batching).
   tree = mccfrb.compile_tree("leduc_poker")
-  checkpoints = (2**10, 2**12, 2**14, 2**16)
-  curves = {}
-  for threads in (1, 2):
-    rows = []
-    for seed in range(5):
-      solver = mccfrb.ExternalSamplingSolver("leduc_poker", seed=seed,
-                                             tree=tree, threads=threads)
-      row = []
-      for t in checkpoints:
-        solver.run(t - solver.num_iterations)
-        row.append(mccfrb.exploitability(tree, solver.average_policy_table()))
-      rows.append(row)
-    curves[threads] = np.array(rows)
+  curves = [exploitability_curves(
+      lambda seed, k=k: mccfrb.ExternalSamplingSolver(
+          "leduc_poker", seed=seed, tree=tree, threads=k),
+      tree, (2**10, 2**12, 2**14, 2**16)) for k in (1, 2)]
   assert mccfrb.ExternalSamplingSolver("kuhn_poker", threads=2)._batch == 8
-  assert (curves[2].mean(axis=0) <= curves[1].max(axis=0)).all(), curves
+  assert (curves[1].mean(axis=0) <= curves[0].max(axis=0)).all(), curves

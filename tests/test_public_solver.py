@@ -11,7 +11,9 @@ import mccfrb
 from mccfrb import reference_public
 from mccfrb.kernels import exact
 from tests.conftest import GOOFSPIEL4
-from tests.conftest import assert_same_tables
+from tests.conftest import check_batch_boundaries
+from tests.conftest import check_threads_do_not_matter
+from tests.conftest import exploitability_curves
 from tests.conftest import table_digest
 
 KINDS = tuple(mccfrb.PUBLIC_BASELINES)
@@ -253,43 +255,19 @@ def test_one_thread_keeps_the_tables_of_the_unthreaded_kernel(
     {"sampling": "chance", "regret": "rm"}, {"sampling": "on_policy"},
     {"baseline": "oracle"}, {"baseline": "none"}])
 def test_batched_tables_depend_on_the_seed_and_batch_not_the_threads(options):
-  def solver(threads, seed=2, batch=4):
-    s = mccfrb.PublicSamplingSolver("leduc_poker", seed=seed,
-                                    threads=threads, batch=batch, **options)
-    s.run(30)
-    return s
-  one, two, three = solver(1), solver(2), solver(3)
-  assert_same_tables(one, two)
-  assert_same_tables(one, three)
-  assert one.nodes_touched == two.nodes_touched == three.nodes_touched
-  assert_same_tables(two, solver(2))
-  unbatched = mccfrb.PublicSamplingSolver("leduc_poker", seed=2, **options)
-  unbatched.run(30)
-  assert not np.array_equal(unbatched._regrets, two._regrets)
-  assert not np.array_equal(solver(2, seed=3)._regrets, two._regrets)
-  assert not np.array_equal(solver(2, batch=2)._regrets, two._regrets)
+  def run(**overrides):
+    solver = mccfrb.PublicSamplingSolver("leduc_poker", **{
+        "seed": 2, "batch": 4, **options, **overrides})
+    solver.run(30)
+    return solver
+  check_threads_do_not_matter(run, [{"seed": 3}, {"batch": 2},
+                                    {"batch": None}])
 
 
 def test_batches_end_at_multiples_of_the_batch_size(tmp_path):
-  def solver():
-    return mccfrb.PublicSamplingSolver("leduc_poker", seed=4, threads=2,
-                                       batch=8)
-  whole, halves, offset = solver(), solver(), solver()
-  whole.run(16)
-  halves.run(8)
-  halves.run(8)
-  assert_same_tables(whole, halves)
-  offset.run(12)
-  offset.run(4)
-  resumed = solver()
-  resumed.run(8)
-  resumed.run(4)
-  resumed.save(tmp_path / "public.npz")
-  resumed = mccfrb.PublicSamplingSolver.load(tmp_path / "public.npz")
-  assert (resumed._options()["threads"], resumed._options()["batch"]) == (2, 8)
-  resumed.run(4)
-  assert_same_tables(offset, resumed)
-  assert not np.array_equal(whole._regrets, offset._regrets)
+  check_batch_boundaries(
+      lambda: mccfrb.PublicSamplingSolver("leduc_poker", seed=4, threads=2,
+                                          batch=8), 8, tmp_path / "ps.npz")
 
 
 def test_bad_threads_and_batches_are_value_errors():
@@ -307,19 +285,9 @@ def test_two_threads_converge_as_one_on_leduc():
   # python -m experiments.measurements --sets=batching).
   tree = mccfrb.compile_tree("leduc_poker")
   public = mccfrb.public_states(tree, game="leduc_poker")
-  checkpoints = (2**8, 2**10, 2**12, 2**14)
-  curves = {}
-  for threads in (1, 2):
-    rows = []
-    for seed in range(5):
-      solver = mccfrb.PublicSamplingSolver(
-          "leduc_poker", seed=seed, tree=tree, public_tree=public,
-          threads=threads)
-      row = []
-      for t in checkpoints:
-        solver.run(t - solver.num_iterations)
-        row.append(mccfrb.exploitability(tree, solver.average_policy_table()))
-      rows.append(row)
-    curves[threads] = np.array(rows)
+  curves = [exploitability_curves(
+      lambda seed, k=k: mccfrb.PublicSamplingSolver(
+          "leduc_poker", seed=seed, tree=tree, public_tree=public, threads=k),
+      tree, (2**8, 2**10, 2**12, 2**14)) for k in (1, 2)]
   assert mccfrb.PublicSamplingSolver("kuhn_poker", threads=2)._batch == 2
-  assert (curves[2].mean(axis=0) <= curves[1].max(axis=0)).all(), curves
+  assert (curves[1].mean(axis=0) <= curves[0].max(axis=0)).all(), curves

@@ -12,7 +12,9 @@ import mccfrb
 from mccfrb import reference
 from mccfrb.kernels import exact
 from tests.conftest import GOOFSPIEL4
-from tests.conftest import assert_same_tables
+from tests.conftest import check_batch_boundaries
+from tests.conftest import check_threads_do_not_matter
+from tests.conftest import exploitability_curves
 from tests.conftest import table_digest
 
 # The solver with its former defaults (learned baseline, OpenSpiel's
@@ -477,48 +479,21 @@ BATCHED = [
 
 @pytest.mark.parametrize("options", BATCHED)
 def test_batched_tables_depend_on_the_seed_and_batch_not_the_threads(options):
-  def solver(threads, seed=2, batch=32):
-    s = mccfrb.MCCFRbSolver("leduc_poker", seed=seed, threads=threads,
-                            batch=batch, **options)
-    s.run(200)
-    return s
-  one, two, three = solver(1), solver(2), solver(3)
-  assert_same_tables(one, two)
-  assert_same_tables(one, three)
-  assert one.nodes_touched == two.nodes_touched == three.nodes_touched
-  assert_same_tables(two, solver(2))  # The same run twice.
+  def run(**overrides):
+    solver = mccfrb.MCCFRbSolver("leduc_poker", **{
+        "seed": 2, "batch": 32, **options, **overrides})
+    solver.run(200)
+    return solver
+  two = check_threads_do_not_matter(run, [{"seed": 3}, {"batch": 16},
+                                          {"batch": None}])
   np.testing.assert_array_equal(two.current_policy_table(),
-                                solver(2).current_policy_table())
-  unbatched = mccfrb.MCCFRbSolver("leduc_poker", seed=2, **options)
-  unbatched.run(200)
-  assert not np.array_equal(unbatched._regrets, two._regrets)
-  assert not np.array_equal(solver(2, seed=3)._regrets, two._regrets)
-  assert not np.array_equal(solver(2, batch=16)._regrets, two._regrets)
+                                run(threads=2).current_policy_table())
 
 
 def test_batches_end_at_multiples_of_the_batch_size(tmp_path):
-  def solver():
-    return mccfrb.MCCFRbSolver("leduc_poker", seed=4, threads=2, batch=100)
-  whole, halves, offset = solver(), solver(), solver()
-  whole.run(200)
-  halves.run(100)
-  halves.run(100)
-  assert_same_tables(whole, halves)
-  # A batch never spans two calls: 150 + 50 runs batches 1-100, 101-150 and
-  # 151-200, as 100 + 50 + 50 does, saved and loaded in between.
-  offset.run(150)
-  offset.run(50)
-  resumed = solver()
-  resumed.run(100)
-  resumed.run(50)
-  resumed.save(tmp_path / "batched.npz")
-  resumed = mccfrb.MCCFRbSolver.load(tmp_path / "batched.npz")
-  assert resumed._options()["threads"] == 2
-  assert resumed._options()["batch"] == 100
-  resumed.run(50)
-  assert_same_tables(offset, resumed)
-  assert resumed.nodes_touched == offset.nodes_touched
-  assert not np.array_equal(whole._regrets, offset._regrets)
+  check_batch_boundaries(
+      lambda: mccfrb.MCCFRbSolver("leduc_poker", seed=4, threads=2,
+                                  batch=100), 100, tmp_path / "os.npz")
 
 
 def test_studies_run_unthreaded_on_the_threaded_solvers_tables():
@@ -556,18 +531,9 @@ def test_two_threads_converge_as_one_on_leduc():
   # README says (section "Threads":
   # python -m experiments.measurements --sets=batching).
   tree = mccfrb.compile_tree("leduc_poker")
-  checkpoints = (2**16, 2**18)
-  curves = {}
-  for threads in (1, 2):
-    rows = []
-    for seed in range(5):
-      solver = mccfrb.MCCFRbSolver("leduc_poker", seed=seed, tree=tree,
-                                   threads=threads)
-      row = []
-      for t in checkpoints:
-        solver.run(t - solver.num_iterations)
-        row.append(mccfrb.exploitability(tree, solver.average_policy_table()))
-      rows.append(row)
-    curves[threads] = np.array(rows)
+  curves = [exploitability_curves(
+      lambda seed, k=k: mccfrb.MCCFRbSolver("leduc_poker", seed=seed,
+                                            tree=tree, threads=k),
+      tree, (2**16, 2**18)) for k in (1, 2)]
   assert mccfrb.MCCFRbSolver("kuhn_poker", threads=2)._batch == 1024
-  assert (curves[2].mean(axis=0) <= curves[1].max(axis=0)).all(), curves
+  assert (curves[1].mean(axis=0) <= curves[0].max(axis=0)).all(), curves

@@ -44,6 +44,8 @@ from numba import prange
 from mccfrb.kernels.exact import reach_probabilities
 from mccfrb.kernels.exact import regret_matching_row
 from mccfrb.kernels.outcome import sample_index
+from mccfrb.kernels.rng import batch_end
+from mccfrb.kernels.rng import batch_key
 from mccfrb.kernels.rng import pcg64_next
 from mccfrb.kernels.rng import stream_start
 from mccfrb.kernels.rng import stream_uniform
@@ -308,13 +310,9 @@ def es_batches(kind, player, infoset, child_start, num_children, edge_prob,
   last_iteration = first_iteration + num_iterations - 1
   t0 = first_iteration
   while t0 <= last_iteration:
-    t1 = min(((t0 - 1) // batch + 1) * batch, last_iteration)
+    t1 = batch_end(t0, batch, last_iteration)
     count = 2 * (t1 - t0 + 1)
-    s_hi, s_lo, u = pcg64_next(rng_state[0], rng_state[1], rng_state[2],
-                               rng_state[3])
-    rng_state[0] = s_hi
-    rng_state[1] = s_lo
-    key = np.uint64(u * 9007199254740992.0)
+    key = batch_key(rng_state)
     for wk in prange(workers):
       _traversals(2, kind, player, infoset, child_start, num_children,
                   edge_prob, utility, utility_sum, num_actions, regrets, avg,

@@ -35,6 +35,8 @@ from mccfrb.kernels.exact import node_values
 from mccfrb.kernels.exact import regret_matching
 from mccfrb.kernels.exact import regret_matching_row
 from mccfrb.kernels.outcome import averaged
+from mccfrb.kernels.rng import batch_end
+from mccfrb.kernels.rng import batch_key
 from mccfrb.kernels.rng import pcg64_next
 from mccfrb.kernels.rng import stream_start
 from mccfrb.kernels.rng import stream_uniform
@@ -523,13 +525,9 @@ def public_batches(kind, player, infoset, child_start, num_children,
   empty3 = np.zeros((0, 0, 0))
   t0 = first_iteration
   while t0 <= last_iteration:
-    t1 = min(((t0 - 1) // batch + 1) * batch, last_iteration)
+    t1 = batch_end(t0, batch, last_iteration)
     count = 2 * (t1 - t0 + 1)
-    s_hi, s_lo, u = pcg64_next(rng_state[0], rng_state[1], rng_state[2],
-                               rng_state[3])
-    rng_state[0] = s_hi
-    rng_state[1] = s_lo
-    key = np.uint64(u * 9007199254740992.0)
+    key = batch_key(rng_state)
     if baseline_kind == 6:
       regret_matching(regrets, num_actions, strategy_scratch[0])
       node_values(kind, player, infoset, child_start, num_children,

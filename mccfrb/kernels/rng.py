@@ -8,7 +8,8 @@ a call through numpy's function pointer. The state travels as uint64[4]
 `set_pcg64_state` convert from and to the generator.
 
 `stream_start` / `stream_uniform` are SplitMix64 (Steele, Lea, Flood 2014):
-a counter-based stream per (key, index), for episodes run in parallel.
+a counter-based stream per (key, index), for episodes run in parallel;
+`batch_key` draws a batch's key and `batch_end` says where a batch ends.
 """
 
 from llvmlite import ir
@@ -98,3 +99,21 @@ def stream_uniform(state):
   """(next state, uniform in [0, 1) with 53 random bits): SplitMix64."""
   state = state + _GOLDEN
   return state, float(_mix64(state) >> np.uint64(11)) * _TO_UNIT
+
+
+@njit(cache=True, error_model="numpy")
+def batch_key(rng_state):
+  """A batch's stream key: 53 bits of one draw of the PCG64 `rng_state`
+  (advanced in place)."""
+  s_hi, s_lo, u = pcg64_next(rng_state[0], rng_state[1], rng_state[2],
+                             rng_state[3])
+  rng_state[0] = s_hi
+  rng_state[1] = s_lo
+  return np.uint64(u * 9007199254740992.0)
+
+
+@njit(cache=True, error_model="numpy")
+def batch_end(first, batch, last):
+  """The last iteration of the batch that starts at `first`: the next
+  multiple of `batch`, or `last` (a batch never spans two calls)."""
+  return min(((first - 1) // batch + 1) * batch, last)
