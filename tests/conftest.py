@@ -26,6 +26,16 @@ def table_digest(solver):
   return digest.hexdigest()[:16]
 
 
+def fingerprint_run(solver):
+  """Trains `solver` as the recorded fingerprints were made (300 iterations:
+  run(200), 10 x iteration(), run(90)) and returns its table_digest."""
+  solver.run(200)
+  for _ in range(10):
+    solver.iteration()
+  solver.run(90)
+  return table_digest(solver)
+
+
 def assert_same_tables(a, b):
   """Every saved table of two solvers equal bit for bit."""
   for name in a._table_names:  # pylint: disable=protected-access

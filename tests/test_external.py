@@ -10,7 +10,7 @@ from tests.conftest import GOOFSPIEL4
 from tests.conftest import check_batch_boundaries
 from tests.conftest import check_threads_do_not_matter
 from tests.conftest import exploitability_curves
-from tests.conftest import table_digest
+from tests.conftest import fingerprint_run
 
 OPTIONS = [
     {},
@@ -165,11 +165,7 @@ def test_one_thread_keeps_the_tables_of_the_unthreaded_kernel(
     game_name, options, digest, touched, pruned):
   solver = mccfrb.ExternalSamplingSolver(game_name, seed=11, threads=1,
                                          **options)
-  solver.run(200)
-  for _ in range(10):
-    solver.iteration()
-  solver.run(90)
-  assert table_digest(solver) == digest
+  assert fingerprint_run(solver) == digest
   assert (solver.nodes_touched, solver.subtrees_pruned) == (touched, pruned)
 
 

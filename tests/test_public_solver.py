@@ -14,7 +14,7 @@ from tests.conftest import GOOFSPIEL4
 from tests.conftest import check_batch_boundaries
 from tests.conftest import check_threads_do_not_matter
 from tests.conftest import exploitability_curves
-from tests.conftest import table_digest
+from tests.conftest import fingerprint_run
 
 KINDS = tuple(mccfrb.PUBLIC_BASELINES)
 
@@ -242,11 +242,7 @@ def test_one_thread_keeps_the_tables_of_the_unthreaded_kernel(
     game_name, options, digest, touched):
   solver = mccfrb.PublicSamplingSolver(game_name, seed=11, threads=1,
                                        **options)
-  solver.run(200)
-  for _ in range(10):
-    solver.iteration()
-  solver.run(90)
-  assert table_digest(solver) == digest
+  assert fingerprint_run(solver) == digest
   assert solver.nodes_touched == touched
 
 

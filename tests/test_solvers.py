@@ -15,7 +15,7 @@ from tests.conftest import GOOFSPIEL4
 from tests.conftest import check_batch_boundaries
 from tests.conftest import check_threads_do_not_matter
 from tests.conftest import exploitability_curves
-from tests.conftest import table_digest
+from tests.conftest import fingerprint_run
 
 # The solver with its former defaults (learned baseline, OpenSpiel's
 # stochastic averaging, regret matching), which most tests here exercise;
@@ -458,11 +458,7 @@ UNTHREADED = [
 def test_one_thread_keeps_the_tables_of_the_unthreaded_kernel(
     cls, game_name, options, digest, touched):
   solver = getattr(mccfrb, cls)(game_name, seed=11, threads=1, **options)
-  solver.run(120)
-  for _ in range(30):
-    solver.iteration()
-  solver.run(150)
-  assert table_digest(solver) == digest
+  assert fingerprint_run(solver) == digest
   assert solver.nodes_touched == touched
 
 
