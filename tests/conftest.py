@@ -53,7 +53,8 @@ def check_threads_do_not_matter(run, others):
   assert one.nodes_touched == two.nodes_touched == three.nodes_touched
   assert_same_tables(two, run(threads=2))
   for options in others:
-    assert not np.array_equal(run(**options)._regrets, two._regrets), options  # pylint: disable=protected-access
+    other = run(**options)._regrets  # pylint: disable=protected-access
+    assert not np.array_equal(other, two._regrets), options  # pylint: disable=protected-access
   return two
 
 

@@ -24,21 +24,29 @@ The current strategy sigma^t is kept in a table beside the regrets
 its regrets change, so an episode reads sigma instead of recomputing it at
 every node.
 
-Two drivers run the one episode (`_episode`):
+The episode loop lives in one kernel, `_episodes`, whose mode (0 training,
+1 frozen estimator studies, 2 records of a batch) is a compile-time
+constant, and two drivers run it:
   `run_episodes`: episodes one after the other, each updating the tables
-    before the next starts (training, and the frozen estimator studies).
+    before the next starts (modes 0 and 1), uniforms from the solver's
+    PCG64 (kernels/rng.py).
   `run_batches` (threads): batches of iterations. Phase 1 runs the 2B
-    episodes of a batch in parallel against the tables frozen at the batch
-    start, episode e of iteration t drawing from its own counter-based stream
-    (SplitMix64 keyed by the batch's key from `rng` and e), and writes its
-    increments into record slots. Phase 2 applies them: rows are partitioned
-    among the workers (row % workers), and each worker scans every record in
-    episode order and applies those of its rows exactly as `run_episodes`
-    would (RM+ clipping after each increment, optimistic averaging's
-    catch-up, running means). The predictive baseline is then reset along
-    every sampled path under sigma^{t+1}, one depth at a time, deepest first,
-    in player 0's utility, so that every writer of an edge writes the same
-    value. Tables depend on (rng, batch size), not on the number of workers.
+    episodes of a batch in parallel (mode 2) against the tables as they
+    were at the batch start, episode k drawing from its own counter-based
+    stream (SplitMix64 keyed by the batch's key and k), and writes its
+    increments into record slots. Phase 2 applies them: rows are
+    partitioned among the workers (row % workers), and each worker scans
+    every record in episode order and applies those of its rows exactly as
+    `run_episodes` would (RM+ clipping after each increment, optimistic
+    averaging's catch-up, running means). Phase 3 resets the predictive
+    baseline along every sampled path under sigma^{t+1}, one depth at a
+    time, deepest first, in player 0's utility, so that every writer of an
+    edge writes the same value. The tables depend on the generator's state
+    and the batch size, not on the number of workers.
+
+Perfect recall (OpenSpiel's information states) is assumed: an infoset
+occurs at most once on a path, so its row of `strategy` still holds
+sigma^t when the up pass reaches it.
 """
 
 import numba
@@ -56,6 +64,7 @@ from mccfrb.kernels.rng import stream_start
 from mccfrb.kernels.rng import stream_uniform
 from mccfrb.kernels.weighting import catch_up
 from mccfrb.kernels.weighting import iteration_weight
+
 
 @njit(cache=True, error_model="numpy")
 def sample_index(probs, start, count, u, epsilon):
@@ -130,8 +139,8 @@ def run_episodes(frozen, kind, player, infoset, child_start, num_children,
                  baseline_kind, averaging, regret_plus, epsilon, decay,
                  first_iteration, num_episodes, learn_baselines, through,
                  weighting, linear_until, gamma, log_pos, log_neg, rng_state,
-                 path_node, path_action, path_reach,
-                 child_est, regret_sum, regret_sq, value_sum, value_sq,
+                 path_node, path_action, path_reach, child_est, regret_sum,
+                 regret_sq, value_sum, value_sq,
                  root_values, start_node, start_stats):
   """Outcome-sampling episodes one after the other (`_episodes`, mode 0 for
   training, 1 if `frozen`); every table changes in place.
@@ -171,10 +180,10 @@ def _episodes(mode, kind, player, infoset, child_start, num_children,
               averaging, regret_plus, epsilon, decay, first_iteration,
               num_episodes, learn_baselines, through, weighting, linear_until,
               gamma, log_pos, log_neg, rng_state, key, worker, workers,
-              path_node, path_action, path_reach,
-              child_est, rec_depth, rec_node, rec_row, rec_value, rec_avg,
-              rec_scalar, rec_target, regret_sum, regret_sq, value_sum, value_sq,
-              root_values, start_node, start_stats):
+              path_node, path_action, path_reach, child_est, rec_depth,
+              rec_node, rec_row, rec_value, rec_avg, rec_scalar, rec_target,
+              regret_sum, regret_sq, value_sum, value_sq, root_values,
+              start_node, start_stats):
   """Episodes e of the worker-th of `workers` contiguous blocks of
   range(num_episodes).
 

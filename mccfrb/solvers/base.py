@@ -72,7 +72,8 @@ def numba_threads(threads):
   """Runs the body with numba's thread count set to `threads`, capped by
   NUMBA_NUM_THREADS (numba's pool size), and restores it afterwards."""
   previous = numba.get_num_threads()
-  numba.set_num_threads(max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)))
+  numba.set_num_threads(
+      max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)))
   try:
     yield
   finally:
