@@ -31,8 +31,18 @@ Sections:
     compile reads (chance outcomes, legal actions, information state
     strings, returns) and stores nothing; value is the tree's bytes per
     node.
+  scaling: iterations per second of the sampling solvers' defaults
+    (MCCFRbSolver, PublicSamplingSolver, ExternalSamplingSolver) at each of
+    --threads threads with the solver's default batch size; ratio = rate
+    at k threads / rate at 1 thread with the same batch size (the same
+    tables: they do not depend on the thread count); vs_unbatched = rate /
+    the unbatched solver's (threads=1, batch=None, the single-core
+    algorithm).
 Each rate is the best of --repeats timings of at least --seconds each; the
 ratio column divides by the OpenSpiel C++ rate of the same game and run.
+Every section but scaling runs on one core (numba.set_num_threads(1));
+NUMBA_NUM_THREADS defaults to the machine's cores here, so that the scaling
+section can use them.
 """
 
 import os
@@ -40,12 +50,13 @@ import platform
 import sys
 import time
 
-os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+os.environ.setdefault("NUMBA_NUM_THREADS", str(os.cpu_count() or 1))
 # Run by path (python experiments/NAME.py) as well as with -m:
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from absl import app  # pylint: disable=g-import-not-at-top
 from absl import flags
+import numba
 import numpy as np
 import pandas as pd
 import pyspiel
@@ -56,7 +67,7 @@ from experiments.common import GOOFSPIEL4
 from experiments.common import rejoin_game_list
 
 SECTIONS = ("exploitability", "outcome", "external", "cfr", "regret",
-            "public", "mcts", "compile")
+            "public", "mcts", "compile", "scaling")
 
 _SECTIONS = flags.DEFINE_list("sections", list(SECTIONS), "Which benchmarks.")
 _SECONDS = flags.DEFINE_float("seconds", 1.0, "Minimum time of one timing.")
@@ -70,6 +81,9 @@ _COMPILE_GAMES = flags.DEFINE_list(
     "compile_games", ["leduc_poker", GOOFSPIEL4, "liars_dice(numdice=1)"],
     "Games of the compile section.")
 _OUT = flags.DEFINE_string("out", "", "Optional CSV path for the table.")
+_THREADS = flags.DEFINE_list(
+    "threads", [str(2**k) for k in range(8) if 2**k <= (os.cpu_count() or 1)]
+    or ["1"], "Thread counts of the scaling section (1 first).")
 
 
 def rate(step, units_per_step, seconds, repeats):
@@ -90,6 +104,7 @@ def rate(step, units_per_step, seconds, repeats):
 
 def iterations_per_second(run, seconds, repeats):
   """Rate of `run(n)` in iterations per second, with n grown to fill time."""
+  run(1)  # Warm up (numba compilation or cache loading) before sizing.
   chunk = 1
   while True:
     start = time.perf_counter()
@@ -305,12 +320,55 @@ def compile_rows(seconds, repeats):
   return rows
 
 
+def scaling_sampling_rows(seconds, repeats, threads):
+  """The sampling solvers' defaults at each thread count (module docstring)."""
+  rows = []
+  for game_string in rejoin_game_list(_SOLVER_GAMES.value):
+    game = mccfrb.load_game(game_string)
+    tree = mccfrb.compile_tree(game)
+    public = mccfrb.public_states(tree, game=game)
+    for name, make in [
+        ("mccfrb_predictive", lambda **kw: mccfrb.MCCFRbSolver(
+            game, seed=0, tree=tree, **kw)),
+        ("public_plus_predictive", lambda **kw: mccfrb.PublicSamplingSolver(
+            game, seed=0, tree=tree, public_tree=public, **kw)),
+        ("mccfrb_es", lambda **kw: mccfrb.ExternalSamplingSolver(
+            game, seed=0, tree=tree, **kw))]:
+      unbatched = iterations_per_second(make().run, seconds, repeats)
+      batch = make(threads=2)._batch  # The default batch size.
+      rates = {k: iterations_per_second(make(threads=k, batch=batch).run,
+                                        seconds, repeats) for k in threads}
+      rows.append({"section": "scaling", "game": game_string,
+                   "algorithm": f"{name} unbatched", "threads": 1,
+                   "per_second": unbatched, "ratio": 1.0,
+                   "vs_unbatched": 1.0})
+      for k, r in rates.items():
+        rows.append({"section": "scaling", "game": game_string,
+                     "algorithm": f"{name} batch={batch}", "threads": k,
+                     "per_second": r, "ratio": r / rates[threads[0]],
+                     "vs_unbatched": r / unbatched})
+  return rows
+
+
+def scaling_rows(seconds, repeats):
+  """Iterations per second by thread count (module docstring)."""
+  threads = [int(k) for k in _THREADS.value]
+  return scaling_sampling_rows(seconds, repeats, threads)
+
+
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError("Too many command-line arguments.")
   unknown = set(_SECTIONS.value) - set(SECTIONS)
   if unknown:
     raise app.UsageError(f"Unknown sections {sorted(unknown)}; allowed: {SECTIONS}")
+  try:
+    threads = [int(k) for k in _THREADS.value]
+  except ValueError:
+    threads = []
+  if not threads or threads[0] != 1 or min(threads) < 1:
+    raise app.UsageError(f"--threads must be positive integers starting with "
+                         f"1, got {_THREADS.value}")
   print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
         f"pyspiel {getattr(pyspiel, '__version__', '?')}, "
         f"mccfrb {mccfrb.__version__}, NUMBA_NUM_THREADS="
@@ -318,15 +376,19 @@ def main(argv):
   builders = {"exploitability": exploitability_rows, "outcome": outcome_rows,
               "external": external_rows, "cfr": cfr_rows,
               "regret": regret_rows, "public": public_rows,
-              "mcts": mcts_rows, "compile": compile_rows}
+              "mcts": mcts_rows, "compile": compile_rows,
+              "scaling": scaling_rows}
   rows = []
   for section in _SECTIONS.value:
+    numba.set_num_threads(1)  # Solvers with threads= raise it themselves.
     rows += builders[section](_SECONDS.value, _REPEATS.value)
   table = pd.DataFrame(rows)
   table["per_second"] = table["per_second"].round(1)
   table["ratio"] = table["ratio"].round(2)
   if "nodes_per_second" in table:
     table["nodes_per_second"] = table["nodes_per_second"].round(-3)
+  if "vs_unbatched" in table:
+    table["vs_unbatched"] = table["vs_unbatched"].round(2)
   with pd.option_context("display.width", 200, "display.max_colwidth", 40):
     print(table.to_string(index=False))
   if _OUT.value:

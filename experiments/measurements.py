@@ -48,6 +48,18 @@ Every set is deterministic (fixed seeds), so a rerun prints the same numbers:
                  42) with chance seeds 0-4.
   nfsp_rate      Leduc episodes per second after 300 episodes (2,000
                  episodes, seed 0; wall clock and process CPU time).
+  batching       Leduc, seeds 0-4: exploitability by iteration of the
+                 sampling solvers' defaults (MCCFRbSolver to 2^20
+                 iterations, PublicSamplingSolver to 2^16, ExternalSampling-
+                 Solver to 2^18) unbatched and in batches of several sizes
+                 (threads=1: the tables do not depend on the thread count),
+                 and whether each batched mean stays within the unbatched
+                 seeds' range.
+  parallel_region
+                 the cost of one empty numba parallel region (prange over
+                 the threads) at 1 and 2 threads: what every batch of the
+                 threaded solvers pays a few times. Depends on the machine
+                 and its load (a busy core makes it milliseconds).
 """
 
 import collections
@@ -62,6 +74,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from absl import app  # pylint: disable=g-import-not-at-top
 from absl import flags
+import numba
 import numpy as np
 import pyspiel
 
@@ -345,6 +358,8 @@ def compile():  # pylint: disable=redefined-builtin
   for name, call in calls:
     best = min(timeit.repeat(call, number=100_000, repeat=3)) / 100_000
     print(f"goofspiel 5 state.{name}(): {best * 1e6:.2f} us a call")
+
+
 def _crash_episode(run_one, episodes):
   """The 1-based episode in which OpenSpiel's unguarded _learn raises, or None."""
   for episode in range(1, episodes + 1):
@@ -448,6 +463,60 @@ def nfsp_rate():
   print(f"Leduc, 2000 episodes after 300: {2000 / wall:.1f} episodes per "
         f"second of wall clock, {2000 / cpu:.1f} per second of process CPU "
         f"time (one core's rate when the machine is shared)")
+def batching():
+  tree = mccfrb.compile_tree("leduc_poker")
+  public = mccfrb.public_states(tree, game="leduc_poker")
+  for cls, extra, last, batches in [
+      (mccfrb.MCCFRbSolver, {}, 20, (64, 256, 1024, 4096, 16384)),
+      (mccfrb.PublicSamplingSolver, {"public_tree": public}, 16,
+       (2, 4, 8, 16, 64, 256)),
+      (mccfrb.ExternalSamplingSolver, {}, 18, (4, 8, 16, 64, 256, 1024))]:
+    checkpoints = [2**k for k in range(8, last + 1, 2)]
+    table = {}
+    for batch in (None,) + batches:
+      rows = []
+      for seed in range(5):
+        solver = cls("leduc_poker", seed=seed, tree=tree, batch=batch, **extra)
+        row = []
+        for t in checkpoints:
+          solver.run(t - solver.num_iterations)
+          row.append(expl(tree, solver))
+        rows.append(row)
+      table[batch] = np.array(rows)
+    worst, best = table[None].max(axis=0), table[None].min(axis=0)
+    print(f"{cls.__name__} (defaults), Leduc, seeds 0-4: mean exploitability "
+          "by iterations and batch size; * = above the worst unbatched seed")
+    print("iterations " + " ".join(f"{t:>9}" for t in checkpoints))
+    for batch, values in table.items():
+      means = values.mean(axis=0)
+      print(f"{'none' if batch is None else batch:>10} " + " ".join(
+          f"{m:8.4g}{'*' if m > w else ' '}" for m, w in zip(means, worst)))
+    for name, row in (("best seed", best), ("worst seed", worst)):
+      print(f"{name:>10} " + " ".join(f"{v:8.4g} " for v in row))
+    print(flush=True)
+
+
+@numba.njit(parallel=True)
+def _empty_regions(count, workers, out):
+  for _ in range(count):
+    for w in numba.prange(workers):
+      out[w] += 1.0
+
+
+def parallel_region():
+  out = np.zeros(2)
+  for workers in (1, 2):
+    if workers > numba.config.NUMBA_NUM_THREADS:
+      print(f"{workers} threads: NUMBA_NUM_THREADS="
+            f"{numba.config.NUMBA_NUM_THREADS} (set it to 2 or more)")
+      continue
+    numba.set_num_threads(workers)
+    _empty_regions(10, workers, out)
+    start = time.perf_counter()
+    _empty_regions(20_000, workers, out)
+    seconds = time.perf_counter() - start
+    print(f"{workers} threads: {seconds / 20_000 * 1e6:.2f} us per parallel "
+          f"region ({numba.threading_layer()} threading layer)")
 
 
 SETS = {"weighting": weighting, "pruning_short": pruning_short,
@@ -457,7 +526,8 @@ SETS = {"weighting": weighting, "pruning_short": pruning_short,
         "public_time": public_time, "compile": compile,
         "nfsp_kuhn": nfsp_kuhn,
         "nfsp_warmup": nfsp_warmup, "nfsp_crash": nfsp_crash,
-        "nfsp_rate": nfsp_rate}
+        "nfsp_rate": nfsp_rate, "batching": batching,
+        "parallel_region": parallel_region}
 
 
 def main(argv):

@@ -1,11 +1,13 @@
 """The solvers' shared interface: game and tree, policies, save and load,
 option checks, and the lazy iteration weighting of the sampling solvers."""
 
+import contextlib
 import inspect
 import json
 from typing import NamedTuple
 import zipfile
 
+import numba
 import numpy as np
 
 from mccfrb import files
@@ -13,6 +15,7 @@ from mccfrb import games
 from mccfrb import policy as policy_lib
 from mccfrb import tree as tree_lib
 from mccfrb.kernels import exact
+from mccfrb.kernels import rng as rng_lib
 
 
 def check_choice(kind, value, allowed):
@@ -35,6 +38,45 @@ def check_num_iterations(num_iterations):
       or not isinstance(num_iterations, (int, np.integer)) or num_iterations < 0):
     raise ValueError("num_iterations must be a non-negative integer, got "
                      f"{num_iterations!r}.")
+
+
+# The batch size of the threaded sampling solvers when `threads` > 1 and no
+# batch is given (README, "Threads").
+DEFAULT_BATCH = 1024
+
+
+def check_threads(threads, batch, default=DEFAULT_BATCH):
+  """Validates `threads=` and `batch=` of a sampling solver.
+
+  Returns:
+    The batch size to run with: None (episodes one after the other, the
+    unthreaded algorithm) when threads == 1 and batch is None, `default`
+    when threads > 1 and batch is None, else `batch`.
+  """
+  for name, value, allow_none in (("threads", threads, False),
+                                  ("batch", batch, True)):
+    if value is None and allow_none:
+      continue
+    if (isinstance(value, bool) or not isinstance(value, (int, np.integer))
+        or value < 1):
+      raise ValueError(f"{name} must be a positive integer"
+                       f"{' or None' if allow_none else ''}, got {value!r}.")
+  if batch is None and threads > 1:
+    return default
+  return None if batch is None else int(batch)
+
+
+@contextlib.contextmanager
+def numba_threads(threads):
+  """Runs the body with numba's thread count set to `threads`, capped by
+  NUMBA_NUM_THREADS (numba's pool size), and restores it afterwards."""
+  previous = numba.get_num_threads()
+  numba.set_num_threads(
+      max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)))
+  try:
+    yield
+  finally:
+    numba.set_num_threads(previous)
 
 
 def rng_from_seed(seed):
@@ -135,8 +177,18 @@ class TabularSolverBase:
     """The current strategy as an `open_spiel.python.policy.TabularPolicy`."""
     return self._to_tabular(self.current_policy_table())
 
+  def _init_rng(self, seed):
+    """The solver's np.random.Generator (PCG64) and its state as uint64[4]
+    (`_rng_words`), which kernels advance in place (kernels/rng.py); the
+    generator itself is brought up to date when the solver is saved."""
+    self._rng = rng_from_seed(seed)
+    self._rng_words = rng_lib.pcg64_state(self._rng)
+
   def _options(self):
     raise NotImplementedError
+
+  def _tables_loaded(self):
+    """Called by `load` after the tables are restored (derived tables)."""
 
   def save(self, path):
     """Writes every table, the game, the options and the generator state.
@@ -146,6 +198,8 @@ class TabularSolverBase:
     save leaves any earlier file at `path` intact. `load` resumes
     bit-identically.
     """
+    if hasattr(self, "_rng_words"):
+      rng_lib.set_pcg64_state(self._rng, self._rng_words)
     meta = {
         "format": CHECKPOINT_FORMAT,
         "class": type(self).__name__,
@@ -198,6 +252,9 @@ class TabularSolverBase:
     solver._num_iterations = meta["num_iterations"]
     solver._nodes_touched = meta["nodes_touched"]
     solver._rng.bit_generator.state = meta["rng_state"]
+    if hasattr(solver, "_rng_words"):
+      solver._rng_words[:] = rng_lib.pcg64_state(solver._rng)
+    solver._tables_loaded()
     return solver
 
 
