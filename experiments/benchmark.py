@@ -32,7 +32,8 @@ Sections:
     strings, returns) and stores nothing; value is the tree's bytes per
     node.
   scaling: iterations per second of the sampling solvers' defaults
-    (MCCFRbSolver, PublicSamplingSolver, ExternalSamplingSolver) at each of
+    (MCCFRbSolver, PublicSamplingSolver, ExternalSamplingSolver,
+    SmoothUCTSolver: an iteration is two simulations) at each of
     --threads threads with the solver's default batch size; ratio = rate
     at k threads / rate at 1 thread with the same batch size (the same
     tables: they do not depend on the thread count); vs_unbatched = rate /
@@ -333,6 +334,8 @@ def scaling_sampling_rows(seconds, repeats, threads):
         ("public_plus_predictive", lambda **kw: mccfrb.PublicSamplingSolver(
             game, seed=0, tree=tree, public_tree=public, **kw)),
         ("mccfrb_es", lambda **kw: mccfrb.ExternalSamplingSolver(
+            game, seed=0, tree=tree, **kw)),
+        ("smooth_uct", lambda **kw: mccfrb.SmoothUCTSolver(
             game, seed=0, tree=tree, **kw))]:
       unbatched = iterations_per_second(make().run, seconds, repeats)
       batch = make(threads=2)._batch  # The default batch size.
