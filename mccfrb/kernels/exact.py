@@ -245,3 +245,164 @@ def best_response_value(kind, player, infoset, child_start, num_children,
               best = j
           best_action[i] = best
   return values[0]
+
+
+# ---------------------------------------------------------------------------
+# Sweep schedules (mccfrb/schedule.py): built once per tree.
+
+
+@njit(cache=True)
+def node_depths(kind, child_start, num_children, depth):
+  """depth[n] = number of edges from the root to n; fills `depth` in place."""
+  depth[0] = 0
+  for n in range(kind.shape[0]):
+    if kind[n] == 2:
+      continue
+    s = child_start[n]
+    for j in range(num_children[n]):
+      depth[s + j] = depth[n] + 1
+
+
+@njit(cache=True)
+def subtree_tasks(kind, child_start, num_children, depth, frontier, task):
+  """task[n]: the index of n's ancestor at depth `frontier` (-1 above it).
+
+  Task roots (internal nodes at depth `frontier`) are numbered in ascending
+  id order; terminals at the frontier get no task. Fills `task` in place and
+  returns the number of tasks.
+  """
+  count = 0
+  task[0] = -1
+  for n in range(kind.shape[0]):
+    if depth[n] == frontier:
+      if kind[n] == 2:
+        task[n] = -1
+      else:
+        task[n] = count
+        count += 1
+    if kind[n] == 2:
+      continue
+    s = child_start[n]
+    for j in range(num_children[n]):
+      task[s + j] = task[n] if depth[n] >= frontier else -1
+  return count
+
+
+@njit(cache=True)
+def bucket_order(keys, num_keys, start, order):
+  """Stable counting sort: the indices with key k >= 0, in ascending order,
+  are order[start[k]:start[k + 1]]; negative keys are left out.
+
+  Args:
+    keys: int[M]. num_keys: the number of buckets.
+    start: int64[num_keys + 1] and order: int32[number of keys >= 0], filled
+      in place.
+  """
+  start[:] = 0
+  for m in range(keys.shape[0]):
+    if keys[m] >= 0:
+      start[keys[m] + 1] += 1
+  for k in range(num_keys):
+    start[k + 1] += start[k]
+  fill = start[:num_keys].copy()
+  for m in range(keys.shape[0]):
+    k = keys[m]
+    if k >= 0:
+      order[fill[k]] = m
+      fill[k] += 1
+
+
+@njit(cache=True, error_model="numpy")
+def chance_reach(kind, child_start, num_children, edge_prob, out):
+  """Chance's reach of every node (column 2 of `reach_probabilities`).
+
+  Returns:
+    True if a product underflowed to 0 (nonzero factors, zero product).
+  """
+  out[0] = 1.0
+  underflow = False
+  for n in range(kind.shape[0]):
+    k = kind[n]
+    if k == 2:
+      continue
+    s = child_start[n]
+    x = out[n]
+    for j in range(num_children[n]):
+      if k == 0:
+        y = x * edge_prob[s + j]
+        out[s + j] = y
+        if y == 0.0 and x != 0.0 and edge_prob[s + j] != 0.0:
+          underflow = True
+      else:
+        out[s + j] = x
+  return underflow
+
+
+@njit(cache=True)
+def own_levels(kind, player, infoset, child_start, num_children, br_player,
+               own_level, infoset_level):
+  """The responder's level of every node and infoset (`best_response_value`).
+
+  own_level[n] counts `br_player`'s decisions above n; infoset_level[I] is
+  the level of I's histories (equal under perfect recall), -1 for the other
+  player's infosets. Fills both in place; returns the largest infoset level
+  (0 if `br_player` never acts).
+  """
+  own_level[0] = 0
+  infoset_level[:] = -1
+  max_level = 0
+  for n in range(kind.shape[0]):
+    k = kind[n]
+    if k == 2:
+      continue
+    lev = own_level[n]
+    if k == 1 and player[n] == br_player:
+      infoset_level[infoset[n]] = lev
+      if lev > max_level:
+        max_level = lev
+      lev += 1
+    s = child_start[n]
+    for j in range(num_children[n]):
+      own_level[s + j] = lev
+  return max_level
+
+
+@njit(cache=True)
+def block_order(kind, child_start, num_children, order, stack):
+  """The node order of a depth-first expansion that numbers each node's
+  children as one block when the node is expanded, first child first.
+
+  This is the order `compile_tree` numbers nodes in; in it the descendants
+  of every node form one contiguous range of ids. Fills order[new id] = id
+  and uses `stack` (int64, max_depth * max_actions + 1) as scratch.
+  """
+  order[0] = 0
+  following = 1
+  sp = 0
+  stack[0] = 0
+  while sp >= 0:
+    n = stack[sp]
+    sp -= 1
+    s = child_start[n]
+    c = num_children[n]
+    for j in range(c):
+      order[following + j] = s + j
+    following += c
+    for j in range(c - 1, -1, -1):
+      if kind[s + j] != 2:
+        sp += 1
+        stack[sp] = s + j
+
+
+@njit(cache=True)
+def subtree_ends(kind, child_start, num_children, end):
+  """end[n] = 1 + the largest id in n's subtree (n included); in
+  `block_order` the descendants of n are ids child_start[n] .. end[n] - 1."""
+  for n in range(kind.shape[0] - 1, -1, -1):
+    e = n + 1
+    if kind[n] != 2:
+      s = child_start[n]
+      for j in range(num_children[n]):
+        if end[s + j] > e:
+          e = end[s + j]
+    end[n] = e
