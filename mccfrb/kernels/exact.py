@@ -8,6 +8,7 @@ ids is a top-down sweep and a reverse loop a bottom-up sweep. Node kinds:
 """
 
 from numba import njit
+from numba import prange
 
 
 @njit(cache=True, error_model="numpy")
@@ -406,3 +407,153 @@ def subtree_ends(kind, child_start, num_children, end):
         if end[s + j] > e:
           e = end[s + j]
     end[n] = e
+
+
+@njit(cache=True, error_model="numpy", parallel=True)
+def _opponent_reach_down(first, last, kind, player, infoset, child_start,
+                         num_children, edge_prob, strategy, br_player,
+                         top_nodes, task_start, task_end, opp_reach):
+  """pi_{-i}(h) (chance and the opponent of `br_player`) top-down over the
+  tasks first .. last - 1 of a schedule (T: the top), one thread each: the
+  products `best_response_value` computes."""
+  top = task_start.shape[0]
+  for k in prange(first, last):
+    listed = k == top
+    lo = 0 if listed else task_start[k]
+    hi = top_nodes.shape[0] if listed else task_end[k]
+    for m in range(lo, hi):
+      n = top_nodes[m] if listed else m
+      kn = kind[n]
+      if kn == 2:
+        continue
+      s = child_start[n]
+      x = opp_reach[n]
+      if kn == 0:
+        for j in range(num_children[n]):
+          opp_reach[s + j] = x * edge_prob[s + j]
+      elif player[n] == br_player:
+        for j in range(num_children[n]):
+          opp_reach[s + j] = x
+      else:
+        i = infoset[n]
+        for j in range(num_children[n]):
+          opp_reach[s + j] = x * strategy[i, j]
+
+
+@njit(cache=True, error_model="numpy", parallel=True)
+def _level_values_up(first, last, level, width, kind, player, infoset,
+                     child_start, num_children, edge_prob, utility,
+                     utility_sum, strategy, br_player, level_start,
+                     level_nodes, best_action, values):
+  """Values (in `br_player`'s utility) of the internal nodes of responder
+  level `level` of tasks first .. last - 1 (T: the top), children first,
+  one thread per task; the responder plays best_action."""
+  for k in prange(first, last):
+    for m in range(level_start[k * width + level],
+                   level_start[k * width + level + 1]):
+      n = level_nodes[m]
+      s = child_start[n]
+      c = num_children[n]
+      if kind[n] == 1 and player[n] == br_player:
+        c = s + best_action[infoset[n]]
+        if kind[c] == 2:
+          values[n] = utility[c] if br_player == 0 else utility_sum - utility[c]
+        else:
+          values[n] = values[c]
+        continue
+      v = 0.0
+      for j in range(c):
+        if kind[n] == 0:
+          f = edge_prob[s + j]
+        else:
+          f = strategy[infoset[n], j]
+        u = s + j
+        if kind[u] == 2:
+          v += f * (utility[u] if br_player == 0 else utility_sum - utility[u])
+        else:
+          v += f * values[u]
+      values[n] = v
+
+
+@njit(cache=True, error_model="numpy", parallel=True)
+def _decide_infosets(first, last, kind, child_start, utility, utility_sum,
+                     num_actions, br_player, level_isets, iset_start,
+                     iset_slot, slot_node, opp_reach, values, cfv,
+                     best_action):
+  """best_action of the responder's infosets level_isets[first:last], one
+  thread each: cfv(I, a) = sum_{h in I} pi_{-i}(h) v(h a), summed in
+  descending tree id order (as `best_response_value`'s reverse sweep),
+  then the first maximum."""
+  for m in prange(first, last):
+    i = level_isets[m]
+    count = num_actions[i]
+    for a in range(count):
+      cfv[i, a] = 0.0
+    slot = iset_slot[i]
+    for h in range(slot + iset_start[i + 1] - iset_start[i] - 1, slot - 1,
+                   -1):
+      n = slot_node[h]
+      w = opp_reach[n]
+      s = child_start[n]
+      for a in range(count):
+        u = s + a
+        if kind[u] == 2:
+          x = utility[u] if br_player == 0 else utility_sum - utility[u]
+        else:
+          x = values[u]
+        cfv[i, a] += w * x
+    best = 0
+    for a in range(1, count):
+      if cfv[i, a] > cfv[i, best]:
+        best = a
+    best_action[i] = best
+
+
+@njit(cache=True, error_model="numpy")
+def best_response_levels(kind, player, infoset, child_start, num_children,
+                         edge_prob, utility, utility_sum, num_actions,
+                         strategy, br_player, top_nodes, task_start, task_end,
+                         max_level, level_start, level_nodes, iset_level_start,
+                         level_isets, iset_start, iset_slot, slot_node,
+                         opp_reach, values, cfv, best_action):
+  """`best_response_value` over a schedule, on numba's threads.
+
+  The same decisions and sums in the same order (so the same value, bit
+  for bit), but each internal node's value is computed once: the nodes of
+  responder level l + 1 are final once the infosets of level l + 1 are
+  decided, so level by level from the deepest, the sweep computes the
+  values of the nodes of level l + 1 (tasks in parallel, then the top) and
+  decides the infosets of level l (in parallel); level -1 is the root's.
+  Cost: about one top-down and one bottom-up sweep, instead of
+  (levels + 2) sweeps of the whole tree.
+
+  Args:
+    kind .. utility: the schedule's block-order tree (`Schedule.tree`).
+    top_nodes .. slot_node: `Schedule.best_response_args(br_player)`.
+    opp_reach, values: float64[N] scratch; cfv: float64[I, A] scratch;
+      best_action: int32[I] scratch.
+
+  Returns:
+    The best-response value in `br_player`'s utility.
+  """
+  top = task_start.shape[0]
+  opp_reach[0] = 1.0
+  for first, last in ((top, top + 1), (0, top)):
+    _opponent_reach_down(first, last, kind, player, infoset, child_start,
+                         num_children, edge_prob, strategy, br_player,
+                         top_nodes, task_start, task_end, opp_reach)
+  width = max_level + 2
+  for level in range(max_level, -2, -1):
+    for first, last in ((0, top), (top, top + 1)):
+      _level_values_up(first, last, level + 1, width, kind, player, infoset,
+                       child_start, num_children, edge_prob, utility,
+                       utility_sum, strategy, br_player, level_start,
+                       level_nodes, best_action, values)
+    if level >= 0:
+      _decide_infosets(iset_level_start[level], iset_level_start[level + 1],
+                       kind, child_start, utility, utility_sum, num_actions,
+                       br_player, level_isets, iset_start, iset_slot,
+                       slot_node, opp_reach, values, cfv, best_action)
+  if kind[0] == 2:
+    return utility[0] if br_player == 0 else utility_sum - utility[0]
+  return values[0]
