@@ -12,7 +12,12 @@ Sections:
   external: ExternalSamplingSolver.run (plain, linear, discounted, pruned)
     against pyspiel.ExternalSamplingMCCFRSolver.
   cfr: CFRSolver.run for each variant against pyspiel.CFRSolver and
-    pyspiel.CFRPlusSolver.
+    pyspiel.CFRPlusSolver; for cfr+ and discounted also the rate of the
+    former pass structure (passes="four_sweeps", rows *_four_sweeps) and
+    the column vs_four_sweeps = rate / that rate, timed alternately.
+  cfr_goofspiel5: the same comparison of the two pass structures on
+    goofspiel 5 (3.35 million histories: about 12 s to compile and 1 GB);
+    not in the default sections.
   regret: MCCFRbSolver with regret="rm+" (MCCFRb+) against the same
     configuration with regret="rm" (ratio = rm+ rate / rm rate; the goal is
     at most a 5% slowdown, ratio >= 0.95).
@@ -21,21 +26,29 @@ Sections:
     against pyspiel.CFRPlusSolver's node throughput, counted as two full
     tree walks per iteration (one per player, alternating updates); the
     ratio divides node rates.
+  scaling: exact CFR+ iterations and `mccfrb.exploitability` evaluations
+    per second with --threads threads (CFRSolver(threads=k),
+    exploitability(threads=k)); ratio = rate at k threads / rate at 1.
 Each rate is the best of --repeats timings of at least --seconds each; the
 ratio column divides by the OpenSpiel C++ rate of the same game and run.
+Everything runs on one thread (numba.set_num_threads(1)) except what the
+scaling section asks for; NUMBA_NUM_THREADS defaults to the number of cores
+so that it can.
 """
 
+import math
 import os
 import platform
 import sys
 import time
 
-os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+os.environ.setdefault("NUMBA_NUM_THREADS", str(os.cpu_count() or 1))
 # Run by path (python experiments/NAME.py) as well as with -m:
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from absl import app  # pylint: disable=g-import-not-at-top
 from absl import flags
+import numba
 import numpy as np
 import pandas as pd
 import pyspiel
@@ -43,12 +56,15 @@ from open_spiel.python.algorithms import outcome_sampling_mccfr as os_mccfr
 
 import mccfrb
 from experiments.common import GOOFSPIEL4
+from experiments.common import GOOFSPIEL5
 from experiments.common import rejoin_game_list
 
-SECTIONS = ("exploitability", "outcome", "external", "cfr", "regret",
-            "public")
+DEFAULT_SECTIONS = ("exploitability", "outcome", "external", "cfr", "regret",
+                    "public", "scaling")
+SECTIONS = DEFAULT_SECTIONS + ("cfr_goofspiel5",)
 
-_SECTIONS = flags.DEFINE_list("sections", list(SECTIONS), "Which benchmarks.")
+_SECTIONS = flags.DEFINE_list("sections", list(DEFAULT_SECTIONS),
+                              f"Which benchmarks, of {', '.join(SECTIONS)}.")
 _SECONDS = flags.DEFINE_float("seconds", 1.0, "Minimum time of one timing.")
 _REPEATS = flags.DEFINE_integer("repeats", 3, "Timings per entry; best kept.")
 _EXPL_GAMES = flags.DEFINE_list("exploitability_games",
@@ -56,6 +72,8 @@ _EXPL_GAMES = flags.DEFINE_list("exploitability_games",
                                 "Games of the exploitability section.")
 _SOLVER_GAMES = flags.DEFINE_list("solver_games", ["leduc_poker", GOOFSPIEL4],
                                   "Games of the solver sections.")
+_THREADS = flags.DEFINE_list("threads", ["1", "2"],
+                             "Thread counts of the scaling section.")
 _OUT = flags.DEFINE_string("out", "", "Optional CSV path for the table.")
 
 
@@ -167,10 +185,54 @@ def external_rows(seconds, repeats):
   return rows
 
 
+def alternating_rates(runs, seconds, repeats):
+  """Iterations per second of each `run(n)` in `runs`, timed in turns on
+  the same iterations: every round runs each for the same n (about
+  `seconds` for the slowest), best of `repeats` rounds, so that solvers stay
+  at the same iteration and a busy moment of a shared machine hurts them
+  alike."""
+  chunk = 1
+  while True:
+    slowest = 0.0
+    for run in runs:
+      start = time.perf_counter()
+      run(chunk)
+      slowest = max(slowest, time.perf_counter() - start)
+    if slowest > 0.05 * seconds or chunk > 1 << 24:
+      break
+    chunk *= 4
+  n = chunk * max(1, math.ceil(seconds / slowest))
+  best = [0.0] * len(runs)
+  for _ in range(repeats):
+    for k, run in enumerate(runs):
+      start = time.perf_counter()
+      run(n)
+      best[k] = max(best[k], n / (time.perf_counter() - start))
+  return best
+
+
+PASS_VARIANTS = ("cfr+", "discounted")
+
+
+def pass_rows(game, tree, seconds, repeats):
+  """The two pass structures of CFRSolver for PASS_VARIANTS, timed in
+  turns: [(name, rate, rate / four-sweep rate or None)]."""
+  entries = []
+  for variant in PASS_VARIANTS:
+    solvers = [mccfrb.CFRSolver(game, variant=variant, tree=tree,
+                                passes=passes)
+               for passes in ("sweeps", "four_sweeps")]
+    new, old = alternating_rates([s.run for s in solvers], seconds, repeats)
+    entries += [(f"mccfrb_{variant}", new, new / old),
+                (f"mccfrb_{variant}_four_sweeps", old, 1.0)]
+  return entries
+
+
 def cfr_rows(seconds, repeats):
   rows = []
   for game_string in rejoin_game_list(_SOLVER_GAMES.value):
     game = mccfrb.load_game(game_string)
+    tree = mccfrb.compile_tree(game)
     cpp = pyspiel.CFRSolver(game)
     cpp_rate = iterations_per_second(loop(cpp.evaluate_and_update_policy),
                                      seconds, repeats)
@@ -179,11 +241,56 @@ def cfr_rows(seconds, repeats):
                ("openspiel_cfr_plus_cpp", iterations_per_second(
                    loop(plus.evaluate_and_update_policy), seconds, repeats))]
     for variant in mccfrb.CFR_VARIANTS:
-      solver = mccfrb.CFRSolver(game, variant=variant)
-      entries.append((f"mccfrb_{variant}",
-                      iterations_per_second(solver.run, seconds, repeats)))
-    rows += rate_rows("cfr", game_string, entries, cpp_rate)
+      if variant not in PASS_VARIANTS:
+        solver = mccfrb.CFRSolver(game, variant=variant, tree=tree)
+        entries.append((f"mccfrb_{variant}",
+                        iterations_per_second(solver.run, seconds, repeats)))
+    passes = pass_rows(game, tree, seconds, repeats)
+    section = rate_rows("cfr", game_string,
+                        entries + [e[:2] for e in passes], cpp_rate)
+    against = {name: ratio for name, _, ratio in passes}
+    for row in section:
+      if row["algorithm"] in against:
+        row["vs_four_sweeps"] = against[row["algorithm"]]
+    rows += section
   return rows
+
+
+def cfr_goofspiel5_rows(seconds, repeats):
+  """The two pass structures on goofspiel 5 (no OpenSpiel rate: its CFR
+  takes minutes an iteration here)."""
+  game = mccfrb.load_game(GOOFSPIEL5)
+  tree = mccfrb.compile_tree(game)
+  return [{"section": "cfr_goofspiel5", "game": GOOFSPIEL5, "algorithm": name,
+           "per_second": r, "ratio": ratio, "vs_four_sweeps": ratio}
+          for name, r, ratio in pass_rows(game, tree, seconds, repeats)]
+
+
+def scaling_exact_rows(seconds, repeats):
+  """Exact CFR+ and exploitability at each --threads count; ratio = rate at
+  k threads / rate at 1 thread, timed in turns."""
+  threads = [int(k) for k in _THREADS.value]
+  rows = []
+  for game_string in rejoin_game_list(_SOLVER_GAMES.value):
+    game = mccfrb.load_game(game_string)
+    tree = mccfrb.compile_tree(game)
+    solvers = [mccfrb.CFRSolver(game, variant="cfr+", tree=tree, threads=k)
+               for k in threads]
+    table = mccfrb.uniform_table(tree)
+    evaluations = [
+        loop(lambda k=k: mccfrb.exploitability(tree, table, threads=k))
+        for k in threads]
+    for name, runs in (("mccfrb_cfr+", [s.run for s in solvers]),
+                       ("mccfrb.exploitability", evaluations)):
+      rates = alternating_rates(runs, seconds, repeats)
+      rows += [{"section": "scaling", "game": game_string,
+                "algorithm": f"{name} threads={k}", "per_second": r,
+                "ratio": r / rates[0]} for k, r in zip(threads, rates)]
+  return rows
+
+
+def scaling_rows(seconds, repeats):
+  return scaling_exact_rows(seconds, repeats)
 
 
 def regret_rows(seconds, repeats):
@@ -244,19 +351,31 @@ def main(argv):
   unknown = set(_SECTIONS.value) - set(SECTIONS)
   if unknown:
     raise app.UsageError(f"Unknown sections {sorted(unknown)}; allowed: {SECTIONS}")
+  try:
+    threads = [int(k) for k in _THREADS.value]
+    for k in threads:
+      mccfrb.schedule.check_threads(k)
+  except ValueError as e:
+    raise app.UsageError(f"--threads: {e}") from None
+  if not threads or threads[0] != 1:
+    raise app.UsageError("--threads must start with 1 (the ratios' base).")
+  numba.set_num_threads(1)
   print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
         f"pyspiel {getattr(pyspiel, '__version__', '?')}, "
-        f"mccfrb {mccfrb.__version__}, NUMBA_NUM_THREADS="
-        f"{os.environ['NUMBA_NUM_THREADS']}")
+        f"mccfrb {mccfrb.__version__}, one thread except in the scaling "
+        f"section (numba's limit: {numba.config.NUMBA_NUM_THREADS})")
   builders = {"exploitability": exploitability_rows, "outcome": outcome_rows,
               "external": external_rows, "cfr": cfr_rows,
-              "regret": regret_rows, "public": public_rows}
+              "regret": regret_rows, "public": public_rows,
+              "scaling": scaling_rows, "cfr_goofspiel5": cfr_goofspiel5_rows}
   rows = []
   for section in _SECTIONS.value:
     rows += builders[section](_SECONDS.value, _REPEATS.value)
   table = pd.DataFrame(rows)
   table["per_second"] = table["per_second"].round(1)
   table["ratio"] = table["ratio"].round(2)
+  if "vs_four_sweeps" in table:
+    table["vs_four_sweeps"] = table["vs_four_sweeps"].round(2)
   if "nodes_per_second" in table:
     table["nodes_per_second"] = table["nodes_per_second"].round(-3)
   with pd.option_context("display.width", 200, "display.max_colwidth", 40):

@@ -9,6 +9,7 @@ from open_spiel.python.algorithms import discounted_cfr
 
 import mccfrb
 import mccfrb.kernels.exact
+import mccfrb.kernels.cfr
 from mccfrb.kernels import cfr as cfr_kernels
 import mccfrb.solvers.cfr
 import mccfrb.schedule
@@ -43,6 +44,8 @@ def test_cfr_family_equals_openspiel(game_name, variant):
   python_solver = python_class(game)
   cpp_solver = cpp_class(game) if cpp_class else None
   ours = mccfrb.CFRSolver(game, variant=variant)
+  sweeps = mccfrb.CFRSolver(game, variant=variant, tree=ours.tree,
+                            passes="sweeps")
   tree, done = ours.tree, 0
   for checkpoint in (1, 10, 100):
     for _ in range(checkpoint - done):
@@ -50,10 +53,13 @@ def test_cfr_family_equals_openspiel(game_name, variant):
       if cpp_solver:
         cpp_solver.evaluate_and_update_policy()
     ours.run(checkpoint - done)
+    sweeps.run(checkpoint - done)
     done = checkpoint
     regrets, avg = _raw_tables(tree, python_solver)
-    np.testing.assert_allclose(ours._regrets, regrets, rtol=1e-9, atol=1e-9)
-    np.testing.assert_allclose(ours._avg, avg, rtol=1e-9, atol=1e-9)
+    for solver in (ours, sweeps):
+      np.testing.assert_allclose(solver._regrets, regrets, rtol=1e-9,
+                                 atol=1e-9)
+      np.testing.assert_allclose(solver._avg, avg, rtol=1e-9, atol=1e-9)
     expected = pyspiel.exploitability(
         game, mccfrb.to_pyspiel_policy(tree, mccfrb.table_from_policy(
             tree, python_solver.average_policy())))
@@ -175,7 +181,8 @@ def test_sweeps_equal_the_four_sweep_kernel(trees, game_name, variant):
   tree = trees[game_name]
   four = mccfrb.CFRSolver(game_name, variant=variant, tree=tree,
                           passes="four_sweeps")
-  ours = mccfrb.CFRSolver(game_name, variant=variant, tree=tree)
+  ours = mccfrb.CFRSolver(game_name, variant=variant, tree=tree,
+                          passes="sweeps")
   done = 0
   for checkpoint in (1, 10, 100):
     four.run(checkpoint - done)
@@ -187,6 +194,7 @@ def test_sweeps_equal_the_four_sweep_kernel(trees, game_name, variant):
 def test_sweeps_prune_and_resume(trees):
   tree = trees[GOOFSPIEL4]
   one = mccfrb.CFRSolver(GOOFSPIEL4, variant="cfr+", tree=tree)
+  assert one._passes == mccfrb.kernels.cfr.SWEEPS  # "auto" on 26,773 nodes.
   one.run(30)
   before = one.nodes_touched
   one.run(1)
@@ -245,7 +253,8 @@ def test_any_node_numbering(trees, game_name):
   assert mccfrb.schedule.schedule_of(tree).order is not None
   four = mccfrb.CFRSolver(game_name, variant="cfr+", tree=tree,
                           passes="four_sweeps")
-  ours = mccfrb.CFRSolver(game_name, variant="cfr+", tree=tree)
+  ours = mccfrb.CFRSolver(game_name, variant="cfr+", tree=tree,
+                          passes="sweeps")
   four.run(40)
   ours.run(40)
   assert_same_tables(four, ours)
@@ -261,7 +270,8 @@ needs_two_threads = pytest.mark.skipif(
 @pytest.mark.parametrize("variant", ["cfr+", "discounted"])
 def test_threads_give_the_same_tables(trees, game_name, variant):
   tree = trees[game_name]
-  one = mccfrb.CFRSolver(game_name, variant=variant, tree=tree)
+  one = mccfrb.CFRSolver(game_name, variant=variant, tree=tree,
+                         passes="sweeps")
   two = mccfrb.CFRSolver(game_name, variant=variant, tree=tree, threads=2)
   for n in (1, 9, 40):
     one.run(n)
@@ -282,3 +292,7 @@ def test_threads_and_passes_are_checked():
     mccfrb.CFRSolver("kuhn_poker", passes="four_sweeps", threads=2)
   with pytest.raises(ValueError, match="Unknown passes 'three'"):
     mccfrb.CFRSolver("kuhn_poker", passes="three")
+  kernels = mccfrb.kernels.cfr
+  assert mccfrb.CFRSolver("leduc_poker")._passes == kernels.FOUR_SWEEPS
+  if numba.config.NUMBA_NUM_THREADS >= 2:
+    assert mccfrb.CFRSolver("kuhn_poker", threads=2)._passes == kernels.SWEEPS

@@ -117,28 +117,29 @@ def _reach_down(first, last, prune, kind, player, infoset, child_start,
     resume = lo
     skipped = 0
     for m in range(lo, hi):
-      if m < resume:
+      if prune and m < resume:
         continue
       n = top_nodes[m] if listed else m
       if kind[n] == 2:
         continue
       x = col[n]
-      if x < 0.0:  # The first internal node of a skipped range.
-        resume = int(-x)
-        continue
       s = child_start[n]
-      if skip_end[n] > 0 and x == 0.0 and math.copysign(1.0, x) < 0.0:
-        e = skip_end[n]
-        first_internal = s
-        while kind[first_internal] == 2:
-          first_internal += 1
-        last_internal = e - 1
-        while kind[last_internal] == 2:
-          last_internal -= 1
-        col[first_internal] = -float(e)
-        col[last_internal] = -float(s)
-        skipped += e - s
-        continue
+      if prune and x <= 0.0:
+        if x < 0.0:  # The first internal node of a skipped range.
+          resume = int(-x)
+          continue
+        if skip_end[n] > 0 and math.copysign(1.0, x) < 0.0:
+          e = skip_end[n]
+          first_internal = s
+          while kind[first_internal] == 2:
+            first_internal += 1
+          last_internal = e - 1
+          while kind[last_internal] == 2:
+            last_internal -= 1
+          col[first_internal] = -float(e)
+          col[last_internal] = -float(s)
+          skipped += e - s
+          continue
       if kind[n] == 1 and player[n] == q:
         h = slot_of[n]
         own_slot[h] = x
@@ -177,19 +178,19 @@ def _values_up(first, last, p, prune, kind, player, infoset, child_start,
     resume = hi
     skipped = 0
     for m in range(hi - 1, lo - 1, -1):
-      if m >= resume:
+      if prune and m >= resume:
         continue
       n = top_nodes[m] if listed else m
       if kind[n] == 2:
         continue
       x = col[n]
-      if x < 0.0:  # The last internal node of a skipped range.
-        resume = int(-x)
-        skipped += m + 1 - resume
-        continue
-      if prune and ((x == 0.0 and math.copysign(1.0, x) < 0.0)
-                    or chance[n] == 0.0):
-        continue
+      if prune and (x <= 0.0 or chance[n] == 0.0):
+        if x < 0.0:  # The last internal node of a skipped range.
+          resume = int(-x)
+          skipped += m + 1 - resume
+          continue
+        if math.copysign(1.0, x) < 0.0 or chance[n] == 0.0:
+          continue
       s = child_start[n]
       c = num_children[n]
       v = 0.0

@@ -16,7 +16,13 @@ CFR_VARIANTS = {
     "discounted": (False, None, True),
 }
 # Pass structures of kernels/cfr.py (equal tables; BUILD_NOTES.md).
-PASSES = {"sweeps": cfr.SWEEPS, "four_sweeps": cfr.FOUR_SWEEPS}
+PASSES = {"auto": None, "sweeps": cfr.SWEEPS, "four_sweeps": cfr.FOUR_SWEEPS}
+# passes="auto" runs the two sweeps on trees of at least this many nodes
+# (or with threads > 1) and the four sweeps below: the two sweeps cost a
+# few microseconds more per iteration and more per node while a tree fits
+# in cache (Leduc, 9,457 nodes: 0.8x; goofspiel 4, 26,773: 1.2-1.3x;
+# BUILD_NOTES.md, "Exact CFR family").
+AUTO_MIN_NODES = 16_384
 
 
 class CFRSolver(base.TabularSolverBase):
@@ -38,26 +44,27 @@ class CFRSolver(base.TabularSolverBase):
     threads: numba threads for one solve (default 1): the subtrees below
       the schedule's frontier (mccfrb/schedule.py) and the infosets of the
       updating player are shared out; the tables do not depend on it.
-    passes: "sweeps" (default: two sweeps of the tree per player and
-      iteration, the bottom-up one skipping zero-reach subtrees) or
-      "four_sweeps" (the former
-      kernel's four sweeps of the tree per player and iteration, one thread
-      only, kept as the yardstick of the benchmark and the tests). Both give
-      the same tables (BUILD_NOTES.md, "Exact CFR family").
+    passes: "sweeps" (two sweeps of the tree per player and iteration that
+      skip zero-reach subtrees, on any number of threads), "four_sweeps"
+      (the former kernel's four sweeps of the tree per player and
+      iteration, one thread only; faster on trees that fit in cache, and
+      the yardstick of the benchmark and the tests) or "auto" (default:
+      "sweeps" with threads > 1 or at least AUTO_MIN_NODES nodes, else
+      "four_sweeps"). All give the same tables (BUILD_NOTES.md, "Exact CFR
+      family").
   """
 
   _table_names = ("_regrets", "_avg", "_strategy")
 
   def __init__(self, game, variant="cfr", alpha=1.5, beta=0.0, gamma=2.0,
                max_nodes=tree_lib.DEFAULT_MAX_NODES, tree=None, threads=1,
-               passes="sweeps"):
+               passes="auto"):
     base.check_choice("variant", variant, CFR_VARIANTS)
     base.check_choice("passes", passes, PASSES)
     self._threads = schedule_lib.check_threads(threads)
     if passes == "four_sweeps" and threads != 1:
       raise ValueError("passes='four_sweeps' runs on one thread; got "
                        f"threads={threads}.")
-    self._passes = PASSES[passes]
     for name, value in (("alpha", alpha), ("beta", beta), ("gamma", gamma)):
       if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValueError(f"{name} must be a number, got {value!r}.")
@@ -73,6 +80,10 @@ class CFRSolver(base.TabularSolverBase):
     self._rng = np.random.default_rng(0)  # Unused: exact; kept for save().
     self._init_game(game, max_nodes, tree)
     t = self._tree
+    if passes == "auto":
+      passes = ("sweeps" if self._threads > 1 or t.num_nodes >= AUTO_MIN_NODES
+                else "four_sweeps")
+    self._passes = PASSES[passes]
     shape = (t.num_infosets, t.max_actions)
     self._regrets = np.zeros(shape)
     self._avg = np.zeros(shape)
