@@ -93,6 +93,8 @@ class Schedule(NamedTuple):
     chance: float64[N], chance's reach of every node.
     prune: whether zero-reach pruning is exact on this tree: chance's reach
       never underflows to 0 and every utility is finite (BUILD_NOTES.md).
+    zero_chance: whether some internal node has chance reach 0 (a chance
+      outcome of probability 0); if not, the sweeps need not test it.
     responders: (ResponderLevels of player 0, of player 1).
   """
   tree: tuple
@@ -110,6 +112,7 @@ class Schedule(NamedTuple):
   slot_node: np.ndarray
   chance: np.ndarray
   prune: bool
+  zero_chance: bool
   responders: tuple
 
   @property
@@ -124,7 +127,8 @@ class Schedule(NamedTuple):
     """The schedule arrays `kernels.cfr.cfr_iterations` takes, in order."""
     return (self.top_nodes, self.task_start, self.task_end, self.skip_end,
             self.iset_start, self.iset_slot, self.player_iset_start,
-            self.player_isets, self.slot_of, self.chance, self.prune)
+            self.player_isets, self.slot_of, self.chance, self.prune,
+            self.zero_chance)
 
   def best_response_args(self, player):
     """The schedule arrays `exact.best_response_levels` takes for `player`."""
@@ -209,6 +213,7 @@ def build_schedule(tree):
   underflow = exact.chance_reach(kind, child_start, num_children, edge_prob,
                                  chance)
   prune = bool(not underflow and np.isfinite(utility).all())
+  zero_chance = bool((chance[kind != 2] == 0.0).any())
   segment = np.where(depth > frontier, task, num_tasks)[internal[::-1]]
   responders = []
   for p in (0, 1):
@@ -226,7 +231,7 @@ def build_schedule(tree):
                                       level_isets))
   return Schedule(arrays, order, frontier, top_nodes, task_start, task_end,
                   skip_end, iset_start, player_iset_start, player_isets,
-                  slot_of, iset_slot, slot_node, chance, prune,
+                  slot_of, iset_slot, slot_node, chance, prune, zero_chance,
                   tuple(responders))
 
 

@@ -235,7 +235,7 @@ def test_underflowing_reach_is_not_pruned():
   schedule = mccfrb.schedule.schedule_of(tree)
   scratch = mccfrb.solvers.cfr.cfr_scratch(tree, schedule)
   col, values, slots = scratch[0], scratch[1], scratch[2:]
-  cfr_kernels._sweeps(0, 1, 7, True, True, *schedule.tree[:6],
+  cfr_kernels._sweeps(0, 1, 7, True, schedule.zero_chance, True, *schedule.tree[:6],
                       tree.utility_sum, *schedule.cfr_args()[:3],
                       schedule.skip_end, schedule.chance, schedule.slot_of,
                       strategy, col[0], values, *slots)

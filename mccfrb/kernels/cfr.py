@@ -88,15 +88,14 @@ def _clip_or_discount(regrets, i, count, regret_matching_plus, discount,
 @njit(cache=True, error_model="numpy", parallel=True)
 def _reach_down(first, last, prune, kind, player, infoset, child_start,
                 num_children, top_nodes, task_start, task_end, skip_end,
-                slot_of, strategy, q, col, own_slot, own_stamp, stamp,
-                visited):
+                slot_of, strategy, q, col, own, stamp, visited):
   """q's own reach top-down over tasks first .. last - 1 (T: the top), one
   thread per task.
 
   The same products as column q of `reach_probabilities` (a child copies
   its parent's reach except below q's decisions) in col, and at q's
-  decision nodes also in own_slot[slot] with own_stamp[slot] = stamp: the
-  reach their average updates use. With `prune`, a child reached through
+  decision nodes also in own[slot] = (reach, stamp): the reach their
+  average updates use. With `prune`, a child reached through
   an action of q of probability 0 gets -0.0 instead of +0.0, which its
   descendants copy, so a node's reach is -0.0 exactly when a zero factor
   of q lies on its path (an underflow gives +0.0); and the descendants of a
@@ -142,8 +141,8 @@ def _reach_down(first, last, prune, kind, player, infoset, child_start,
           continue
       if kind[n] == 1 and player[n] == q:
         h = slot_of[n]
-        own_slot[h] = x
-        own_stamp[h] = stamp
+        own[h, 0] = x
+        own[h, 1] = stamp
         i = infoset[n]
         for j in range(num_children[n]):
           f = strategy[i, j]
@@ -155,10 +154,10 @@ def _reach_down(first, last, prune, kind, player, infoset, child_start,
 
 
 @njit(cache=True, error_model="numpy", parallel=True)
-def _values_up(first, last, p, prune, kind, player, infoset, child_start,
-               num_children, edge_prob, utility_sum, top_nodes, task_start,
-               task_end, chance, slot_of, strategy, col, values, delta,
-               delta_stamp, stamp, visited):
+def _values_up(first, last, p, prune, zero_chance, kind, player, infoset,
+               child_start, num_children, edge_prob, utility_sum, top_nodes,
+               task_start, task_end, chance, slot_of, strategy, col, values,
+               delta, stamp, visited):
   """Player 0's values bottom-up over tasks first .. last - 1 (T: the top),
   one thread per task, and p's regret increments.
 
@@ -166,9 +165,11 @@ def _values_up(first, last, p, prune, kind, player, infoset, child_start,
   skipped again (following its marks in col), and with `prune` so is every
   node of q-reach -0.0 or chance reach 0: it has an exact zero factor on
   its path, so its stale value is finite and only ever multiplied by an
-  exact 0 (BUILD_NOTES.md). At each of p's decision nodes h visited it
-  writes slot m = slot_of[h]: delta[m, a] = pi_{-p}(h) (v_p(h a) - v_p(h)),
-  delta_stamp[m] = stamp. Writes visited[k], the nodes visited in task k.
+  exact 0 (BUILD_NOTES.md); chance's reach is tested only if `zero_chance`
+  (some internal node has chance reach 0). At each of p's decision nodes h
+  visited it writes slot m = slot_of[h]: delta[m, 0] = stamp and
+  delta[m, 1 + a] = pi_{-p}(h) (v_p(h a) - v_p(h)). Writes visited[k], the nodes visited
+  in task k.
   """
   top = task_start.shape[0]
   for k in prange(first, last):
@@ -184,7 +185,7 @@ def _values_up(first, last, p, prune, kind, player, infoset, child_start,
       if kind[n] == 2:
         continue
       x = col[n]
-      if prune and (x <= 0.0 or chance[n] == 0.0):
+      if prune and (x <= 0.0 or (zero_chance and chance[n] == 0.0)):
         if x < 0.0:  # The last internal node of a skipped range.
           resume = int(-x)
           skipped += m + 1 - resume
@@ -205,51 +206,51 @@ def _values_up(first, last, p, prune, kind, player, infoset, child_start,
       values[n] = v
       if player[n] == p:
         h = slot_of[n]
-        delta_stamp[h] = stamp
+        delta[h, 0] = stamp
         w = x * chance[n]
         vp = v if p == 0 else utility_sum - v
         for j in range(c):
           child = values[s + j] if p == 0 else utility_sum - values[s + j]
-          delta[h, j] = w * (child - vp)
+          delta[h, 1 + j] = w * (child - vp)
     visited[k] = hi - lo - skipped
 
 
 @njit(cache=True, error_model="numpy")
-def _sweeps(p, q, stamp, prune, with_values, kind, player, infoset,
-            child_start, num_children, edge_prob, utility_sum, top_nodes,
-            task_start, task_end, skip_end, chance, slot_of, strategy, col,
-            values, own_slot, own_stamp, delta, delta_stamp, visited):
+def _sweeps(p, q, stamp, prune, zero_chance, with_values, kind, player,
+            infoset, child_start, num_children, edge_prob, utility_sum,
+            top_nodes, task_start, task_end, skip_end, chance, slot_of,
+            strategy, col, values, own, delta, visited):
   """q's reach top-down (the top, then the tasks), then if `with_values`
   the values bottom-up (the tasks, then the top). Returns nodes visited."""
   top = task_start.shape[0]
   for first, last in ((top, top + 1), (0, top)):
     _reach_down(first, last, prune, kind, player, infoset, child_start,
                 num_children, top_nodes, task_start, task_end, skip_end,
-                slot_of, strategy, q, col, own_slot, own_stamp, stamp,
+                slot_of, strategy, q, col, own, stamp,
                 visited)
   touched = visited.sum()
   if with_values:
     for first, last in ((0, top), (top, top + 1)):
-      _values_up(first, last, p, prune, kind, player, infoset, child_start,
-                 num_children, edge_prob, utility_sum, top_nodes, task_start,
-                 task_end, chance, slot_of, strategy, col, values, delta,
-                 delta_stamp, stamp, visited)
+      _values_up(first, last, p, prune, zero_chance, kind, player, infoset,
+                 child_start, num_children, edge_prob, utility_sum,
+                 top_nodes, task_start, task_end, chance, slot_of, strategy,
+                 col, values, delta, stamp, visited)
     touched += visited.sum()
   return touched
 
 
 @njit(cache=True, error_model="numpy", parallel=True)
 def _update_infosets(p, num_actions, iset_start, iset_slot, player_iset_start,
-                     player_isets, own_slot, own_stamp, own_expected, delta,
-                     delta_stamp, stamp, regrets, avg, strategy, weight,
-                     regret_matching_plus, discount, pos_factor, neg_factor):
+                     player_isets, own, own_expected, delta, stamp, regrets,
+                     avg, strategy, weight, regret_matching_plus, discount,
+                     pos_factor, neg_factor):
   """Player p's infosets, one thread each: regret and average terms summed
   over the infoset's slots (its nodes in ascending id order), then RM+
   clipping or DCFR discounting and regret matching.
 
-  A regret slot not written this pass (delta_stamp != stamp) belongs to a
+  A regret slot not written this pass (delta[m, 0] != stamp) belongs to a
   node with pi_{-p}(h) = 0, whose term would add +-0; an average slot not
-  written by the last sweep of p's reach (own_stamp != own_expected) has
+  written by the last sweep of p's reach (own[m, 1] != own_expected) has
   pi_p(h) = 0, whose term would add +0.
   """
   for m in prange(player_iset_start[p], player_iset_start[p + 1]):
@@ -257,13 +258,13 @@ def _update_infosets(p, num_actions, iset_start, iset_slot, player_iset_start,
     count = num_actions[i]
     first = iset_slot[i]
     for h in range(first, first + iset_start[i + 1] - iset_start[i]):
-      if delta_stamp[h] == stamp:
+      if delta[h, 0] == stamp:
         for j in range(count):
-          regrets[i, j] += delta[h, j]
-      if own_stamp[h] == own_expected:
-        own = own_slot[h]
+          regrets[i, j] += delta[h, 1 + j]
+      if own[h, 1] == own_expected:
+        x = own[h, 0]
         for j in range(count):
-          avg[i, j] += own * strategy[i, j] * weight
+          avg[i, j] += x * strategy[i, j] * weight
     _clip_or_discount(regrets, i, count, regret_matching_plus, discount,
                       pos_factor, neg_factor)
     regret_matching_row(regrets, i, count, strategy, i)
@@ -279,13 +280,14 @@ def cfr_iterations(kind, player, infoset, child_start, num_children,
 
   Args:
     schedule: `Schedule.cfr_args()` (mccfrb/schedule.py).
-    scratch: `cfr_scratch` in solvers/cfr.py: (reach, values, own_slot,
-      own_stamp, delta, delta_stamp, visited). FOUR_SWEEPS uses reach
+    scratch: `cfr_scratch` in solvers/cfr.py: (reach, values, own, delta,
+      visited). FOUR_SWEEPS uses reach
       float64[N, 3] and values float64[N]; SWEEPS uses reach float64[1, N]
       (one player's own reach, root entry 1), values (terminal entries must
       hold `utility`: they are never written), visited int64[T + 1], and
-      per slot (decision node) own_slot, own_stamp (int64, initially < 0),
-      delta float64[S, A] and delta_stamp (int64, initially < 0). With
+      per slot (decision node) own float64[S, 2] (own reach, stamp) and
+      delta float64[S, 1 + A] (stamp, regret increments), stamps
+      initially < 0. With
       SWEEPS, node ids are the schedule's block order.
     regrets, avg: float64[I, A] cumulative regrets and average weights.
     strategy: float64[I, A], the current strategy (kept in step with regrets).
@@ -301,8 +303,9 @@ def cfr_iterations(kind, player, infoset, child_start, num_children,
     SWEEPS counts the internal nodes each sweep visits.
   """
   (top_nodes, task_start, task_end, skip_end, iset_start, iset_slot,
-   player_iset_start, player_isets, slot_of, chance, prune) = schedule
-  (reach, values, own_slot, own_stamp, delta, delta_stamp, visited) = scratch
+   player_iset_start, player_isets, slot_of, chance, prune,
+   zero_chance) = schedule
+  reach, values, own, delta, visited = scratch
   n_nodes = kind.shape[0]
   touched = 0
   # Stamps: 3 t for the sweep of player 0's reach that starts a call at
@@ -311,10 +314,10 @@ def cfr_iterations(kind, player, infoset, child_start, num_children,
   if passes == SWEEPS:
     own_expected[0] = 3 * first_iteration
     touched += _sweeps(
-        0, 0, own_expected[0], prune, False, kind, player, infoset,
+        0, 0, own_expected[0], prune, zero_chance, False, kind, player, infoset,
         child_start, num_children, edge_prob, utility_sum, top_nodes,
         task_start, task_end, skip_end, chance, slot_of, strategy, reach[0],
-        values, own_slot, own_stamp, delta, delta_stamp, visited)
+        values, own, delta, visited)
   for t in range(first_iteration, first_iteration + num_iterations):
     weight = float(t) ** averaging_power
     ta = float(t) ** alpha
@@ -333,14 +336,14 @@ def cfr_iterations(kind, player, infoset, child_start, num_children,
       q = 1 - p
       stamp = 3 * t + 1 + p
       touched += _sweeps(
-          p, q, stamp, prune, True, kind, player, infoset, child_start,
-          num_children, edge_prob, utility_sum, top_nodes, task_start,
-          task_end, skip_end, chance, slot_of, strategy, reach[0], values,
-          own_slot, own_stamp, delta, delta_stamp, visited)
+          p, q, stamp, prune, zero_chance, True, kind, player, infoset,
+          child_start, num_children, edge_prob, utility_sum, top_nodes,
+          task_start, task_end, skip_end, chance, slot_of, strategy,
+          reach[0], values, own, delta, visited)
       own_expected[q] = stamp
       _update_infosets(p, num_actions, iset_start, iset_slot,
-                       player_iset_start, player_isets, own_slot, own_stamp,
-                       own_expected[p], delta, delta_stamp, stamp, regrets,
+                       player_iset_start, player_isets, own,
+                       own_expected[p], delta, stamp, regrets,
                        avg, strategy, weight, regret_matching_plus, discount,
                        pos_factor, neg_factor)
   return touched

@@ -124,7 +124,7 @@ def _schedule_args(schedule):
   empty = np.zeros(0, dtype=np.int32)
   return (empty, empty, empty, empty, np.zeros(1, dtype=np.int64),
           np.zeros(0, dtype=np.int64), np.zeros(3, dtype=np.int64), empty,
-          empty, np.zeros(0), False)
+          empty, np.zeros(0), False, False)
 
 
 def cfr_scratch(tree, schedule):
@@ -139,6 +139,8 @@ def cfr_scratch(tree, schedule):
     kind, utility = schedule.tree[0], schedule.tree[6]
     values = np.where(kind == tree_lib.TERMINAL, utility, 0.0)
     slots, tasks = schedule.num_slots, schedule.num_tasks
-  return (reach, values, np.zeros(slots), np.full(slots, -1, dtype=np.int64),
-          np.zeros((slots, a)), np.full(slots, -1, dtype=np.int64),
-          np.zeros(tasks + 1, dtype=np.int64))
+  own = np.zeros((slots, 2))  # (own reach, stamp); stamps start at -1.
+  own[:, 1] = -1.0
+  delta = np.zeros((slots, 1 + a))  # (stamp, regret increments).
+  delta[:, 0] = -1.0
+  return reach, values, own, delta, np.zeros(tasks + 1, dtype=np.int64)
