@@ -191,7 +191,10 @@ def test_sweeps_equal_the_four_sweep_kernel(trees, game_name, variant):
     assert_same_tables(four, ours, zero_sign=variant == "discounted")
 
 
-def test_sweeps_prune_and_resume(trees):
+def test_sweeps_prune_and_resume(trees, tmp_path):
+  """run(a); run(b) == run(a + b), also through save and load (a loaded
+  solver has no scratch to resume from and sweeps player 0's reach
+  again)."""
   tree = trees[GOOFSPIEL4]
   one = mccfrb.CFRSolver(GOOFSPIEL4, variant="cfr+", tree=tree)
   assert one._passes == mccfrb.kernels.cfr.SWEEPS  # "auto" on 26,773 nodes.
@@ -200,10 +203,19 @@ def test_sweeps_prune_and_resume(trees):
   one.run(1)
   # Two sweeps per player would visit 4 N nodes; CFR+ zeros prune a part.
   assert one.nodes_touched - before < 0.9 * 4 * tree.num_nodes
+  whole = mccfrb.CFRSolver(GOOFSPIEL4, variant="cfr+", tree=tree)
+  whole.run(31)
+  assert_same_tables(one, whole)
+  assert one.nodes_touched == whole.nodes_touched
   split = mccfrb.CFRSolver(GOOFSPIEL4, variant="cfr+", tree=tree)
   split.run(12)
+  split.save(tmp_path / "cfr.npz")
+  loaded = mccfrb.CFRSolver.load(tmp_path / "cfr.npz")
+  assert loaded._passes == mccfrb.kernels.cfr.SWEEPS
   split.run(19)
+  loaded.run(19)
   assert_same_tables(one, split)
+  assert_same_tables(one, loaded)
 
 
 def test_underflowing_reach_is_not_pruned():

@@ -168,8 +168,8 @@ def _values_up(first, last, p, prune, zero_chance, kind, player, infoset,
   exact 0 (BUILD_NOTES.md); chance's reach is tested only if `zero_chance`
   (some internal node has chance reach 0). At each of p's decision nodes h
   visited it writes slot m = slot_of[h]: delta[m, 0] = stamp and
-  delta[m, 1 + a] = pi_{-p}(h) (v_p(h a) - v_p(h)). Writes visited[k], the nodes visited
-  in task k.
+  delta[m, 1 + a] = pi_{-p}(h) (v_p(h a) - v_p(h)). Writes visited[k], the
+  nodes visited in task k.
   """
   top = task_start.shape[0]
   for k in prange(first, last):
@@ -275,20 +275,19 @@ def cfr_iterations(kind, player, infoset, child_start, num_children,
                    edge_prob, utility, utility_sum, num_actions,
                    infoset_player, schedule, scratch, regrets, avg, strategy,
                    passes, regret_matching_plus, averaging_power, discount,
-                   alpha, beta, first_iteration, num_iterations):
+                   alpha, beta, resume, first_iteration, num_iterations):
   """Runs exact iterations first_iteration ..; tables change in place.
 
   Args:
     schedule: `Schedule.cfr_args()` (mccfrb/schedule.py).
     scratch: `cfr_scratch` in solvers/cfr.py: (reach, values, own, delta,
-      visited). FOUR_SWEEPS uses reach
-      float64[N, 3] and values float64[N]; SWEEPS uses reach float64[1, N]
-      (one player's own reach, root entry 1), values (terminal entries must
-      hold `utility`: they are never written), visited int64[T + 1], and
-      per slot (decision node) own float64[S, 2] (own reach, stamp) and
-      delta float64[S, 1 + A] (stamp, regret increments), stamps
-      initially < 0. With
-      SWEEPS, node ids are the schedule's block order.
+      visited). FOUR_SWEEPS uses reach float64[N, 3] and values
+      float64[N]; SWEEPS uses reach float64[1, N] (one player's own reach,
+      root entry 1), values (terminal entries must hold `utility`: they are
+      never written), visited int64[T + 1], and per slot (decision node)
+      own float64[S, 2] (own reach, stamp) and delta float64[S, 1 + A]
+      (stamp, regret increments), stamps initially < 0. With SWEEPS, node
+      ids are the schedule's block order.
     regrets, avg: float64[I, A] cumulative regrets and average weights.
     strategy: float64[I, A], the current strategy (kept in step with regrets).
     passes: FOUR_SWEEPS or SWEEPS (same tables). SWEEPS runs tasks and
@@ -297,6 +296,10 @@ def cfr_iterations(kind, player, infoset, child_start, num_children,
     regret_matching_plus: clip regrets at 0 after every pass.
     averaging_power: w_t = t ** averaging_power (0: uniform averaging).
     discount: apply DCFR's regret discounting with `alpha` and `beta`.
+    resume: SWEEPS only: `scratch` is the one the previous call (which
+      ended at iteration first_iteration - 1) left, with the tables
+      unchanged since, so player 0's own reach is in it; else one more
+      top-down sweep computes it.
 
   Returns:
     Nodes touched: FOUR_SWEEPS counts 4 sweeps of the tree per pass;
@@ -309,13 +312,16 @@ def cfr_iterations(kind, player, infoset, child_start, num_children,
   n_nodes = kind.shape[0]
   touched = 0
   # Stamps: 3 t for the sweep of player 0's reach that starts a call at
-  # iteration t, 3 t + 1 + p for player p's pass of iteration t.
+  # iteration t, 3 t + 1 + p for player p's pass of iteration t (player
+  # 1's pass sweeps player 0's reach).
   own_expected = [0, 0]
-  if passes == SWEEPS:
+  if passes == SWEEPS and resume:
+    own_expected[0] = 3 * (first_iteration - 1) + 2
+  elif passes == SWEEPS:
     own_expected[0] = 3 * first_iteration
     touched += _sweeps(
-        0, 0, own_expected[0], prune, zero_chance, False, kind, player, infoset,
-        child_start, num_children, edge_prob, utility_sum, top_nodes,
+        0, 0, own_expected[0], prune, zero_chance, False, kind, player,
+        infoset, child_start, num_children, edge_prob, utility_sum, top_nodes,
         task_start, task_end, skip_end, chance, slot_of, strategy, reach[0],
         values, own, delta, visited)
   for t in range(first_iteration, first_iteration + num_iterations):

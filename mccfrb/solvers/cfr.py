@@ -91,6 +91,8 @@ class CFRSolver(base.TabularSolverBase):
     self._schedule = (schedule_lib.schedule_of(t)
                       if self._passes == cfr.SWEEPS else None)
     self._scratch = cfr_scratch(t, self._schedule)
+    # Whether the scratch holds what the last run left (kernels/cfr.py).
+    self._resume = False
 
   def _options(self):
     options = {"variant": self._variant}
@@ -110,8 +112,10 @@ class CFRSolver(base.TabularSolverBase):
           t.utility_sum, t.infoset_num_actions,
           t.infoset_player, _schedule_args(self._schedule), self._scratch,
           self._regrets, self._avg, self._strategy, self._passes, self._plus,
-          self._power, self._discount, self._alpha, self._beta, self._num_iterations + 1, num_iterations)
+          self._power, self._discount, self._alpha, self._beta,
+          self._resume, self._num_iterations + 1, num_iterations)
     self._num_iterations += num_iterations
+    self._resume = True
 
   def current_policy_table(self):
     return self._strategy.copy()
