@@ -12,10 +12,11 @@ Sections:
   external: ExternalSamplingSolver.run (plain, linear, discounted, pruned)
     against pyspiel.ExternalSamplingMCCFRSolver.
   cfr: CFRSolver.run for each variant against pyspiel.CFRSolver and
-    pyspiel.CFRPlusSolver; for cfr+ and discounted also the rate of the
-    former pass structure (passes="four_sweeps", rows *_four_sweeps) and
-    the column vs_four_sweeps = rate / that rate, timed alternately.
-  cfr_goofspiel5: the same comparison of the two pass structures on
+    pyspiel.CFRPlusSolver; for cfr+ and discounted the default pass
+    structure (passes="auto": rows mccfrb_cfr+, mccfrb_discounted), the two
+    sweeps (*_sweeps) and the former four sweeps (*_four_sweeps), timed in
+    turns, with the column vs_four_sweeps = rate / four-sweep rate.
+  cfr_goofspiel5: the same comparison of the pass structures on
     goofspiel 5 (3.35 million histories: about 12 s to compile and 1 GB);
     not in the default sections.
   regret: MCCFRbSolver with regret="rm+" (MCCFRb+) against the same
@@ -214,17 +215,21 @@ def alternating_rates(runs, seconds, repeats):
 PASS_VARIANTS = ("cfr+", "discounted")
 
 
+PASS_ROWS = (("", "auto"), ("_sweeps", "sweeps"),
+             ("_four_sweeps", "four_sweeps"))
+
+
 def pass_rows(game, tree, seconds, repeats):
-  """The two pass structures of CFRSolver for PASS_VARIANTS, timed in
-  turns: [(name, rate, rate / four-sweep rate or None)]."""
+  """CFRSolver's default pass structure ("auto"), the two sweeps and the
+  former four sweeps for PASS_VARIANTS, timed in turns: [(name, rate,
+  rate / four-sweep rate)]."""
   entries = []
   for variant in PASS_VARIANTS:
     solvers = [mccfrb.CFRSolver(game, variant=variant, tree=tree,
-                                passes=passes)
-               for passes in ("sweeps", "four_sweeps")]
-    new, old = alternating_rates([s.run for s in solvers], seconds, repeats)
-    entries += [(f"mccfrb_{variant}", new, new / old),
-                (f"mccfrb_{variant}_four_sweeps", old, 1.0)]
+                                passes=passes) for _, passes in PASS_ROWS]
+    rates = alternating_rates([s.run for s in solvers], seconds, repeats)
+    entries += [(f"mccfrb_{variant}{suffix}", r, r / rates[-1])
+                for (suffix, _), r in zip(PASS_ROWS, rates)]
   return entries
 
 
