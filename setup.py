@@ -10,6 +10,9 @@ setuptools.setup(
     long_description=open("README.md", encoding="utf-8").read(),
     long_description_content_type="text/markdown",
     packages=setuptools.find_packages(include=["mccfrb", "mccfrb.*"]),
+    # The page of mccfrb.play (experiments/play.py).
+    package_data={"mccfrb.play": ["static/*.html", "static/*.js",
+                                  "static/*.css"]},
     python_requires=">=3.11",
     install_requires=[
         "open_spiel>=1.6",
@@ -21,7 +24,20 @@ setuptools.setup(
         "scipy>=1.10",
     ],
     extras_require={
-        "test": ["pytest>=8"],
+        # selenium drives Debian's chromium in tests/test_play_browser.py.
+        "test": ["pytest>=8", "selenium>=4.11"],
         "ray": ["ray>=2.9"],
+        # OpenSpiel's JAX NFSP (open_spiel.python.jax.nfsp and jax/dqn.py),
+        # for the `openspiel_nfsp` comparator; exact pins: a set that installs
+        # from the package registry beside numpy 2.x (README, "NFSP").
+        "nfsp": [
+            "jax==0.10.2",
+            "jaxlib==0.10.2",
+            "flax==0.12.8",
+            "optax==0.2.8",
+            "chex==0.1.92",
+            "etils[epath]==1.15.0",
+            "orbax-checkpoint==0.12.8",
+        ],
     },
 )

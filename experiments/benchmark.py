@@ -27,14 +27,31 @@ Sections:
     against pyspiel.CFRPlusSolver's node throughput, counted as two full
     tree walks per iteration (one per player, alternating updates); the
     ratio divides node rates.
-  scaling: exact CFR+ iterations and `mccfrb.exploitability` evaluations
-    per second with --threads threads (CFRSolver(threads=k),
-    exploitability(threads=k)); ratio = rate at k threads / rate at 1.
+  mcts: UCTSolver and SmoothUCTSolver simulations per second (two per
+    iteration), self-play and against a uniform opponent, against
+    pyspiel.OutcomeSamplingMCCFRSolver's iterations per second, for scale
+    (different algorithms: the ratio says how fast one simulation is, not
+    which converges faster).
+  compile: mccfrb.compile_tree in nodes (histories) per second against a
+    plain Python walk of the same pyspiel states that reads what the
+    compile reads (chance outcomes, legal actions, information state
+    strings, returns) and stores nothing; value is the tree's bytes per
+    node.
+  scaling: iterations per second of the sampling solvers' defaults
+    (MCCFRbSolver, PublicSamplingSolver, ExternalSamplingSolver) at each of
+    --threads threads with the solver's default batch size; ratio = rate
+    at k threads / rate at 1 thread with the same batch size (the same
+    tables: they do not depend on the thread count); vs_unbatched = rate /
+    the unbatched solver's (threads=1, batch=None, the single-core
+    algorithm). Then exact CFR+ iterations (CFRSolver(variant="cfr+",
+    threads=k)) and `mccfrb.exploitability(..., threads=k)` evaluations per
+    second at each thread count, timed in turns; ratio = rate at k threads
+    / rate at 1 thread (the same values at every thread count).
 Each rate is the best of --repeats timings of at least --seconds each; the
 ratio column divides by the OpenSpiel C++ rate of the same game and run.
-Everything runs on one thread (numba.set_num_threads(1)) except what the
-scaling section asks for; NUMBA_NUM_THREADS defaults to the number of cores
-so that it can.
+Every section but scaling runs on one core (numba.set_num_threads(1));
+NUMBA_NUM_THREADS defaults to the machine's cores here, so that the scaling
+section can use them.
 """
 
 import math
@@ -61,7 +78,7 @@ from experiments.common import GOOFSPIEL5
 from experiments.common import rejoin_game_list
 
 DEFAULT_SECTIONS = ("exploitability", "outcome", "external", "cfr", "regret",
-                    "public", "scaling")
+                    "public", "mcts", "compile", "scaling")
 SECTIONS = DEFAULT_SECTIONS + ("cfr_goofspiel5",)
 
 _SECTIONS = flags.DEFINE_list("sections", list(DEFAULT_SECTIONS),
@@ -73,9 +90,13 @@ _EXPL_GAMES = flags.DEFINE_list("exploitability_games",
                                 "Games of the exploitability section.")
 _SOLVER_GAMES = flags.DEFINE_list("solver_games", ["leduc_poker", GOOFSPIEL4],
                                   "Games of the solver sections.")
-_THREADS = flags.DEFINE_list("threads", ["1", "2"],
-                             "Thread counts of the scaling section.")
+_COMPILE_GAMES = flags.DEFINE_list(
+    "compile_games", ["leduc_poker", GOOFSPIEL4, "liars_dice(numdice=1)"],
+    "Games of the compile section.")
 _OUT = flags.DEFINE_string("out", "", "Optional CSV path for the table.")
+_THREADS = flags.DEFINE_list(
+    "threads", [str(2**k) for k in range(8) if 2**k <= (os.cpu_count() or 1)]
+    or ["1"], "Thread counts of the scaling section (1 first).")
 
 
 def rate(step, units_per_step, seconds, repeats):
@@ -96,6 +117,7 @@ def rate(step, units_per_step, seconds, repeats):
 
 def iterations_per_second(run, seconds, repeats):
   """Rate of `run(n)` in iterations per second, with n grown to fill time."""
+  run(1)  # Warm up (numba compilation or cache loading) before sizing.
   chunk = 1
   while True:
     start = time.perf_counter()
@@ -271,33 +293,6 @@ def cfr_goofspiel5_rows(seconds, repeats):
           for name, r, ratio in pass_rows(game, tree, seconds, repeats)]
 
 
-def scaling_exact_rows(seconds, repeats):
-  """Exact CFR+ and exploitability at each --threads count; ratio = rate at
-  k threads / rate at 1 thread, timed in turns."""
-  threads = [int(k) for k in _THREADS.value]
-  rows = []
-  for game_string in rejoin_game_list(_SOLVER_GAMES.value):
-    game = mccfrb.load_game(game_string)
-    tree = mccfrb.compile_tree(game)
-    solvers = [mccfrb.CFRSolver(game, variant="cfr+", tree=tree, threads=k)
-               for k in threads]
-    table = mccfrb.uniform_table(tree)
-    evaluations = [
-        loop(lambda k=k: mccfrb.exploitability(tree, table, threads=k))
-        for k in threads]
-    for name, runs in (("mccfrb_cfr+", [s.run for s in solvers]),
-                       ("mccfrb.exploitability", evaluations)):
-      rates = alternating_rates(runs, seconds, repeats)
-      rows += [{"section": "scaling", "game": game_string,
-                "algorithm": f"{name} threads={k}", "per_second": r,
-                "ratio": r / rates[0]} for k, r in zip(threads, rates)]
-  return rows
-
-
-def scaling_rows(seconds, repeats):
-  return scaling_exact_rows(seconds, repeats)
-
-
 def regret_rows(seconds, repeats):
   rows = []
   for game_string in rejoin_game_list(_SOLVER_GAMES.value):
@@ -350,6 +345,119 @@ def public_rows(seconds, repeats):
   return rows
 
 
+def mcts_rows(seconds, repeats):
+  rows = []
+  for game_string in rejoin_game_list(_SOLVER_GAMES.value):
+    game = mccfrb.load_game(game_string)
+    tree = mccfrb.compile_tree(game)
+    cpp = pyspiel.OutcomeSamplingMCCFRSolver(game, seed=0)
+    cpp_rate = iterations_per_second(loop(cpp.run_iteration), seconds, repeats)
+    entries = [("openspiel_os_cpp", cpp_rate)]
+    for name, cls, kwargs in [
+        ("uct", mccfrb.UCTSolver, {}),
+        ("smooth_uct", mccfrb.SmoothUCTSolver, {}),
+        ("uct_vs_uniform", mccfrb.UCTSolver, {"opponent": "uniform"})]:
+      solver = cls(game, seed=0, tree=tree, **kwargs)
+      solver.run(100_000)  # Past the first expansions.
+      # Simulations per second: two per iteration.
+      entries.append((f"{name} (simulations)",
+                      2 * iterations_per_second(solver.run, seconds, repeats)))
+    rows += rate_rows("mcts", game_string, entries, cpp_rate)
+  return rows
+
+
+def pyspiel_walk(game):
+  """Visits every history of `game` with pyspiel calls only, storing nothing."""
+  stack = [game.new_initial_state()]
+  while stack:
+    state = stack.pop()
+    if state.is_terminal():
+      state.returns()
+    elif state.is_chance_node():
+      stack.extend(state.child(a) for a, _ in state.chance_outcomes())
+    else:
+      state.information_state_string()
+      stack.extend(state.child(a) for a in state.legal_actions())
+
+
+def compile_rows(seconds, repeats):
+  rows = []
+  for game_string in rejoin_game_list(_COMPILE_GAMES.value):
+    game = mccfrb.load_game(game_string)
+    tree = mccfrb.compile_tree(game)
+    walk_rate = rate(lambda: pyspiel_walk(game), tree.num_nodes, seconds,
+                     repeats)
+    ours = rate(lambda: mccfrb.compile_tree(game), tree.num_nodes, seconds,
+                repeats)
+    rows.append({"section": "compile", "game": game_string,
+                 "algorithm": "mccfrb.compile_tree", "per_second": ours,
+                 "ratio": ours / walk_rate,
+                 "value": tree.nbytes() / tree.num_nodes})
+    rows.append({"section": "compile", "game": game_string,
+                 "algorithm": "pyspiel_walk", "per_second": walk_rate,
+                 "ratio": 1.0})
+  return rows
+
+
+def scaling_sampling_rows(seconds, repeats, threads):
+  """The sampling solvers' defaults at each thread count (module docstring)."""
+  rows = []
+  for game_string in rejoin_game_list(_SOLVER_GAMES.value):
+    game = mccfrb.load_game(game_string)
+    tree = mccfrb.compile_tree(game)
+    public = mccfrb.public_states(tree, game=game)
+    for name, make in [
+        ("mccfrb_predictive", lambda **kw: mccfrb.MCCFRbSolver(
+            game, seed=0, tree=tree, **kw)),
+        ("public_plus_predictive", lambda **kw: mccfrb.PublicSamplingSolver(
+            game, seed=0, tree=tree, public_tree=public, **kw)),
+        ("mccfrb_es", lambda **kw: mccfrb.ExternalSamplingSolver(
+            game, seed=0, tree=tree, **kw))]:
+      unbatched = iterations_per_second(make().run, seconds, repeats)
+      batch = make(threads=2)._batch  # The default batch size.
+      rates = {k: iterations_per_second(make(threads=k, batch=batch).run,
+                                        seconds, repeats) for k in threads}
+      rows.append({"section": "scaling", "game": game_string,
+                   "algorithm": f"{name} unbatched", "threads": 1,
+                   "per_second": unbatched, "ratio": 1.0,
+                   "vs_unbatched": 1.0})
+      for k, r in rates.items():
+        rows.append({"section": "scaling", "game": game_string,
+                     "algorithm": f"{name} batch={batch}", "threads": k,
+                     "per_second": r, "ratio": r / rates[threads[0]],
+                     "vs_unbatched": r / unbatched})
+  return rows
+
+
+def scaling_exact_rows(seconds, repeats, threads):
+  """Exact CFR+ and exploitability at each thread count, timed in turns
+  (module docstring)."""
+  rows = []
+  for game_string in rejoin_game_list(_SOLVER_GAMES.value):
+    game = mccfrb.load_game(game_string)
+    tree = mccfrb.compile_tree(game)
+    solvers = [mccfrb.CFRSolver(game, variant="cfr+", tree=tree, threads=k)
+               for k in threads]
+    table = mccfrb.uniform_table(tree)
+    evaluations = [
+        loop(lambda k=k: mccfrb.exploitability(tree, table, threads=k))
+        for k in threads]
+    for name, runs in (("mccfrb_cfr+", [s.run for s in solvers]),
+                       ("mccfrb.exploitability", evaluations)):
+      rates = alternating_rates(runs, seconds, repeats)
+      rows += [{"section": "scaling", "game": game_string, "algorithm": name,
+                "threads": k, "per_second": r, "ratio": r / rates[0]}
+               for k, r in zip(threads, rates)]
+  return rows
+
+
+def scaling_rows(seconds, repeats):
+  """Iterations per second by thread count (module docstring)."""
+  threads = [int(k) for k in _THREADS.value]
+  return (scaling_sampling_rows(seconds, repeats, threads)
+          + scaling_exact_rows(seconds, repeats, threads))
+
+
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError("Too many command-line arguments.")
@@ -358,13 +466,11 @@ def main(argv):
     raise app.UsageError(f"Unknown sections {sorted(unknown)}; allowed: {SECTIONS}")
   try:
     threads = [int(k) for k in _THREADS.value]
-    for k in threads:
-      mccfrb.schedule.check_threads(k)
-  except ValueError as e:
-    raise app.UsageError(f"--threads: {e}") from None
-  if not threads or threads[0] != 1:
-    raise app.UsageError("--threads must start with 1 (the ratios' base).")
-  numba.set_num_threads(1)
+  except ValueError:
+    threads = []
+  if not threads or threads[0] != 1 or min(threads) < 1:
+    raise app.UsageError(f"--threads must be positive integers starting with "
+                         f"1, got {_THREADS.value}")
   print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
         f"pyspiel {getattr(pyspiel, '__version__', '?')}, "
         f"mccfrb {mccfrb.__version__}, one thread except in the scaling "
@@ -372,9 +478,11 @@ def main(argv):
   builders = {"exploitability": exploitability_rows, "outcome": outcome_rows,
               "external": external_rows, "cfr": cfr_rows,
               "regret": regret_rows, "public": public_rows,
+              "mcts": mcts_rows, "compile": compile_rows,
               "scaling": scaling_rows, "cfr_goofspiel5": cfr_goofspiel5_rows}
   rows = []
   for section in _SECTIONS.value:
+    numba.set_num_threads(1)  # Solvers with threads= raise it themselves.
     rows += builders[section](_SECONDS.value, _REPEATS.value)
   table = pd.DataFrame(rows)
   table["per_second"] = table["per_second"].round(1)
@@ -383,6 +491,8 @@ def main(argv):
     table["vs_four_sweeps"] = table["vs_four_sweeps"].round(2)
   if "nodes_per_second" in table:
     table["nodes_per_second"] = table["nodes_per_second"].round(-3)
+  if "vs_unbatched" in table:
+    table["vs_unbatched"] = table["vs_unbatched"].round(2)
   with pd.option_context("display.width", 200, "display.max_colwidth", 40):
     print(table.to_string(index=False))
   if _OUT.value:

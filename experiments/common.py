@@ -51,7 +51,7 @@ def check_writable_dir(path):
     raise ValueError(f"cannot write to output folder {path!r}: {e.strerror}") from e
 
 
-def remove_earlier_outputs(folder, patterns):
+def remove_earlier_outputs(folder, patterns, quiet=False):
   """Deletes the files in `folder` matching any of `patterns`.
 
   Every binary calls it with glob patterns of everything it writes (such as
@@ -61,7 +61,7 @@ def remove_earlier_outputs(folder, patterns):
   are left alone.
 
   Returns:
-    The removed paths.
+    The removed paths (one line says how many, unless `quiet`).
   """
   import glob  # pylint: disable=g-import-not-at-top
   import os  # pylint: disable=g-import-not-at-top
@@ -71,19 +71,99 @@ def remove_earlier_outputs(folder, patterns):
       if os.path.isfile(path):
         os.remove(path)
         removed.append(path)
-  if removed:
+  if removed and not quiet:
     print(f"removed {len(removed)} output file(s) of an earlier run from "
           f"{folder}", flush=True)
   return removed
 
 
+def print_progress(done, total, elapsed):
+  """`sweep.run_sweep`'s progress callback: one line per finished run."""
+  left = elapsed / done * (total - done)
+  print(f"finished {done}/{total} runs, elapsed {elapsed:.0f}s, about "
+        f"{left:.0f}s left", flush=True)
+
+
+def open_runs(out_dir, name, tasks, outputs, extra=None):
+  """The `sweep.RunStore` of a binary's sweep: `{out_dir}/{name}/`.
+
+  If it records the same tasks (an interrupted run of the same command),
+  the sweep resumes: one line says how many runs finished before and are
+  skipped. Otherwise everything an earlier run left in `out_dir` (the files
+  matching `outputs` and the store's folder) is removed as a whole first,
+  with one line saying so, so the folder never mixes two runs.
+  """
+  import os  # pylint: disable=g-import-not-at-top
+  from mccfrb import analysis  # pylint: disable=g-import-not-at-top
+  from mccfrb import sweep  # pylint: disable=g-import-not-at-top
+  store = sweep.RunStore(os.path.join(out_dir, name), tasks, extra)
+  if store.matches():
+    kept = len(store.finished())
+    print(f"resuming the interrupted run in {store.folder}: {kept} of "
+          f"{len(tasks)} runs finished before, skipping them", flush=True)
+    return store
+  runs = (len([f for f in os.listdir(store.folder) if f.startswith("run_")])
+          if store.exists() else 0)
+  removed = remove_earlier_outputs(out_dir, outputs, quiet=True)
+  store.reset()
+  if removed or runs:
+    count = analysis.count_text
+    parts = [count(len(removed), "output file")] if removed else []
+    parts += [f"{count(runs, 'finished run')} of an interrupted sweep"
+              ] if runs else []
+    print(f"replacing the outputs of an earlier run in {out_dir} (a finished "
+          f"run, or one with other settings): removed {' and '.join(parts)}",
+          flush=True)
+  return store
+
+
+class ExitOnInterrupt:
+  """`with ExitOnInterrupt(program, store):` turns Ctrl-C into one line on
+  standard error saying what `store` kept, and exit status 130."""
+
+  def __init__(self, program, store):
+    self.program, self.store = program, store
+
+  def __enter__(self):
+    return self
+
+  def __exit__(self, kind, value, traceback):
+    del value, traceback
+    if kind is not KeyboardInterrupt:
+      return False
+    import sys  # pylint: disable=g-import-not-at-top
+    total, kept = len(self.store.tasks), len(self.store.finished())
+    rest = (f"finish the other {total - kept}" if kept < total
+            else "write the outputs")
+    print(f"{self.program}: interrupted: kept {kept} of {total} runs in "
+          f"{self.store.folder}; rerun the same command to {rest}",
+          file=sys.stderr, flush=True)
+    raise SystemExit(130)
+
+
 def write_atomically(path, text):
   """Writes `text` to `path` through a temporary file and a rename."""
+  from mccfrb import files  # pylint: disable=g-import-not-at-top
+  files.write_atomically(path, text)
+
+
+def read_csv_with_columns(path, columns, flag):
+  """Rows of a CSV named by `flag`; ValueError if unreadable or lacking `columns`."""
   import os  # pylint: disable=g-import-not-at-top
-  tmp = f"{path}.tmp{os.getpid()}"
-  with open(tmp, "w", encoding="utf-8") as f:
-    f.write(text)
-  os.replace(tmp, path)
+  import pandas as pd  # pylint: disable=g-import-not-at-top
+  if not os.path.isfile(path):
+    raise ValueError(f"{flag}: no such file {path!r}")
+  try:
+    df = pd.read_csv(path)
+  except (OSError, UnicodeDecodeError, pd.errors.ParserError,
+          pd.errors.EmptyDataError) as e:
+    lines = str(e).strip().splitlines()
+    reason = lines[0] if lines else type(e).__name__
+    raise ValueError(f"{flag}: cannot read {path!r}: {reason}") from e
+  missing = [c for c in columns if c not in df.columns]
+  if missing:
+    raise ValueError(f"{flag}: {path!r} lacks column(s) {', '.join(missing)}")
+  return df
 
 
 def fail(program, error):

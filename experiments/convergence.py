@@ -5,6 +5,9 @@ r"""MCCFRb against OpenSpiel's MCCFR: exploitability by iteration and by second.
       --algorithms=mccfrb_learned,os,openspiel_os_cpp --iterations=100000 \
       --seeds=10 --jobs=2 --out_dir=results/leduc
 
+  # Equal training time instead of equal iterations (10 s per run):
+  python -m experiments.convergence --games=leduc_poker --seconds=10
+
   # Iteration speedups against a long reference run stored earlier:
   python -m experiments.convergence --games=leduc_poker \
       --algorithms=mccfrb_history_optimistic --reference=os_optimistic \
@@ -12,6 +15,9 @@ r"""MCCFRb against OpenSpiel's MCCFR: exploitability by iteration and by second.
 
 Writes {out_dir}/convergence.csv (one row per game, algorithm, seed and
 checkpoint), {out_dir}/convergence_{k}.png/.pdf, and prints the tables.
+Every run's rows are kept in {out_dir}/convergence_runs/ as it finishes: an
+interrupted sweep (Ctrl-C) keeps them, and the same command run again skips
+them; the folder is removed once the outputs are written.
 Exploitability is OpenSpiel's (pyspiel.exploitability) for every algorithm
 unless --evaluator=mccfrb asks for mccfrb's exact evaluator (equal to 1e-9).
 
@@ -56,8 +62,12 @@ _ALGORITHMS = flags.DEFINE_list(
                    "os_optimistic", "openspiel_os_cpp", "openspiel_os_python"],
     f"Registry names: {', '.join(registry.ALGORITHMS)}.")
 _ITERATIONS = flags.DEFINE_integer("iterations", 100_000, "Iterations per run.")
-_CHECKPOINTS = flags.DEFINE_integer("num_checkpoints", 11,
-                                    "Log-spaced checkpoints, the first at 1.")
+_SECONDS = flags.DEFINE_float(
+    "seconds", None, "Instead of --iterations: seconds of training wall "
+    "clock per run, with log-spaced time checkpoints from seconds/1000.")
+_CHECKPOINTS = flags.DEFINE_integer(
+    "num_checkpoints", 11, "Log-spaced checkpoints, the first at iteration 1 "
+    "(with --seconds: at seconds/1000).")
 _SEEDS = flags.DEFINE_list("seeds", ["3"], "A count N (seeds 0..N-1) or a list.")
 _OUT_DIR = flags.DEFINE_string("out_dir", "results/convergence",
                                "Folder for the CSV and the plots.")
@@ -90,13 +100,7 @@ PROGRAM = "convergence"
 # Everything a run writes into --out_dir; an earlier run's are removed first.
 OUTPUTS = ("convergence.csv", "speedup.csv", "convergence_[0-9]*.png",
            "convergence_[0-9]*.pdf")
-
-
-def progress(done, total, elapsed):
-  left = elapsed / done * (total - done)
-  message = (f"finished {done}/{total} runs, elapsed {elapsed:.0f}s, "
-             f"about {left:.0f}s left")
-  print(message, flush=True)
+RUNS = "convergence_runs"  # The finished runs of a sweep in progress.
 
 
 def decade_times(seconds):
@@ -106,17 +110,38 @@ def decade_times(seconds):
   return [float(10.0**k) for k in np.arange(lo, hi + 1)]
 
 
+def budget_times(budget):
+  """Powers of ten from budget/100 up to a time budget, and the budget."""
+  lo, hi = np.ceil(np.log10(budget / 100)), np.floor(np.log10(budget))
+  times = [float(10.0**k) for k in np.arange(lo, hi + 1)]
+  return times + ([] if times and np.isclose(times[-1], budget)
+                  else [float(budget)])
+
+
 def print_tables(df):
   with pd.option_context("display.width", 200, "display.max_columns", 30,
                          "display.float_format", "{:.4g}".format):
     for game, g in df.groupby("game"):
-      table = analysis.by_iteration(g).pivot(
-          index="algorithm", columns="iteration", values="mean")
-      print(f"\n{game}: mean exploitability by iteration "
-            f"({analysis.count_text(g['seed'].nunique(), 'seed')})")
-      print(table.to_string())
-      at = analysis.at_times(g, decade_times(g["seconds"])).drop(
-          columns="game").set_index("algorithm")
+      seeds = analysis.count_text(g["seed"].nunique(), "seed")
+      budgets = g["budget_seconds"].dropna().unique()
+      if not len(budgets) and analysis.has_common_iterations(g):
+        table = analysis.by_iteration(g).pivot(
+            index="algorithm", columns="iteration", values="mean")
+        print(f"\n{game}: mean exploitability by iteration ({seeds})")
+        print(table.to_string())
+      else:
+        last = g.sort_values("iteration").groupby(["algorithm", "seed"]).tail(1)
+        reached = last.groupby("algorithm")["iteration"].agg(
+            ["mean", "min", "max"]).astype(float)
+        print(f"\n{game}: no table by iteration: runs with a time budget "
+              "reach different iterations (no common iteration grid). "
+              f"Iterations reached ({seeds}):")
+        print(reached.rename(columns={"mean": "mean iterations"}).to_string(
+            float_format="{:,.0f}".format))
+      times = (budget_times(budgets.max()) if len(budgets)
+               else decade_times(g["seconds"]))
+      at = analysis.at_times(g, times).drop(columns="game").set_index(
+          "algorithm")
       print(f"\n{game}: mean exploitability by training seconds "
             "(interpolated; NaN outside what every seed reached)")
       print(at.to_string())
@@ -127,20 +152,8 @@ REFERENCE_CSV_COLUMNS = ("game", "algorithm", "iteration", "exploitability")
 
 def read_reference_csv(path):
   """Rows of an earlier run's CSV; ValueError if unreadable or malformed."""
-  if not os.path.isfile(path):
-    raise ValueError(f"--reference_csv: no such file {path!r}")
-  try:
-    df = pd.read_csv(path)
-  except (OSError, UnicodeDecodeError, pd.errors.ParserError,
-          pd.errors.EmptyDataError) as e:
-    lines = str(e).strip().splitlines()
-    reason = lines[0] if lines else type(e).__name__
-    raise ValueError(f"--reference_csv: cannot read {path!r}: {reason}") from e
-  missing = [c for c in REFERENCE_CSV_COLUMNS if c not in df.columns]
-  if missing:
-    raise ValueError(f"--reference_csv: {path!r} lacks column(s) "
-                     f"{', '.join(missing)}")
-  return df
+  return common.read_csv_with_columns(path, REFERENCE_CSV_COLUMNS,
+                                      "--reference_csv")
 
 
 def print_speedups(df, reference, reference_df, out_dir):
@@ -161,6 +174,15 @@ def print_speedups(df, reference, reference_df, out_dir):
     print(f"\nspeedup table skipped: no algorithm other than the reference "
           f"{reference!r} ran")
     return None
+  gridless = sorted(game for game, g in others.groupby("game")
+                    if not analysis.has_common_iterations(g))
+  if gridless:
+    print(f"\nspeedup table skipped for {', '.join(gridless)}: iteration "
+          "speedups need a common iteration grid, which runs with a time "
+          "budget (--seconds) do not have")
+    others = others[~others["game"].isin(gridless)]
+    if others.empty:
+      return None
   games = sorted(set(others["game"]) & have)
   if not games:
     print(f"\nspeedup table skipped: no rows of the reference {reference!r} "
@@ -188,11 +210,16 @@ def main(argv):
   if len(argv) > 1:
     common.fail(PROGRAM, f"unexpected arguments {argv[1:]}")
   try:
+    if _SECONDS.present and _ITERATIONS.present:
+      raise ValueError("--iterations and --seconds exclude each other: give "
+                       "one (a number of iterations or a time budget per run)")
+    seconds = _SECONDS.value
+    iterations = None if seconds is not None else _ITERATIONS.value
     games_list = common.rejoin_game_list(_GAMES.value)
     seeds = common.parse_seeds(_SEEDS.value)
-    sweep.validate(games_list, _ALGORITHMS.value, _ITERATIONS.value,
+    sweep.validate(games_list, _ALGORITHMS.value, iterations,
                    _CHECKPOINTS.value, _EVALUATOR.value, _BACKEND.value,
-                   _JOBS.value)
+                   _JOBS.value, seconds=seconds)
     try:
       registry.check_algorithms([_REFERENCE.value])
     except ValueError as e:
@@ -202,33 +229,38 @@ def main(argv):
     common.check_writable_dir(_OUT_DIR.value)
   except ValueError as e:
     common.fail(PROGRAM, e)
-  tasks = sweep.make_tasks(games_list, _ALGORITHMS.value, seeds,
-                           _ITERATIONS.value, _CHECKPOINTS.value,
-                           _EVALUATOR.value)
+  tasks = sweep.make_tasks(games_list, _ALGORITHMS.value, seeds, iterations,
+                           _CHECKPOINTS.value, _EVALUATOR.value, seconds)
   count = analysis.count_text
+  budget = (f"{iterations} iterations" if seconds is None
+            else f"{seconds:g} s of training")
   print(f"{count(len(tasks), 'run')}: {count(len(games_list), 'game')} x "
         f"{count(len(_ALGORITHMS.value), 'algorithm')} x "
-        f"{count(len(seeds), 'seed')}, {_ITERATIONS.value} iterations, "
+        f"{count(len(seeds), 'seed')}, {budget} each, "
         f"backend {_BACKEND.value}, {count(_JOBS.value, 'job')}", flush=True)
   start = time.time()
-  rows = sweep.run_sweep(tasks, jobs=_JOBS.value, backend=_BACKEND.value,
-                         ray_address=_RAY_ADDRESS.value or None,
-                         progress=progress)
-  df = pd.DataFrame(rows, columns=list(sweep.COLUMNS))
-  df["nodes_touched"] = df["nodes_touched"].astype("Int64")
-  df["backend"] = _BACKEND.value
-  common.remove_earlier_outputs(_OUT_DIR.value, OUTPUTS)
-  csv_path = os.path.join(_OUT_DIR.value, "convergence.csv")
-  common.write_atomically(csv_path, df.to_csv(index=False))
-  print_tables(df)
-  print(f"\nwrote {csv_path}")
-  speedup_path = print_speedups(df, _REFERENCE.value, reference_df,
-                                _OUT_DIR.value)
-  if speedup_path:
-    print(f"\nwrote {speedup_path}")
-  if _PLOT.value:
-    for path in analysis.plot(df, os.path.join(_OUT_DIR.value, "convergence")):
-      print(f"wrote {path}")
+  store = common.open_runs(_OUT_DIR.value, RUNS, tasks, OUTPUTS,
+                           extra={"backend": _BACKEND.value})
+  with common.ExitOnInterrupt(PROGRAM, store):
+    sweep.run_sweep(tasks, jobs=_JOBS.value, backend=_BACKEND.value,
+                    ray_address=_RAY_ADDRESS.value or None,
+                    progress=common.print_progress, store=store)
+    df = store.dataframe()
+    # Left by an interrupted run of this sweep, if any.
+    common.remove_earlier_outputs(_OUT_DIR.value, OUTPUTS, quiet=True)
+    csv_path = os.path.join(_OUT_DIR.value, "convergence.csv")
+    common.write_atomically(csv_path, df.to_csv(index=False))
+    print_tables(df)
+    print(f"\nwrote {csv_path}")
+    speedup_path = print_speedups(df, _REFERENCE.value, reference_df,
+                                  _OUT_DIR.value)
+    if speedup_path:
+      print(f"\nwrote {speedup_path}")
+    if _PLOT.value:
+      for path in analysis.plot(df, os.path.join(_OUT_DIR.value,
+                                                 "convergence")):
+        print(f"wrote {path}")
+    store.remove()
   print(f"total {time.time() - start:.0f}s")
 
 

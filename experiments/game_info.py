@@ -29,8 +29,10 @@ from mccfrb import tree as tree_lib
 _GAMES = flags.DEFINE_list(
     "games", ["leduc_poker", GOOFSPIEL4, "matching_pennies"],
     "OpenSpiel game strings (commas inside parentheses are fine).")
-_MAX_NODES = flags.DEFINE_integer("max_nodes", tree_lib.DEFAULT_MAX_NODES,
-                                  "Size guard of compile_tree.")
+_MAX_NODES = flags.DEFINE_integer(
+    "max_nodes", tree_lib.DEFAULT_MAX_NODES,
+    "Size guard of compile_tree (default: what the available memory allows, "
+    "mccfrb.tree_size.default_max_nodes).")
 _PARTITIONS = flags.DEFINE_list(
     "partitions", [], "Public-state partitions to count (observer, "
     "common_knowledge, auto); none by default.")
@@ -62,6 +64,7 @@ def describe(game_string, max_nodes, partitions=()):
       "max_actions": tree.max_actions,
       "compile_s": round(seconds, 3),
       "tree_MiB": round(tree.nbytes() / 2**20, 2),
+      "bytes_per_node": round(tree.nbytes() / tree.num_nodes, 1),
       "uniform_exploitability": mccfrb.exploitability(tree, uniform),
       **public,
   }

@@ -30,18 +30,51 @@ Every set is deterministic (fixed seeds), so a rerun prints the same numbers:
                  PublicSamplingSolver (predictive and history, 10^6
                  iterations; chance sampling, 10^5), numba warmed up, run()
                  timed alone. Times depend on the machine and its load.
+  compile        compile_tree on Leduc, goofspiel 4 and 5, liars_dice with
+                 one die and tic_tac_toe, each in a fresh process: the growth of the peak
+                 resident memory during the first compile per node (what
+                 tree_size.PEAK_BYTES_PER_NODE bounds), the tree's bytes per
+                 node, and the best of 3 compile times (CPU seconds of the
+                 process, less sensitive to other load than wall clock);
+                 tic_tac_toe walked by apply/undo and by cloning; the time
+                 to read goofspiel 5's infoset strings; the cost of the
+                 pyspiel calls of the walk on a goofspiel 5 state.
+  nfsp_kuhn      (these four need the nfsp extra) openspiel_nfsp on Kuhn:
+                 exploitability at 0 and 3,000 episodes, seeds 0-5.
+  nfsp_warmup    Kuhn, seed 0, 4,000 episodes: learning from 128 transitions
+                 (ours) against OpenSpiel's default 1,000.
+  nfsp_crash     the _learn crash without the guard on Leduc: seeds 0-7
+                 through the adapter, and OpenSpiel's example agents (seed
+                 42) with chance seeds 0-4.
+  nfsp_rate      Leduc episodes per second after 300 episodes (2,000
+                 episodes, seed 0; wall clock and process CPU time).
+  batching       Leduc, seeds 0-4: exploitability by iteration of the
+                 sampling solvers' defaults (MCCFRbSolver to 2^20
+                 iterations, PublicSamplingSolver to 2^16, ExternalSampling-
+                 Solver to 2^18) unbatched and in batches of several sizes
+                 (threads=1: the tables do not depend on the thread count),
+                 and whether each batched mean stays within the unbatched
+                 seeds' range.
+  parallel_region
+                 the cost of one empty numba parallel region (prange over
+                 the threads) at 1 and 2 threads: what every batch of the
+                 threaded solvers pays a few times. Depends on the machine
+                 and its load (a busy core makes it milliseconds).
 """
 
 import collections
 import os
+import subprocess
 import sys
 import time
+import timeit
 
 # Run by path (python experiments/NAME.py) as well as with -m:
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from absl import app  # pylint: disable=g-import-not-at-top
 from absl import flags
+import numba
 import numpy as np
 import pyspiel
 
@@ -266,11 +299,235 @@ def public_time():
           f"exploitability {expl(tree, solver):.5f}")
 
 
+_COMPILE_PROBE = """
+import resource, sys, time
+import mccfrb
+mccfrb.compile_tree("kuhn_poker")  # Imports and first allocations.
+game = mccfrb.load_game(sys.argv[1])
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+tree = mccfrb.compile_tree(game)
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+seconds = []
+for _ in range(3):
+  del tree
+  start = time.process_time()
+  tree = mccfrb.compile_tree(game)
+  seconds.append(time.process_time() - start)
+print(tree.num_nodes, min(seconds), tree.nbytes() / tree.num_nodes,
+      peak * 1024 / tree.num_nodes)
+"""
+
+
+def compile():  # pylint: disable=redefined-builtin
+  for game in ["leduc_poker", common.GOOFSPIEL4, common.GOOFSPIEL5,
+               "liars_dice(numdice=1)", "tic_tac_toe"]:
+    out = subprocess.run([sys.executable, "-c", _COMPILE_PROBE, game],
+                         capture_output=True, text=True, check=True).stdout
+    nodes, seconds, tree_bytes, peak_bytes = out.split()
+    print(f"{game}: {int(nodes):,} nodes, compiled in {float(seconds):.2f} "
+          f"CPU s (best of 3), tree {float(tree_bytes):.1f} bytes per node, "
+          f"peak resident memory +{float(peak_bytes):.1f} bytes per node")
+  for walk in ("undo", "clone"):
+    seconds = []
+    for _ in range(3):
+      start = time.process_time()
+      mccfrb.compile_tree("tic_tac_toe", walk=walk)
+      seconds.append(time.process_time() - start)
+    print(f"tic_tac_toe, walk={walk}: {min(seconds):.2f} CPU s (best of 3)")
+  tree = mccfrb.compile_tree(common.GOOFSPIEL5)
+  for name, call in [("infoset_strings()", tree.infoset_strings),
+                     ("infoset_index()", tree.infoset_index)]:
+    start = time.perf_counter()
+    call()
+    print(f"goofspiel 5 {name}: {time.perf_counter() - start:.2f} s")
+  # The pyspiel calls of the walk, on the state after the first point card
+  # and player 0's first action (player 1 to act); its child is the clone.
+  state = mccfrb.load_game(common.GOOFSPIEL5).new_initial_state()
+  state.apply_action(state.chance_outcomes()[0][0])
+  state.apply_action(0)
+  terminal = state.clone()
+  while not terminal.is_terminal():
+    terminal.apply_action(terminal.chance_outcomes()[0][0]
+                          if terminal.is_chance_node()
+                          else terminal.legal_actions()[0])
+  calls = [("information_state_string", lambda: state.information_state_string(1)),
+           ("child", lambda: state.child(2)),
+           ("legal_actions", state.legal_actions),
+           ("returns", terminal.returns),
+           ("current_player", state.current_player)]
+  for name, call in calls:
+    best = min(timeit.repeat(call, number=100_000, repeat=3)) / 100_000
+    print(f"goofspiel 5 state.{name}(): {best * 1e6:.2f} us a call")
+
+
+def _crash_episode(run_one, episodes):
+  """The 1-based episode in which OpenSpiel's unguarded _learn raises, or None."""
+  for episode in range(1, episodes + 1):
+    try:
+      run_one()
+    except TypeError as e:
+      if "NoneType" not in str(e):
+        raise
+      return episode
+  return None
+
+
+def _example_agents_episode(game, chance_seed, episodes=60):
+  """OpenSpiel's Leduc example set-up (both agents seed 42), unguarded."""
+  from open_spiel.python import rl_environment  # pylint: disable=g-import-not-at-top
+  from open_spiel.python.jax import nfsp as os_nfsp  # pylint: disable=g-import-not-at-top
+  env = rl_environment.Environment(
+      game, chance_event_sampler=rl_environment.ChanceEventSampler(chance_seed))
+  size = env.observation_spec()["info_state"][0]
+  agents = [os_nfsp.NFSP(p, size, env.action_spec()["num_actions"], [128],
+                         2_000_000, 0.1, replay_buffer_capacity=200_000,
+                         epsilon_decay_duration=20_000_000, epsilon_start=0.06,
+                         epsilon_end=0.001, allow_checkpointing=False)
+            for p in range(2)]
+
+  def one():
+    step = env.reset()
+    while not step.last():
+      step = env.step([agents[step.observations["current_player"]].step(step).action])
+    for agent in agents:
+      agent.step(step)
+
+  return _crash_episode(one, episodes)
+
+
+def _nfsp_class():
+  """OpenSpiel's unguarded NFSP class, or None (printed) without the extra."""
+  from mccfrb import nfsp as nfsp_lib  # pylint: disable=g-import-not-at-top
+  try:
+    return nfsp_lib._openspiel_nfsp()[0].NFSP  # pylint: disable=protected-access
+  except ValueError as e:
+    print(f"skipped: {e}")
+    return None
+
+
+def _kuhn_runs(seeds, episodes, **overrides):
+  from mccfrb import nfsp as nfsp_lib  # pylint: disable=g-import-not-at-top
+  kuhn = mccfrb.load_game("kuhn_poker")
+  tree = mccfrb.compile_tree(kuhn)
+  for seed in seeds:
+    runner = nfsp_lib.NFSPRunner(kuhn, seed, tree, **overrides)
+    start = mccfrb.exploitability(tree, runner.average_policy_table(tree))
+    runner.run(episodes)
+    end = mccfrb.exploitability(tree, runner.average_policy_table(tree))
+    print(f"Kuhn seed {seed} {overrides or ''}: exploitability {start:.4f} at "
+          f"0 episodes, {end:.4f} at {episodes}", flush=True)
+
+
+def nfsp_kuhn():
+  if _nfsp_class():
+    _kuhn_runs(range(6), 3000)
+
+
+def nfsp_warmup():
+  if _nfsp_class():
+    for size in (128, 1000):
+      _kuhn_runs([0], 4000, min_buffer_size_to_learn=size)
+
+
+def nfsp_crash():
+  from mccfrb import nfsp as nfsp_lib  # pylint: disable=g-import-not-at-top
+  unguarded = _nfsp_class()
+  if not unguarded:
+    return
+  leduc = mccfrb.load_game("leduc_poker")
+  tree = mccfrb.compile_tree(leduc)
+  for seed in range(8):
+    runner = nfsp_lib.NFSPRunner(leduc, seed, tree, agent_class=unguarded,
+                                 reservoir_buffer_capacity=10_000)
+    print(f"Leduc, adapter seed {seed}, unguarded: crash in episode "
+          f"{_crash_episode(lambda r=runner: r.run(1), 60)} (None: 60 ran)",
+          flush=True)
+  for chance_seed in range(5):
+    print(f"Leduc, OpenSpiel's example agents (seed 42), chance seed "
+          f"{chance_seed}: crash in episode "
+          f"{_example_agents_episode(leduc, chance_seed)} (None: 60 ran)",
+          flush=True)
+
+
+def nfsp_rate():
+  from mccfrb import registry  # pylint: disable=g-import-not-at-top
+  if not _nfsp_class():
+    return
+  leduc = mccfrb.load_game("leduc_poker")
+  runner = registry.make("openspiel_nfsp", leduc, 0,
+                         tree=mccfrb.compile_tree(leduc))
+  runner.run(300)
+  wall, cpu = time.perf_counter(), time.process_time()
+  runner.run(2000)
+  wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+  print(f"Leduc, 2000 episodes after 300: {2000 / wall:.1f} episodes per "
+        f"second of wall clock, {2000 / cpu:.1f} per second of process CPU "
+        f"time (one core's rate when the machine is shared)")
+def batching():
+  tree = mccfrb.compile_tree("leduc_poker")
+  public = mccfrb.public_states(tree, game="leduc_poker")
+  for cls, extra, last, batches in [
+      (mccfrb.MCCFRbSolver, {}, 20, (64, 256, 1024, 4096, 16384)),
+      (mccfrb.PublicSamplingSolver, {"public_tree": public}, 16,
+       (2, 4, 8, 16, 64, 256)),
+      (mccfrb.ExternalSamplingSolver, {}, 18, (4, 8, 16, 64, 256, 1024))]:
+    checkpoints = [2**k for k in range(8, last + 1, 2)]
+    table = {}
+    for batch in (None,) + batches:
+      rows = []
+      for seed in range(5):
+        solver = cls("leduc_poker", seed=seed, tree=tree, batch=batch, **extra)
+        row = []
+        for t in checkpoints:
+          solver.run(t - solver.num_iterations)
+          row.append(expl(tree, solver))
+        rows.append(row)
+      table[batch] = np.array(rows)
+    worst, best = table[None].max(axis=0), table[None].min(axis=0)
+    print(f"{cls.__name__} (defaults), Leduc, seeds 0-4: mean exploitability "
+          "by iterations and batch size; * = above the worst unbatched seed")
+    print("iterations " + " ".join(f"{t:>9}" for t in checkpoints))
+    for batch, values in table.items():
+      means = values.mean(axis=0)
+      print(f"{'none' if batch is None else batch:>10} " + " ".join(
+          f"{m:8.4g}{'*' if m > w else ' '}" for m, w in zip(means, worst)))
+    for name, row in (("best seed", best), ("worst seed", worst)):
+      print(f"{name:>10} " + " ".join(f"{v:8.4g} " for v in row))
+    print(flush=True)
+
+
+@numba.njit(parallel=True)
+def _empty_regions(count, workers, out):
+  for _ in range(count):
+    for w in numba.prange(workers):
+      out[w] += 1.0
+
+
+def parallel_region():
+  out = np.zeros(2)
+  for workers in (1, 2):
+    if workers > numba.config.NUMBA_NUM_THREADS:
+      print(f"{workers} threads: NUMBA_NUM_THREADS="
+            f"{numba.config.NUMBA_NUM_THREADS} (set it to 2 or more)")
+      continue
+    numba.set_num_threads(workers)
+    _empty_regions(10, workers, out)
+    start = time.perf_counter()
+    _empty_regions(20_000, workers, out)
+    seconds = time.perf_counter() - start
+    print(f"{workers} threads: {seconds / 20_000 * 1e6:.2f} us per parallel "
+          f"region ({numba.threading_layer()} threading layer)")
+
+
 SETS = {"weighting": weighting, "pruning_short": pruning_short,
         "pruning_long": pruning_long, "averaging": averaging,
         "exponential": exponential, "convergence": convergence,
         "unbiasedness": unbiasedness, "agreement": agreement,
-        "public_time": public_time}
+        "public_time": public_time, "compile": compile,
+        "nfsp_kuhn": nfsp_kuhn,
+        "nfsp_warmup": nfsp_warmup, "nfsp_crash": nfsp_crash,
+        "nfsp_rate": nfsp_rate, "batching": batching,
+        "parallel_region": parallel_region}
 
 
 def main(argv):

@@ -10,6 +10,10 @@ axis every seed is interpolated onto a common grid. Writes
 {out_prefix}_{k}.png/.pdf and {out_prefix}_speedup.csv files of an earlier
 run.
 
+Runs with a time budget (`convergence --seconds`), whose seeds reach
+different iterations, are interpolated onto a common iteration grid as well;
+--reference refuses them (iteration speedups need common checkpoints).
+
 With --reference=NAME it also prints and writes ({out_prefix}_speedup.csv)
 the iteration speedup of every algorithm over NAME, as
 `experiments.convergence` does, reading NAME's rows from --reference_csv

@@ -10,7 +10,9 @@ updates" (os_optimistic: no baseline, the same optimistic averaging), plus the
 corrected and stronger baselines with the same averaging
 (mccfrb_{learned,history,predictive}_optimistic). Checkpoints 10^0 .. 10^max_power. Writes thesis.csv,
 thesis_tables.md (the thesis's numbers beside ours) and the analogues of
-Figures 5.1-5.6 (thesis_{k}.png/.pdf) to --out_dir.
+Figures 5.1-5.6 (thesis_{k}.png/.pdf) to --out_dir. Like experiments.convergence, it keeps
+every finished run in {out_dir}/thesis_runs/ until the outputs are written:
+Ctrl-C keeps them and the same command run again skips them.
 
 Exploitability is evaluated with mccfrb's exact evaluator by default
 (--evaluator=mccfrb; equal to pyspiel.exploitability within 1e-9, tested):
@@ -27,7 +29,6 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from absl import app  # pylint: disable=g-import-not-at-top
 from absl import flags
-import pandas as pd
 
 from experiments import common
 from mccfrb import analysis
@@ -82,6 +83,7 @@ PROGRAM = "thesis_tables"
 # Everything a run writes into --out_dir; an earlier run's are removed first.
 OUTPUTS = ("thesis.csv", "thesis_tables.md", "thesis_[0-9]*.png",
            "thesis_[0-9]*.pdf")
+RUNS = "thesis_runs"  # The finished runs of a sweep in progress.
 
 
 def variants(game_key):
@@ -143,22 +145,22 @@ def main(argv):
   print(f"{len(tasks)} runs, evaluator {_EVALUATOR.value}", flush=True)
   start = time.time()
 
-  def progress(done, total, elapsed):
-    print(f"finished {done}/{total} runs, elapsed {elapsed:.0f}s, about "
-          f"{elapsed / done * (total - done):.0f}s left", flush=True)
-
-  rows = sweep.run_sweep(tasks, jobs=_JOBS.value, progress=progress)
-  df = pd.DataFrame(rows, columns=list(sweep.COLUMNS))
-  df["nodes_touched"] = df["nodes_touched"].astype("Int64")
-  common.remove_earlier_outputs(_OUT_DIR.value, OUTPUTS)
-  common.write_atomically(os.path.join(_OUT_DIR.value, "thesis.csv"),
-                          df.to_csv(index=False))
-  table = markdown(df)
-  common.write_atomically(os.path.join(_OUT_DIR.value, "thesis_tables.md"),
-                          table)
-  print(table)
-  for path in analysis.plot(df, os.path.join(_OUT_DIR.value, "thesis")):
-    print(f"wrote {path}")
+  store = common.open_runs(_OUT_DIR.value, RUNS, tasks, OUTPUTS)
+  with common.ExitOnInterrupt(PROGRAM, store):
+    sweep.run_sweep(tasks, jobs=_JOBS.value, progress=common.print_progress,
+                    store=store)
+    df = store.dataframe()
+    # Left by an interrupted run of this sweep, if any.
+    common.remove_earlier_outputs(_OUT_DIR.value, OUTPUTS, quiet=True)
+    common.write_atomically(os.path.join(_OUT_DIR.value, "thesis.csv"),
+                            df.to_csv(index=False))
+    table = markdown(df)
+    common.write_atomically(os.path.join(_OUT_DIR.value, "thesis_tables.md"),
+                            table)
+    print(table)
+    for path in analysis.plot(df, os.path.join(_OUT_DIR.value, "thesis")):
+      print(f"wrote {path}")
+    store.remove()
   print(f"total {time.time() - start:.0f}s")
 
 

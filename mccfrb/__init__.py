@@ -7,6 +7,7 @@ from mccfrb.evaluation import expected_value
 from mccfrb.evaluation import exploitability
 from mccfrb.evaluation import nash_conv
 from mccfrb.games import load_game
+from mccfrb import play
 from mccfrb.normal_form import regret_matching
 from mccfrb.policy import table_from_policy
 from mccfrb.policy import to_pyspiel_dict
@@ -16,6 +17,7 @@ from mccfrb.policy import uniform_table
 from mccfrb.public import PublicTree
 from mccfrb.public import public_states
 from mccfrb.solvers import AVERAGINGS
+from mccfrb.solvers import AverageType
 from mccfrb.solvers import BASELINES
 from mccfrb.solvers import CFR_VARIANTS
 from mccfrb.solvers import CFRSolver
@@ -26,6 +28,9 @@ from mccfrb.solvers import PUBLIC_BASELINES
 from mccfrb.solvers import PublicSamplingSolver
 from mccfrb.solvers import REGRETS
 from mccfrb.solvers import SAMPLINGS
+from mccfrb.solvers import SmoothUCTSolver
+from mccfrb.solvers import UCTSolver
+from mccfrb.solvers import load_solver
 from mccfrb.tree import GameTree
 from mccfrb.tree import compile_tree
 

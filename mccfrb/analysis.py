@@ -68,51 +68,102 @@ def by_iteration(df):
   return out
 
 
-def on_time_grid(df, num_points=40):
-  """Exploitability of each seed interpolated (log-log) onto a time grid.
+def has_common_iterations(df):
+  """True when the seeds of every (game, algorithm) share their checkpoint
+  iterations (False for runs with a time budget, whose seeds reach
+  different iterations): the condition for `by_iteration`'s means."""
+  for _, group in df.groupby(KEYS):
+    grids = {tuple(sorted(s)) for _, s in group.groupby("seed")["iteration"]}
+    if len(grids) > 1:
+      return False
+  return True
 
-  The grid of each (game, algorithm) spans the times every seed reached:
-  from the latest first checkpoint to the earliest last one.
+
+def _log_interp(x, xs, ys):
+  """ys(x), interpolated linearly between logs (ys clipped at 1e-300)."""
+  return np.exp(np.interp(np.log(x), np.log(xs),
+                          np.log(np.maximum(ys, 1e-300))))
+
+
+def on_grid(df, x="seconds", num_points=40):
+  """Exploitability of each seed interpolated (log-log) onto a grid of `x`.
+
+  The grid of each (game, algorithm) spans the values of `x` ("seconds",
+  "iteration" or "nodes_touched") every seed reached: from the latest first
+  checkpoint to the earliest last one.
 
   Returns:
-    Rows of game, algorithm, seconds, mean, std, count, ci95, p05, p95.
+    Rows of game, algorithm, `x`, mean, std, count, ci95, p05, p95 and, for
+    x="iteration", the mean `nodes_touched` (interpolated log-log, NaN where
+    not counted).
   """
   rows = []
   for (game, algorithm), group in df.groupby(KEYS):
-    curves = [g.sort_values("seconds") for _, g in group.groupby("seed")]
-    curves = [c[c["seconds"] > 0] for c in curves]
+    curves = [g.assign(**{x: _numeric(g, x)}).sort_values(x)
+              for _, g in group.groupby("seed")]
+    curves = [c[c[x] > 0] for c in curves]
     curves = [c for c in curves if len(c) >= 2]
     if not curves:
       continue
-    lo = max(c["seconds"].iloc[0] for c in curves)
-    hi = min(c["seconds"].iloc[-1] for c in curves)
+    lo = max(c[x].iloc[0] for c in curves)
+    hi = min(c[x].iloc[-1] for c in curves)
     if not hi > lo:
       continue
     grid = np.logspace(np.log10(lo), np.log10(hi), num_points)
-    values = np.array([
-        np.exp(np.interp(np.log(grid), np.log(c["seconds"].values),
-                         np.log(np.maximum(c["exploitability"].values, 1e-300))))
-        for c in curves])
+    values = np.array([_log_interp(grid, c[x].values,
+                                   c["exploitability"].values)
+                       for c in curves])
+    nodes = np.full(num_points, np.nan)
+    if x == "iteration" and all((_numeric(c, "nodes_touched") > 0).all()
+                                for c in curves):
+      nodes = np.mean([_log_interp(grid, c[x].values,
+                                   _numeric(c, "nodes_touched").values)
+                       for c in curves], axis=0)
     for j, t in enumerate(grid):
       low, high = _band(values[:, j])
-      rows.append({"game": game, "algorithm": algorithm, "seconds": t,
-                   "mean": values[:, j].mean(),
-                   "std": values[:, j].std(ddof=1) if len(curves) > 1 else 0.0,
-                   "count": len(curves), "ci95": _ci95(values[:, j]),
-                   "p05": low, "p95": high})
-  return pd.DataFrame(rows)
+      row = {"game": game, "algorithm": algorithm, x: t,
+             "mean": values[:, j].mean(),
+             "std": values[:, j].std(ddof=1) if len(curves) > 1 else 0.0,
+             "count": len(curves), "ci95": _ci95(values[:, j]),
+             "p05": low, "p95": high}
+      if x == "iteration":
+        row["nodes_touched"] = nodes[j]
+      rows.append(row)
+  columns = ["game", "algorithm", x, "mean", "std", "count", "ci95", "p05",
+             "p95"] + (["nodes_touched"] if x == "iteration" else [])
+  return pd.DataFrame(rows, columns=columns)
+
+
+def on_time_grid(df, num_points=40):
+  """`on_grid` of training seconds."""
+  return on_grid(df, "seconds", num_points)
+
+
+def iteration_curves(df, num_points=40):
+  """Mean curves against iterations for plots: `by_iteration` for the
+  (game, algorithm)s whose seeds share their checkpoints, `on_grid` of
+  iterations for the others (runs with a time budget)."""
+  parts = []
+  for _, group in df.groupby(KEYS):
+    parts.append(by_iteration(group) if has_common_iterations(group)
+                 else on_grid(group, "iteration", num_points))
+  return pd.concat(parts, ignore_index=True) if parts else by_iteration(df)
 
 
 def at_times(df, times):
-  """Mean exploitability reached at each of `times` seconds (NaN if unknown)."""
+  """Mean exploitability reached at each of `times` seconds, one row per
+  (game, algorithm) of `df` (NaN if unknown: outside the times every seed
+  reached, all of a row when the seeds' time ranges do not overlap)."""
   grid = on_time_grid(df, num_points=200)
   rows = []
-  for (game, algorithm), g in grid.groupby(KEYS):
+  for (game, algorithm), _ in df.groupby(KEYS):
+    g = (grid[(grid["game"] == game) & (grid["algorithm"] == algorithm)]
+         if len(grid) else grid)
     row = {"game": game, "algorithm": algorithm}
     for t in times:
-      inside = g["seconds"].min() <= t <= g["seconds"].max()
-      row[f"{t:g}s"] = float(np.exp(np.interp(
-          np.log(t), np.log(g["seconds"]), np.log(g["mean"])))) if inside else np.nan
+      inside = len(g) and g["seconds"].min() <= t <= g["seconds"].max()
+      row[f"{t:g}s"] = (float(_log_interp(t, g["seconds"], g["mean"]))
+                        if inside else np.nan)
     rows.append(row)
   return pd.DataFrame(rows)
 
@@ -183,8 +234,14 @@ def iteration_speedup(df, reference="os_optimistic", reference_df=None):
     the checkpoint (NaN where not counted).
 
   Raises:
-    ValueError: the reference has no rows for a game of another algorithm.
+    ValueError: the reference has no rows for a game of another algorithm,
+      or the seeds of an algorithm have no common checkpoints (runs with a
+      time budget).
   """
+  if not has_common_iterations(df):
+    raise ValueError("iteration speedups need a common iteration grid: the "
+                     "seeds of an algorithm reached different iterations "
+                     "(runs with a time budget, --seconds).")
   ref_rows = df[df["algorithm"] == reference]
   if reference_df is not None:
     extra = reference_df[reference_df["algorithm"] == reference]
@@ -254,6 +311,13 @@ def _style(a, algorithm):
               linestyle="--" if algorithm.startswith("openspiel") else "-")
 
 
+def _panel_note(ax, text):
+  """A small boxed note in the lower left corner of a panel."""
+  ax.text(0.02, 0.02, text, transform=ax.transAxes, fontsize=7, va="bottom",
+          ha="left", wrap=True,
+          bbox=dict(facecolor="white", alpha=0.8, edgecolor="none"))
+
+
 def plot_game(df, game, title_suffix="", iters=None, times=None):
   """The figure of one game: exploitability against iterations, seconds and,
   when `df` has a nodes_touched column, nodes touched (log-log).
@@ -263,13 +327,15 @@ def plot_game(df, game, title_suffix="", iters=None, times=None):
   the seeds' range and readable on the log axis; none for one seed). The
   nodes panel shows the algorithms that count nodes (mean nodes touched
   against mean exploitability at each checkpoint) and names those that do
-  not (OpenSpiel's solvers).
+  not (OpenSpiel's solvers). Runs with a time budget, whose seeds reach
+  different iterations, are interpolated onto a common iteration grid for
+  the iteration and nodes panels, as every run is for the seconds panel.
 
   Args:
     df: tidy sweep rows.
     game: the game string to draw.
     title_suffix: appended to the figure's title.
-    iters: `by_iteration(df)`, if already computed.
+    iters: `iteration_curves(df)`, if already computed.
     times: `on_time_grid(df)`, if already computed.
 
   Returns:
@@ -279,13 +345,13 @@ def plot_game(df, game, title_suffix="", iters=None, times=None):
   matplotlib.use("Agg")
   import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
 
-  iters = by_iteration(df) if iters is None else iters
+  iters = iteration_curves(df) if iters is None else iters
   times = on_time_grid(df) if times is None else times
   with_nodes = "nodes_touched" in df
   fig, axes = plt.subplots(1, 3 if with_nodes else 2,
                            figsize=(18, 5) if with_nodes else (12, 4.5))
   algorithms = sorted(df[df["game"] == game]["algorithm"].unique())
-  uncounted = []
+  uncounted, untimed = [], []
   for a, algorithm in enumerate(algorithms):
     style = _style(a, algorithm)
     panels = [(axes[0], iters, "iteration"), (axes[1], times, "seconds")]
@@ -300,6 +366,8 @@ def plot_game(df, game, title_suffix="", iters=None, times=None):
     for ax, table, x in panels:
       g = table[(table["game"] == game) & (table["algorithm"] == algorithm)]
       if g.empty:
+        if x == "seconds":
+          untimed.append(algorithm)
         continue
       g = g.sort_values(x)
       line, = ax.plot(g[x], g["mean"], label=algorithm, **style)
@@ -323,9 +391,10 @@ def plot_game(df, game, title_suffix="", iters=None, times=None):
     if uncounted:
       note = ("not shown, no nodes counted (OpenSpiel's solvers do not "
               "count them):\n" + ", ".join(uncounted))
-      axes[2].text(0.02, 0.02, note, transform=axes[2].transAxes, fontsize=7,
-                   va="bottom", ha="left", wrap=True,
-                   bbox=dict(facecolor="white", alpha=0.8, edgecolor="none"))
+      _panel_note(axes[2], note)
+  if untimed:
+    _panel_note(axes[1], "not shown: the seeds' training times do not "
+                "overlap (no common time grid):\n" + ", ".join(untimed))
   seeds = df[df["game"] == game]["seed"].nunique()
   bands = (f"; {BAND_TEXT} (of log exploitability)" if seeds > 1
            else " (no band)")
@@ -340,7 +409,7 @@ def plot(df, out_prefix, title_suffix=""):
   See `plot_game`. Writes `{out_prefix}_{k}.png` and `.pdf` for game k;
   returns the paths.
   """
-  iters, times = by_iteration(df), on_time_grid(df)
+  iters, times = iteration_curves(df), on_time_grid(df)
   paths = []
   for k, game in enumerate(sorted(df["game"].unique())):
     fig = plot_game(df, game, title_suffix, iters=iters, times=times)

@@ -14,6 +14,7 @@ from mccfrb import policy as policy_lib
 from mccfrb import schedule as schedule_lib
 from mccfrb import tree as tree_lib
 from mccfrb.kernels import exact
+from mccfrb.solvers import base
 
 
 @functools.lru_cache(maxsize=8)
@@ -47,14 +48,14 @@ def best_response_values(tree, strategy, threads=1):
       and the infosets of a level are shared out; the values do not depend
       on the thread count.
   """
-  threads = schedule_lib.check_threads(threads)
+  base.check_threads(threads, None)
   schedule = schedule_lib.schedule_of(tree)
   n, i = tree.num_nodes, tree.num_infosets
   opp_reach, values = np.empty(n), np.empty(n)
   cfv = np.empty((i, tree.max_actions))
   best_action = np.zeros(i, dtype=np.int32)
   strategy = np.ascontiguousarray(strategy, dtype=np.float64)
-  with schedule_lib.numba_threads(threads):
+  with base.numba_threads(threads):
     return np.array([
         exact.best_response_levels(
             *schedule.tree, tree.utility_sum, tree.infoset_num_actions,
@@ -102,7 +103,7 @@ def nash_conv(game_or_tree, policy, threads=1):
     threads: numba threads (see `best_response_values`); the value does not
       depend on it.
   """
-  threads = schedule_lib.check_threads(threads)
+  base.check_threads(threads, None)
   game, tree = _game_and_tree(game_or_tree)
   strategy = policy_lib.table_from_policy(tree, policy, game=game)
   return float(best_response_values(tree, strategy, threads).sum()

@@ -47,8 +47,9 @@ def validate_table(tree, table, atol=1e-6):
 def _table_from_pairs(tree, lookup):
   """Fills a table from `lookup(key) -> iterable of (action, prob) or None`."""
   table = uniform_table(tree)
+  keys = tree.infoset_strings()
   for i in range(tree.num_infosets):
-    pairs = lookup(tree.infoset_key(i))
+    pairs = lookup(keys[i])
     if pairs is None:
       continue
     if isinstance(pairs, dict):
@@ -63,7 +64,7 @@ def _table_from_pairs(tree, lookup):
       if int(a) not in column:
         if p != 0:
           raise ValueError(f"policy gives probability {p} to action {a}, "
-                           f"illegal at {tree.infoset_key(i)!r}.")
+                           f"illegal at {keys[i]!r}.")
         continue
       row[column[int(a)]] = p
     table[i] = row
@@ -89,7 +90,7 @@ def _representative_states(game_string):
 
 def _check_known_infostates(tree, keys, what, game=None):
   """Raises ValueError if `keys` name information states `tree` lacks."""
-  known = {k.decode("utf-8") for k in tree.infoset_keys}
+  known = set(tree.infoset_strings())
   unknown = [k for k in keys if k not in known]
   if unknown:
     where = f"{game}" if game is not None else "the compiled game"
@@ -135,7 +136,7 @@ def table_from_policy(tree, policy, game=None):
     lookup = policy.state_lookup
     _check_known_infostates(tree, lookup, f"This TabularPolicy (of "
                             f"{policy.game})", game)
-    rows = np.array([lookup.get(k.decode("utf-8"), -1) for k in tree.infoset_keys],
+    rows = np.array([lookup.get(k, -1) for k in tree.infoset_strings()],
                     dtype=np.int64)
     table = uniform_table(tree)
     found = rows >= 0
@@ -181,12 +182,12 @@ class TabularPolicyConverter:
   def __init__(self, game, tree):
     self._template = os_policy.TabularPolicy(game)
     lookup = self._template.state_lookup
-    missing = [k for k in tree.infoset_keys if k.decode("utf-8") not in lookup]
+    keys = tree.infoset_strings()
+    missing = [k for k in keys if k not in lookup]
     if missing:
       raise ValueError(f"{len(missing)} infosets of the compiled tree are not in "
                        f"OpenSpiel's TabularPolicy, e.g. {missing[0]!r}.")
-    self._rows = np.array([lookup[k.decode("utf-8")] for k in tree.infoset_keys],
-                          dtype=np.int64)
+    self._rows = np.array([lookup[k] for k in keys], dtype=np.int64)
     legal = tree.infoset_actions >= 0
     self._r = np.broadcast_to(self._rows[:, None], legal.shape)[legal]
     self._c = tree.infoset_actions[legal]
@@ -211,9 +212,9 @@ def to_tabular_policy(game, tree, table):
 def to_pyspiel_dict(tree, table):
   """{information state string: [(action, prob), ...]} for `pyspiel` calls."""
   out = {}
-  for i in range(tree.num_infosets):
+  for i, key in enumerate(tree.infoset_strings()):
     n = tree.infoset_num_actions[i]
-    out[tree.infoset_key(i)] = [
+    out[key] = [
         (int(a), float(p)) for a, p in zip(tree.infoset_actions[i, :n], table[i, :n])]
   return out
 

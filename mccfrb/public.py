@@ -325,14 +325,7 @@ def _csr(owner, count):
 
 def node_parents(tree):
   """int64[N]: the parent of every node, -1 at the root."""
-  parent = np.full(tree.num_nodes, -1, dtype=np.int64)
-  inner = np.flatnonzero(tree.num_children > 0)
-  counts = tree.num_children[inner].astype(np.int64)
-  offsets = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts,
-                                                counts)
-  parent[np.repeat(tree.child_start[inner], counts) + offsets] = np.repeat(
-      inner, counts)
-  return parent
+  return tree.node_parents()
 
 
 def _group_violations(owner, value):

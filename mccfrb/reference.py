@@ -265,12 +265,13 @@ class ReferenceMCCFRb:
 def node_histories(tree):
   """The history (tuple of OpenSpiel actions) of every node of `tree`."""
   histories = [()] * tree.num_nodes
+  edge_actions = tree.edge_actions().tolist()
   for n in range(tree.num_nodes):
     if tree.node_kind[n] == tree_lib.TERMINAL:
       continue
-    s = tree.child_start[n]
-    for c in range(s, s + tree.num_children[n]):
-      histories[c] = histories[n] + (int(tree.edge_action[c]),)
+    s = int(tree.child_start[n])
+    for c in range(s, s + int(tree.num_children[n])):
+      histories[c] = histories[n] + (edge_actions[c],)
   return histories
 
 

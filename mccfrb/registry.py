@@ -2,8 +2,9 @@
 
 Every entry builds an object with `run(num_iterations)`,
 `average_policy_table(tree)` (the average strategy as an mccfrb table),
-`openspiel_policy(tree)` (something `pyspiel.exploitability` accepts) and
-`nodes_touched` (None where OpenSpiel does not count). Adding an algorithm is
+`openspiel_policy(tree)` (something `pyspiel.exploitability` accepts),
+`nodes_touched` (None where OpenSpiel does not count) and optionally
+`metrics()` (extra numbers for each checkpoint row). Adding an algorithm is
 one entry in `ALGORITHMS`.
 """
 
@@ -45,6 +46,10 @@ class _MccfrbRunner:
   @property
   def nodes_touched(self):
     return self.solver.nodes_touched
+
+  def metrics(self):
+    """Solver-specific numbers for each checkpoint row (MCTS solvers)."""
+    return getattr(self.solver, "metrics", dict)()
 
 
 class _OpenSpielCppRunner:
@@ -103,6 +108,11 @@ class _OpenSpielPythonOSRunner:
   nodes_touched = None
 
 
+def _nfsp(game, seed, tree=None):
+  from mccfrb import nfsp  # pylint: disable=g-import-not-at-top
+  return nfsp.NFSPRunner(game, seed, tree=tree)
+
+
 def _cfr(variant):
   return lambda game, seed, tree=None: _MccfrbRunner(solvers.CFRSolver(
       game, variant=variant, tree=tree))
@@ -123,6 +133,11 @@ def _public(baseline, **kwargs):
   return lambda game, seed, tree=None: _MccfrbRunner(
       solvers.PublicSamplingSolver(game, baseline=baseline, seed=seed,
                                    tree=tree, **kwargs))
+
+
+def _mcts(cls, **kwargs):
+  return lambda game, seed, tree=None: _MccfrbRunner(cls(
+      game, seed=seed, tree=tree, **kwargs))
 
 
 def _mccfrb(baseline, averaging="stochastic", regret="rm", **kwargs):
@@ -183,6 +198,9 @@ ALGORITHMS = {a.name: a for a in [
               "pass", _public("none", regret="rm+", sampling="chance")),
     Algorithm("openspiel_os_python", "OpenSpiel Python OutcomeSamplingSolver",
               _OpenSpielPythonOSRunner),
+    Algorithm("openspiel_nfsp", "OpenSpiel's JAX NFSP (Heinrich & Silver "
+              "2016), one iteration = one training episode; needs the nfsp "
+              "extra", _nfsp),
     Algorithm("openspiel_os_cpp", "pyspiel.OutcomeSamplingMCCFRSolver",
               _cpp(pyspiel.OutcomeSamplingMCCFRSolver, seed="seed")),
     Algorithm("openspiel_es_cpp", "pyspiel.ExternalSamplingMCCFRSolver",
@@ -203,6 +221,16 @@ ALGORITHMS = {a.name: a for a in [
               "pruning (C = K = -300 / 300, floor 0.05, from iteration 1000)",
               _es(pruning="probabilistic", prune_threshold=-300.0,
                   prune_k=300.0, prune_after=1000)),
+    Algorithm("smooth_uct", "Smooth UCT self-play (Heinrich & Silver 2015; "
+              "c 18, gamma 0.1, eta0 0.9, d 0.002); an iteration is two "
+              "simulations", _mcts(solvers.SmoothUCTSolver)),
+    Algorithm("smooth_uct_d01", "smooth_uct with seed 003's d = 0.1",
+              _mcts(solvers.SmoothUCTSolver, d=0.1)),
+    Algorithm("uct", "UCT self-play (c 20; seed 003 Experiment 2)",
+              _mcts(solvers.UCTSolver)),
+    Algorithm("uct_vs_uniform", "UCT against a uniform opponent, one seat "
+              "per simulation (seed 003 Experiment 1)",
+              _mcts(solvers.UCTSolver, opponent="uniform")),
     Algorithm("cfr", "mccfrb exact CFR (alternating updates)", _cfr("cfr")),
     Algorithm("cfr_plus", "mccfrb exact CFR+", _cfr("cfr+")),
     Algorithm("lcfr", "mccfrb exact Linear CFR", _cfr("linear")),

@@ -1,4 +1,4 @@
-"""Sweep schedules of a compiled tree, and the thread count of the exact kernels.
+"""Sweep schedules of a compiled tree for the exact kernels.
 
 The exact kernels (kernels/cfr.py, `best_response_levels` in kernels/exact.py)
 walk a `Schedule`, computed once per tree:
@@ -25,7 +25,6 @@ walk a `Schedule`, computed once per tree:
 
 from typing import NamedTuple
 
-import numba
 import numpy as np
 
 from mccfrb.kernels import exact
@@ -249,41 +248,3 @@ def schedule_of(tree):
   _cache.append((tree, schedule))
   del _cache[:-CACHE_SIZE]
   return schedule
-
-
-def check_threads(threads):
-  """Returns `threads` after checking it is a positive integer numba can run.
-
-  Raises:
-    ValueError: not a positive integer, or more than numba's thread limit
-      (`numba.config.NUMBA_NUM_THREADS`: the NUMBA_NUM_THREADS environment
-      variable when numba was imported, else the number of cores).
-  """
-  if (isinstance(threads, bool) or not isinstance(threads, (int, np.integer))
-      or threads < 1):
-    raise ValueError(f"threads must be a positive integer, got {threads!r}.")
-  limit = numba.config.NUMBA_NUM_THREADS
-  if threads > limit:
-    raise ValueError(
-        f"threads={threads} is more than numba's limit of {limit} threads "
-        "(NUMBA_NUM_THREADS, or the number of cores when it is unset); set "
-        "NUMBA_NUM_THREADS before numba is imported, or ask for fewer.")
-  return int(threads)
-
-
-class numba_threads:  # pylint: disable=invalid-name
-  """Context manager: numba's thread count set to `threads`, then restored."""
-
-  def __init__(self, threads):
-    self._threads = threads
-    self._previous = None
-
-  def __enter__(self):
-    self._previous = numba.get_num_threads()
-    numba.set_num_threads(self._threads)
-    return self
-
-  def __exit__(self, *exc):
-    numba.set_num_threads(self._previous)
-    return False
-

@@ -1,23 +1,32 @@
 """Running (game, algorithm, seed) sweeps with checkpoints, locally or on Ray.
 
-A task trains one algorithm on one game with one seed and evaluates the
-average strategy at log-spaced checkpoints. Every task seeds its own
-generator, so a task's rows (except wall-clock seconds) are the same whatever
-process or machine runs it. Rows are plain dicts (one per checkpoint), ready
-for a tidy CSV.
+A task trains one algorithm on one game with one seed, for a number of
+iterations or of training seconds, and evaluates the average strategy at
+log-spaced checkpoints. Every task seeds its own generator, so a task's rows
+(except wall-clock seconds) are the same whatever process or machine runs it.
+Rows are plain dicts (one per checkpoint), ready for a tidy CSV.
+
+A `RunStore` keeps every finished task's rows in a file of its own as the
+task completes, so an interrupted sweep keeps them and a rerun of the same
+tasks skips them.
 """
 
-import concurrent.futures
 import functools
+import json
+import math
 import multiprocessing
 import os
+import shutil
+import signal
 import time
-from typing import NamedTuple
+from typing import NamedTuple, Optional
 
 import numpy as np
+import pandas as pd
 import pyspiel
 
 from mccfrb import evaluation
+from mccfrb import files
 from mccfrb import games
 from mccfrb import registry
 from mccfrb import tree as tree_lib
@@ -26,16 +35,19 @@ EVALUATORS = ("openspiel", "mccfrb")
 BACKENDS = ("local", "ray")
 COLUMNS = ("game", "algorithm", "seed", "iteration", "seconds",
            "nodes_touched", "exploitability", "nash_conv", "evaluator",
-           "iterations", "num_checkpoints", "setup_seconds")
+           "iterations", "num_checkpoints", "setup_seconds", "budget_seconds")
 
 
 class Task(NamedTuple):
+  """One run: `iterations` iterations, or (when `seconds` is set and
+  `iterations` is None) `seconds` of training wall clock."""
   game: str
   algorithm: str
   seed: int
-  iterations: int
+  iterations: Optional[int]
   num_checkpoints: int
   evaluator: str = "openspiel"
+  seconds: Optional[float] = None
 
 
 def log_checkpoints(iterations, num_checkpoints):
@@ -51,14 +63,33 @@ def log_checkpoints(iterations, num_checkpoints):
   return [int(p) for p in points]
 
 
+def time_checkpoints(seconds, num_checkpoints):
+  """Log-spaced training times from `seconds` / 1000 to `seconds` inclusive."""
+  if num_checkpoints == 1:
+    return [float(seconds)]
+  return [float(t) for t in np.logspace(np.log10(seconds / 1000.0),
+                                        np.log10(seconds), num_checkpoints)]
+
+
 def validate(games_list, algorithms, iterations, num_checkpoints, evaluator,
-             backend="local", jobs=1):
-  """Raises ValueError for any bad sweep option, before any work starts."""
+             backend="local", jobs=1, seconds=None):
+  """Raises ValueError for any bad sweep option, before any work starts.
+
+  Exactly one of `iterations` and `seconds` (a training time budget per
+  run) is given; the other is None.
+  """
   registry.check_algorithms(algorithms)
   for g in games_list:
     games.load_game(g)
-  if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) \
-      or iterations < 1:
+  if seconds is not None:
+    if iterations is not None:
+      raise ValueError("give iterations or seconds, not both (got "
+                       f"{iterations!r} and {seconds!r}).")
+    if (isinstance(seconds, bool) or not isinstance(seconds, (int, float))
+        or not 0 < seconds < math.inf):
+      raise ValueError(f"seconds must be a positive number, got {seconds!r}.")
+  elif isinstance(iterations, bool) or not isinstance(
+      iterations, (int, np.integer)) or iterations < 1:
     raise ValueError(f"iterations must be an integer >= 1, got {iterations!r}.")
   if num_checkpoints < 1:
     raise ValueError(f"num_checkpoints must be >= 1, got {num_checkpoints}.")
@@ -71,8 +102,13 @@ def validate(games_list, algorithms, iterations, num_checkpoints, evaluator,
 
 
 def make_tasks(games_list, algorithms, seeds, iterations, num_checkpoints,
-               evaluator="openspiel"):
-  return [Task(g, a, int(s), int(iterations), int(num_checkpoints), evaluator)
+               evaluator="openspiel", seconds=None):
+  """Every (game, algorithm, seed), in that order; `iterations` None and
+  `seconds` set for runs with a time budget."""
+  iterations = None if iterations is None else int(iterations)
+  seconds = None if seconds is None else float(seconds)
+  return [Task(g, a, int(s), iterations, int(num_checkpoints), evaluator,
+               seconds)
           for g in games_list for a in algorithms for s in seeds]
 
 
@@ -99,11 +135,26 @@ def evaluate(game, tree, runner, evaluator):
   return evaluation.exploitability(tree, runner.average_policy_table(tree))
 
 
+def _next_chunk(done, seconds, target):
+  """Iterations to run next towards `target` training seconds: the
+  estimate at the rate so far, at most doubling the iterations run (the
+  rate of the first, short calls is a rough guess), at least 1."""
+  if done == 0 or seconds <= 0:
+    return max(done, 1)
+  need = math.ceil((target - seconds) * done / seconds)
+  return int(max(1, min(need, done)))
+
+
 def run_task(task):
   """Trains and evaluates one task; returns one row per checkpoint.
 
-  `seconds` counts training only (run calls), not evaluation, compilation of
-  the tree (`setup_seconds`) or numba's warm-up.
+  With `task.seconds` set, the runner is called in growing chunks until
+  its training time passes each of `time_checkpoints(seconds,
+  num_checkpoints)`, and evaluated there (once when a chunk passes several);
+  the rows say the iterations reached (`iteration`) and the training time
+  (`seconds`). `seconds` counts training only (run calls), not evaluation,
+  compilation of the tree (`setup_seconds`) or numba's warm-up. Runners
+  with `metrics()` (the MCTS solvers) add its columns to every row.
   """
   start = time.perf_counter()
   game, tree = _game_and_tree(task.game)
@@ -111,40 +162,171 @@ def run_task(task):
   runner = registry.make(task.algorithm, game, task.seed, tree=tree)
   setup = time.perf_counter() - start
   rows, done, seconds = [], 0, 0.0
-  for checkpoint in log_checkpoints(task.iterations, task.num_checkpoints):
+
+  def train(num_iterations):
+    nonlocal done, seconds
     tic = time.perf_counter()
-    runner.run(checkpoint - done)
+    runner.run(num_iterations)
     seconds += time.perf_counter() - tic
-    done = checkpoint
+    done += num_iterations
+
+  def record():
     expl = evaluate(game, tree, runner, task.evaluator)
     rows.append({
         "game": task.game, "algorithm": task.algorithm, "seed": task.seed,
-        "iteration": checkpoint, "seconds": seconds,
+        "iteration": done, "seconds": seconds,
         "nodes_touched": runner.nodes_touched, "exploitability": expl,
         "nash_conv": 2.0 * expl, "evaluator": task.evaluator,
         "iterations": task.iterations, "num_checkpoints": task.num_checkpoints,
-        "setup_seconds": setup})
+        "setup_seconds": setup, "budget_seconds": task.seconds,
+        **getattr(runner, "metrics", dict)()})
+
+  if task.seconds is None:
+    for checkpoint in log_checkpoints(task.iterations, task.num_checkpoints):
+      train(checkpoint - done)
+      record()
+    return rows
+  for target in time_checkpoints(task.seconds, task.num_checkpoints):
+    if seconds >= target:
+      continue  # Passed with an earlier checkpoint, and evaluated there.
+    while seconds < target:
+      train(_next_chunk(done, seconds, target))
+    record()
   return rows
 
 
-def _run_local(tasks, jobs, on_done):
-  results = [None] * len(tasks)
+class RunStore:
+  """The finished runs of one sweep: a CSV file per task, in a folder.
+
+  The folder holds `settings.json` (the sweep's tasks, in order) and
+  `run_{i}.csv` with the rows of task i, written whole (a temporary file,
+  then a rename) as soon as the task finishes, so an interrupted sweep
+  keeps every finished run and never half a file. A sweep of the same
+  tasks into the same folder resumes: `finished()` says which to skip.
+
+  Args:
+    folder: the folder (created by `reset`).
+    tasks: the sweep's tasks.
+    extra: constant columns added to every row written (such as the
+      backend that ran it).
+  """
+
+  SETTINGS = "settings.json"
+  FORMAT = "mccfrb-sweep-runs"
+
+  def __init__(self, folder, tasks, extra=None):
+    self.folder = os.fspath(folder)
+    self.tasks = list(tasks)
+    self.extra = dict(extra or {})
+    self._settings = {"format": self.FORMAT,
+                      "tasks": [t._asdict() for t in self.tasks]}
+
+  def _path(self, index):
+    return os.path.join(self.folder, f"run_{index:05d}.csv")
+
+  def exists(self):
+    """True when the folder holds anything (an earlier sweep's files)."""
+    return os.path.isdir(self.folder) and bool(os.listdir(self.folder))
+
+  def matches(self):
+    """True when the folder records this sweep's tasks (so it can resume)."""
+    try:
+      with open(os.path.join(self.folder, self.SETTINGS),
+                encoding="utf-8") as f:
+        recorded = json.load(f)
+    except (OSError, ValueError):
+      return False
+    return recorded == json.loads(json.dumps(self._settings))
+
+  def reset(self):
+    """Deletes the folder's files and records this sweep's settings."""
+    self.remove()
+    os.makedirs(self.folder)
+    files.write_atomically(os.path.join(self.folder, self.SETTINGS),
+                           json.dumps(self._settings, indent=1))
+
+  def remove(self):
+    """Deletes the folder (once the sweep's outputs are written)."""
+    shutil.rmtree(self.folder, ignore_errors=True)
+
+  def write(self, index, rows):
+    """Stores the rows of task `index` (called as it finishes): COLUMNS,
+    then any metrics columns the runner added, then the `extra` ones."""
+    df = pd.DataFrame(rows)
+    metrics = [c for c in df.columns if c not in COLUMNS]
+    df = df.reindex(columns=list(COLUMNS) + metrics).assign(**self.extra)
+    files.write_atomically(self._path(index), df.to_csv(index=False))
+
+  def _read(self, index):
+    """Task `index`'s rows as a DataFrame, or None unless they are stored
+    and are that task's."""
+    path = self._path(index)
+    if not os.path.isfile(path):
+      return None
+    try:
+      df = pd.read_csv(path)
+    except (OSError, ValueError):
+      return None
+    task = self.tasks[index]
+    columns = list(df.columns)
+    if (df.empty or columns[:len(COLUMNS)] != list(COLUMNS)
+        or columns[len(columns) - len(self.extra):] != list(self.extra)
+        or set(df["game"]) != {task.game}
+        or set(df["algorithm"]) != {task.algorithm}
+        or set(df["seed"]) != {task.seed}):
+      return None
+    return df
+
+  def rows(self, index):
+    """Task `index`'s stored rows as dicts, as `run_task` returned them
+    (None if not stored)."""
+    df = self._read(index)
+    if df is None:
+      return None
+    return df.drop(columns=list(self.extra)).to_dict("records")
+
+  def finished(self):
+    """Indices of the tasks whose rows are stored."""
+    return [i for i in range(len(self.tasks)) if self._read(i) is not None]
+
+  def dataframe(self):
+    """Every task's rows in task order (ValueError if one is missing)."""
+    frames = [self._read(i) for i in range(len(self.tasks))]
+    missing = [i for i, f in enumerate(frames) if f is None]
+    if missing:
+      raise ValueError(f"{self.folder}: {len(missing)} of {len(self.tasks)} "
+                       "runs have no stored rows.")
+    df = pd.concat(frames, ignore_index=True)
+    df["nodes_touched"] = df["nodes_touched"].astype("Int64")
+    return df
+
+
+def _ignore_sigint():
+  """Worker initializer: Ctrl-C (sent to the whole process group) is the
+  parent's to handle; it terminates the workers."""
+  signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _run_indexed(item):
+  index, task = item
+  return index, run_task(task)
+
+
+def _run_local(items, jobs, on_done):
   if jobs == 1:
-    for i, task in enumerate(tasks):
-      results[i] = run_task(task)
-      on_done()
-    return results
+    for index, task in items:
+      on_done(index, run_task(task))
+    return
   os.environ["NUMBA_NUM_THREADS"] = "1"  # Inherited by the workers.
   context = multiprocessing.get_context("spawn")
-  with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context) as pool:
-    futures = {pool.submit(run_task, t): i for i, t in enumerate(tasks)}
-    for future in concurrent.futures.as_completed(futures):
-      results[futures[future]] = future.result()
-      on_done()
-  return results
+  # Pool.__exit__ terminates the workers, also on KeyboardInterrupt, so an
+  # interrupted sweep does not wait for the runs in progress.
+  with context.Pool(jobs, initializer=_ignore_sigint) as pool:
+    for index, rows in pool.imap_unordered(_run_indexed, items):
+      on_done(index, rows)
 
 
-def _run_ray(tasks, jobs, ray_address, on_done):
+def _run_ray(items, jobs, ray_address, on_done):
   try:
     import ray  # pylint: disable=g-import-not-at-top
   except ImportError as e:
@@ -158,23 +340,28 @@ def _run_ray(tasks, jobs, ray_address, on_done):
              num_cpus=None if ray_address else jobs,
              include_dashboard=False, log_to_driver=False,
              runtime_env={"env_vars": env})
+  pending = []
   try:
     remote = ray.remote(num_cpus=1)(run_task)
-    refs = [remote.remote(t) for t in tasks]
-    index = {ref: i for i, ref in enumerate(refs)}
-    results, pending = [None] * len(tasks), list(refs)
+    index = {remote.remote(task): i for i, task in items}
+    pending = list(index)
     while pending:
       ready, pending = ray.wait(pending, num_returns=1)
-      results[index[ready[0]]] = ray.get(ready[0])
-      on_done()
-    return results
+      on_done(index[ready[0]], ray.get(ready[0]))
   finally:
+    # Interrupted or failed: stop the other runs. A cluster started here
+    # goes down with them; on a cluster joined, they are cancelled (not
+    # with force=True: Ray 2.60 aborts the driver when a force-cancelled
+    # task's reply arrives as it is cancelled).
     if started_here:
       ray.shutdown()
+    else:
+      for ref in pending:
+        ray.cancel(ref)
 
 
 def run_sweep(tasks, jobs=1, backend="local", ray_address=None,
-              progress=None):
+              progress=None, store=None):
   """Runs `tasks`; returns all rows in task order.
 
   Args:
@@ -182,17 +369,35 @@ def run_sweep(tasks, jobs=1, backend="local", ray_address=None,
     jobs: worker processes (local) or CPUs of a new local Ray cluster.
     backend: "local" (processes) or "ray".
     ray_address: join this Ray cluster instead of starting one.
-    progress: optional callback(done, total, elapsed_seconds).
+    progress: optional callback(done, total, elapsed_seconds), counting the
+      runs of this call (those `store` already holds are not run).
+    store: optional `RunStore` of these tasks: each finished task's rows are
+      written to it at once, tasks it already holds are skipped, and the
+      rows returned are those stored (read back). A KeyboardInterrupt ends
+      the sweep (worker processes are terminated, Ray tasks cancelled) and
+      propagates; the store keeps what finished.
   """
+  if store is not None and store.tasks != list(tasks):
+    raise ValueError("the store was made for other tasks.")
+  skip = set(store.finished()) if store is not None else set()
+  items = [(i, t) for i, t in enumerate(tasks) if i not in skip]
+  results = [None] * len(tasks)
   start, done = time.time(), [0]
 
-  def on_done():
+  def on_done(index, rows):
+    if store is not None:
+      store.write(index, rows)
+    results[index] = rows
     done[0] += 1
     if progress is not None:
-      progress(done[0], len(tasks), time.time() - start)
+      progress(done[0], len(items), time.time() - start)
 
-  if backend == "ray":
-    results = _run_ray(tasks, jobs, ray_address, on_done)
+  if not items:
+    pass  # Every run finished before: no workers to start.
+  elif backend == "ray":
+    _run_ray(items, jobs, ray_address, on_done)
   else:
-    results = _run_local(tasks, jobs, on_done)
+    _run_local(items, jobs, on_done)
+  if store is not None:  # Every task's rows as stored (and read back).
+    results = [store.rows(i) for i in range(len(tasks))]
   return [row for rows in results for row in rows]

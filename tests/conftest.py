@@ -1,6 +1,11 @@
-"""Shared fixtures: the games every test suite checks."""
+"""Shared fixtures: the games every test suite checks, and table checks."""
 
+import hashlib
+
+import numpy as np
 import pytest
+
+import mccfrb
 
 GOOFSPIEL4 = ("goofspiel(num_cards=4,imp_info=True,points_order=random,"
               "returns_type=point_difference)")
@@ -10,3 +15,82 @@ GAMES = ("kuhn_poker", "leduc_poker", GOOFSPIEL4, "matching_pennies")
 @pytest.fixture(params=GAMES)
 def game_name(request):
   return request.param
+
+
+def table_digest(solver):
+  """The first 16 hex digits of the sha256 of every table a solver saves, in
+  `_table_names` order: a bit-for-bit fingerprint of its state."""
+  digest = hashlib.sha256()
+  for name in solver._table_names:  # pylint: disable=protected-access
+    digest.update(np.ascontiguousarray(getattr(solver, name)).tobytes())
+  return digest.hexdigest()[:16]
+
+
+def fingerprint_run(solver):
+  """Trains `solver` as the recorded fingerprints were made (300 iterations:
+  run(200), 10 x iteration(), run(90)) and returns its table_digest."""
+  solver.run(200)
+  for _ in range(10):
+    solver.iteration()
+  solver.run(90)
+  return table_digest(solver)
+
+
+def assert_same_tables(a, b):
+  """Every saved table of two solvers equal bit for bit."""
+  for name in a._table_names:  # pylint: disable=protected-access
+    np.testing.assert_array_equal(getattr(a, name), getattr(b, name),
+                                  err_msg=name)
+
+
+def check_threads_do_not_matter(run, others):
+  """`run(**options)` returns a solver trained with those options over its
+  defaults. Equal tables and nodes touched at threads=1, 2, 3 and on a
+  rerun; different tables for each options dict in `others`."""
+  one, two, three = (run(threads=k) for k in (1, 2, 3))
+  assert_same_tables(one, two)
+  assert_same_tables(one, three)
+  assert one.nodes_touched == two.nodes_touched == three.nodes_touched
+  assert_same_tables(two, run(threads=2))
+  for options in others:
+    other = run(**options)._regrets  # pylint: disable=protected-access
+    assert not np.array_equal(other, two._regrets), options  # pylint: disable=protected-access
+  return two
+
+
+def check_batch_boundaries(make, batch, path):
+  """`make()` returns a fresh batched solver. run(2b) equals run(b); run(b);
+  run(1.5b); run(b / 2) runs the batches of run(b); run(b / 2); run(b / 2)
+  (a batch never spans two calls), also through save and load; and it
+  differs from run(2b)."""
+  whole, halves, offset, resumed = make(), make(), make(), make()
+  whole.run(2 * batch)
+  halves.run(batch)
+  halves.run(batch)
+  assert_same_tables(whole, halves)
+  offset.run(batch + batch // 2)
+  offset.run(batch // 2)
+  resumed.run(batch)
+  resumed.run(batch // 2)
+  resumed.save(path)
+  resumed = type(resumed).load(path)
+  options = resumed._options()  # pylint: disable=protected-access
+  assert (options["threads"], options["batch"]) == (2, batch)
+  resumed.run(batch // 2)
+  assert_same_tables(offset, resumed)
+  assert resumed.nodes_touched == offset.nodes_touched
+  assert not np.array_equal(whole._regrets, offset._regrets)  # pylint: disable=protected-access
+
+
+def exploitability_curves(make, tree, checkpoints, seeds=range(5)):
+  """Exploitability of `make(seed)` at each checkpoint: float64[seeds,
+  checkpoints]."""
+  rows = []
+  for seed in seeds:
+    solver = make(seed)
+    row = []
+    for t in checkpoints:
+      solver.run(t - solver.num_iterations)
+      row.append(mccfrb.exploitability(tree, solver.average_policy_table()))
+    rows.append(row)
+  return np.array(rows)

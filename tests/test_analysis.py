@@ -174,3 +174,19 @@ def test_plot_has_a_nodes_touched_panel_for_counting_algorithms(tmp_path):
   fig = analysis.plot_game(df.drop(columns="nodes_touched"), "g")
   assert len(fig.axes) == 2
   plt.close(fig)
+
+
+def test_plot_names_algorithms_whose_seeds_times_do_not_overlap(tmp_path):
+  # Seed 0 trains for 1-2 s, seed 1 for 3-4 s: no common time grid. The
+  # time panel must say so instead of dropping the curve (or crashing).
+  rows = [{"game": "g", "algorithm": "a", "seed": s, "iteration": it,
+           "seconds": sec, "exploitability": e, "nodes_touched": it * 10}
+          for s, pairs in ((0, [(1, 1.0, 0.5), (10, 2.0, 0.1)]),
+                           (1, [(1, 3.0, 0.5), (10, 4.0, 0.1)]))
+          for it, sec, e in pairs]
+  df = pd.DataFrame(rows)
+  assert analysis.on_time_grid(df).empty
+  fig = analysis.plot_game(df, "g")
+  texts = [t.get_text() for t in fig.axes[1].texts]
+  assert any("do not overlap" in t and "a" in t for t in texts)
+  assert len(fig.axes[0].lines) == 1  # The iteration panel still has it.

@@ -148,7 +148,7 @@ def bfs_tree(tree):
   new_id[order] = np.arange(len(order))
   fields = {name: getattr(tree, name)[order] for name in (
       "node_kind", "node_player", "node_infoset", "num_children",
-      "edge_prob", "edge_action", "utility")}
+      "edge_prob", "utility")}  # chance_actions is left as it is: unused.
   fields["child_start"] = np.where(
       fields["node_kind"] != mccfrb.tree.TERMINAL,
       new_id[tree.child_start[order]], 0).astype(tree.child_start.dtype)
@@ -297,9 +297,14 @@ def test_threads_and_passes_are_checked():
   for bad in (0, -1, 1.5, True, "2"):
     with pytest.raises(ValueError, match="threads must be a positive integer"):
       mccfrb.CFRSolver("kuhn_poker", threads=bad)
-  limit = numba.config.NUMBA_NUM_THREADS
-  with pytest.raises(ValueError, match=f"limit of {limit} threads"):
-    mccfrb.CFRSolver("kuhn_poker", threads=limit + 1)
+  # More threads than numba's pool runs on the pool (base.numba_threads).
+  more = mccfrb.CFRSolver("kuhn_poker", variant="cfr+",
+                          threads=numba.config.NUMBA_NUM_THREADS + 1)
+  one = mccfrb.CFRSolver("kuhn_poker", variant="cfr+", tree=more.tree,
+                         passes="sweeps")
+  more.run(7)
+  one.run(7)
+  assert_same_tables(one, more)
   with pytest.raises(ValueError, match="one thread"):
     mccfrb.CFRSolver("kuhn_poker", passes="four_sweeps", threads=2)
   with pytest.raises(ValueError, match="Unknown passes 'three'"):

@@ -1,5 +1,6 @@
 """The experiment registry, sweeps and binaries."""
 
+import importlib.util
 import os
 import pathlib
 import subprocess
@@ -21,6 +22,8 @@ TIMING = ["seconds", "setup_seconds"]
 
 @pytest.mark.parametrize("name", sorted(registry.ALGORITHMS))
 def test_registry_builds_every_algorithm(name):
+  if name == "openspiel_nfsp" and importlib.util.find_spec("jax") is None:
+    pytest.skip('needs the nfsp extra: pip install -e ".[nfsp]"')
   game = mccfrb.load_game("kuhn_poker")
   tree = mccfrb.compile_tree(game)
   runner = registry.make(name, game, seed=1, tree=tree)
@@ -195,6 +198,9 @@ def test_thesis_tables_binary(tmp_path):
   df = pd.read_csv(tmp_path / "thesis.csv")
   assert set(df["iteration"]) == {1, 10}
   assert (tmp_path / "thesis_0.pdf").exists()
+  # Its finished runs were kept (for a rerun after Ctrl-C) until the
+  # outputs were written, as in experiments.convergence.
+  assert not (tmp_path / "thesis_runs").exists()
 
 
 def test_measurements_reproduce_a_quoted_number():

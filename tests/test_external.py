@@ -7,6 +7,10 @@ import pytest
 import mccfrb
 from mccfrb import reference
 from tests.conftest import GOOFSPIEL4
+from tests.conftest import check_batch_boundaries
+from tests.conftest import check_threads_do_not_matter
+from tests.conftest import exploitability_curves
+from tests.conftest import fingerprint_run
 
 OPTIONS = [
     {},
@@ -135,3 +139,78 @@ def test_save_load_and_bad_options(tmp_path):
                         ({"linear_iterations": 10}, "weighting='linear'")]:
     with pytest.raises(ValueError, match=match):
       mccfrb.ExternalSamplingSolver("kuhn_poker", **kwargs)
+
+
+# Fingerprints (tests/conftest.py, table_digest), nodes touched and actions
+# pruned after 300 iterations with seed 11, recorded with the kernel as it
+# was before threads (commit 097e637). threads=1 (the default) must keep
+# them bit for bit.
+UNTHREADED = [
+    ("leduc_poker", {}, "6dcad285168a6a48", 13370, 0),
+    (GOOFSPIEL4, {}, "158fe83f7c9bbc5d", 51900, 0),
+    ("leduc_poker", {"weighting": "discounted"}, "ef3c663646e204b1", 13806,
+     0),
+    ("leduc_poker", {"averaging": "full", "weighting": "linear"},
+     "dc0523d9c155ba6a", 2851027, 0),
+    ("leduc_poker", {"pruning": "probabilistic", "prune_threshold": -2.0,
+                     "prune_after": 50}, "c9f02a77bcd13fb8", 12767, 46),
+    ("leduc_poker", {"pruning": "pluribus", "prune_threshold": -2.0,
+                     "prune_after": 50}, "c284d2a8517e6453", 8307, 606),
+]
+
+
+@pytest.mark.parametrize("game_name,options,digest,touched,pruned",
+                         UNTHREADED)
+def test_one_thread_keeps_the_tables_of_the_unthreaded_kernel(
+    game_name, options, digest, touched, pruned):
+  solver = mccfrb.ExternalSamplingSolver(game_name, seed=11, threads=1,
+                                         **options)
+  assert fingerprint_run(solver) == digest
+  assert (solver.nodes_touched, solver.subtrees_pruned) == (touched, pruned)
+
+
+@pytest.mark.parametrize("options", [
+    {}, {"weighting": "discounted"},
+    {"averaging": "full", "weighting": "linear"},
+    {"pruning": "pluribus", "prune_threshold": -2.0, "prune_after": 20},
+    {"pruning": "probabilistic", "prune_threshold": -2.0, "prune_after": 20}])
+def test_batched_tables_depend_on_the_seed_and_batch_not_the_threads(options):
+  def run(**overrides):
+    solver = mccfrb.ExternalSamplingSolver("leduc_poker", **{
+        "seed": 2, "batch": 16, **options, **overrides})
+    solver.run(200)
+    return solver
+  two = check_threads_do_not_matter(run, [{"seed": 3}, {"batch": 8},
+                                          {"batch": None}])
+  assert two.subtrees_pruned == run(threads=3).subtrees_pruned
+  if "pruning" in options:
+    assert two.subtrees_pruned > 0
+
+
+def test_batches_end_at_multiples_of_the_batch_size(tmp_path):
+  check_batch_boundaries(
+      lambda: mccfrb.ExternalSamplingSolver(
+          "leduc_poker", seed=4, threads=2, batch=50,
+          weighting="discounted"), 50, tmp_path / "es.npz")
+
+
+def test_bad_threads_and_batches_are_value_errors():
+  for kwargs, match in [({"threads": -1}, "threads must be a positive"),
+                        ({"threads": None}, "threads must be a positive"),
+                        ({"batch": 0}, "batch must be a positive")]:
+    with pytest.raises(ValueError, match=match):
+      mccfrb.ExternalSamplingSolver("kuhn_poker", **kwargs)
+
+
+def test_two_threads_converge_as_one_on_leduc():
+  # Per-iteration exploitability of threads=2 with the default batch size
+  # (8) against the unbatched solver, seeds 0-4; batches of 16 are 5-10%
+  # worse from 2^12 iterations on (README, "Threads":
+  # python -m experiments.measurements --sets=batching).
+  tree = mccfrb.compile_tree("leduc_poker")
+  curves = [exploitability_curves(
+      lambda seed, k=k: mccfrb.ExternalSamplingSolver(
+          "leduc_poker", seed=seed, tree=tree, threads=k),
+      tree, (2**10, 2**12, 2**14, 2**16)) for k in (1, 2)]
+  assert mccfrb.ExternalSamplingSolver("kuhn_poker", threads=2)._batch == 8
+  assert (curves[1].mean(axis=0) <= curves[0].max(axis=0)).all(), curves

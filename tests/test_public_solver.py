@@ -10,6 +10,11 @@ import pytest
 import mccfrb
 from mccfrb import reference_public
 from mccfrb.kernels import exact
+from tests.conftest import GOOFSPIEL4
+from tests.conftest import check_batch_boundaries
+from tests.conftest import check_threads_do_not_matter
+from tests.conftest import exploitability_curves
+from tests.conftest import fingerprint_run
 
 KINDS = tuple(mccfrb.PUBLIC_BASELINES)
 
@@ -217,3 +222,68 @@ def test_average_policy_is_an_openspiel_policy():
 def test_bad_options_are_value_errors(kwargs, match):
   with pytest.raises(ValueError, match=match):
     mccfrb.PublicSamplingSolver("kuhn_poker", **kwargs)
+
+
+# Fingerprints (tests/conftest.py, table_digest) and nodes touched after 300
+# iterations with seed 11, recorded with the kernel as it was before threads
+# (commit 097e637). threads=1 (the default) must keep them bit for bit.
+UNTHREADED = [
+    ("leduc_poker", {}, "84a5c7de41d48ae2", 592400),
+    (GOOFSPIEL4, {}, "8cab90befdf77d07", 279824),
+    ("leduc_poker", {"baseline": "history", "averaging": "optimistic"},
+     "d7fd60e3df318543", 296200),
+    (GOOFSPIEL4, {"sampling": "on_policy"}, "a876f732893c8980", 277952),
+    ("leduc_poker", {"sampling": "chance"}, "63950dcea736cf49", 2947200),
+]
+
+
+@pytest.mark.parametrize("game_name,options,digest,touched", UNTHREADED)
+def test_one_thread_keeps_the_tables_of_the_unthreaded_kernel(
+    game_name, options, digest, touched):
+  solver = mccfrb.PublicSamplingSolver(game_name, seed=11, threads=1,
+                                       **options)
+  assert fingerprint_run(solver) == digest
+  assert solver.nodes_touched == touched
+
+
+@pytest.mark.parametrize("options", [
+    {}, {"baseline": "history", "averaging": "optimistic"},
+    {"sampling": "chance", "regret": "rm"}, {"sampling": "on_policy"},
+    {"baseline": "oracle"}, {"baseline": "none"}])
+def test_batched_tables_depend_on_the_seed_and_batch_not_the_threads(options):
+  def run(**overrides):
+    solver = mccfrb.PublicSamplingSolver("leduc_poker", **{
+        "seed": 2, "batch": 4, **options, **overrides})
+    solver.run(30)
+    return solver
+  check_threads_do_not_matter(run, [{"seed": 3}, {"batch": 2},
+                                    {"batch": None}])
+
+
+def test_batches_end_at_multiples_of_the_batch_size(tmp_path):
+  check_batch_boundaries(
+      lambda: mccfrb.PublicSamplingSolver("leduc_poker", seed=4, threads=2,
+                                          batch=8), 8, tmp_path / "ps.npz")
+
+
+def test_bad_threads_and_batches_are_value_errors():
+  for kwargs, match in [({"threads": 0}, "threads must be a positive"),
+                        ({"threads": 2.0}, "threads must be a positive"),
+                        ({"batch": -1}, "batch must be a positive")]:
+    with pytest.raises(ValueError, match=match):
+      mccfrb.PublicSamplingSolver("kuhn_poker", **kwargs)
+
+
+def test_two_threads_converge_as_one_on_leduc():
+  # Per-iteration exploitability of threads=2 with the default batch size
+  # (2) against the unbatched solver, seeds 0-4; batches of 4 are already
+  # a few percent worse from 2^14 iterations on (README, "Threads":
+  # python -m experiments.measurements --sets=batching).
+  tree = mccfrb.compile_tree("leduc_poker")
+  public = mccfrb.public_states(tree, game="leduc_poker")
+  curves = [exploitability_curves(
+      lambda seed, k=k: mccfrb.PublicSamplingSolver(
+          "leduc_poker", seed=seed, tree=tree, public_tree=public, threads=k),
+      tree, (2**8, 2**10, 2**12, 2**14)) for k in (1, 2)]
+  assert mccfrb.PublicSamplingSolver("kuhn_poker", threads=2)._batch == 2
+  assert (curves[1].mean(axis=0) <= curves[0].max(axis=0)).all(), curves

@@ -12,6 +12,10 @@ import mccfrb
 from mccfrb import reference
 from mccfrb.kernels import exact
 from tests.conftest import GOOFSPIEL4
+from tests.conftest import check_batch_boundaries
+from tests.conftest import check_threads_do_not_matter
+from tests.conftest import exploitability_curves
+from tests.conftest import fingerprint_run
 
 # The solver with its former defaults (learned baseline, OpenSpiel's
 # stochastic averaging, regret matching), which most tests here exercise;
@@ -427,3 +431,105 @@ def test_defaults_are_the_measured_best_per_history_configuration():
   plain = mccfrb.OutcomeSamplingSolver("kuhn_poker")
   assert (plain.baseline, plain.averaging, plain.regret) == (
       "none", "stochastic", "rm")
+
+
+# Fingerprints (tests/conftest.py, table_digest) and nodes touched after 300
+# iterations with seed 11, recorded with the kernels as they were before
+# threads and the single-core speed work (commit 097e637). threads=1 (the
+# default) must keep them bit for bit.
+UNTHREADED = [
+    ("MCCFRbSolver", "leduc_poker", {}, "f07091a7fa199498", 9190),
+    ("MCCFRbSolver", GOOFSPIEL4, {}, "417b01c29f0fb1ef", 11400),
+    ("MCCFRbSolver", "leduc_poker", {"baseline": "history"},
+     "e1fbe89a3fe817f0", 4854),
+    ("MCCFRbSolver", "leduc_poker",
+     {"baseline": "thesis", "averaging": "stochastic"}, "b87642f9270f803a",
+     4984),
+    ("MCCFRbSolver", "leduc_poker",
+     {"baseline": "learned", "regret": "rm", "averaging": "stochastic",
+      "weighting": "discounted"}, "3eb85e88ac9152fb", 4828),
+    ("MCCFRbSolver", "leduc_poker", {"baseline": "oracle"},
+     "b3ed1a9a5dcf68a4", 5678971),
+    ("OutcomeSamplingSolver", "leduc_poker", {}, "66292997a4b9b94c", 5010),
+]
+
+
+@pytest.mark.parametrize("cls,game_name,options,digest,touched", UNTHREADED)
+def test_one_thread_keeps_the_tables_of_the_unthreaded_kernel(
+    cls, game_name, options, digest, touched):
+  solver = getattr(mccfrb, cls)(game_name, seed=11, threads=1, **options)
+  assert fingerprint_run(solver) == digest
+  assert solver.nodes_touched == touched
+
+
+BATCHED = [
+    {}, {"baseline": "none"}, {"baseline": "history"},
+    {"baseline": "thesis", "averaging": "stochastic"},
+    {"baseline": "learned", "regret": "rm", "averaging": "stochastic",
+     "weighting": "discounted"},
+    {"baseline": "learned", "regret": "rm", "averaging": "stochastic",
+     "weighting": "linear"},
+    {"baseline": "oracle"},
+]
+
+
+@pytest.mark.parametrize("options", BATCHED)
+def test_batched_tables_depend_on_the_seed_and_batch_not_the_threads(options):
+  def run(**overrides):
+    solver = mccfrb.MCCFRbSolver("leduc_poker", **{
+        "seed": 2, "batch": 32, **options, **overrides})
+    solver.run(200)
+    return solver
+  two = check_threads_do_not_matter(run, [{"seed": 3}, {"batch": 16},
+                                          {"batch": None}])
+  np.testing.assert_array_equal(two.current_policy_table(),
+                                run(threads=2).current_policy_table())
+
+
+def test_batches_end_at_multiples_of_the_batch_size(tmp_path):
+  check_batch_boundaries(
+      lambda: mccfrb.MCCFRbSolver("leduc_poker", seed=4, threads=2,
+                                  batch=100), 100, tmp_path / "os.npz")
+
+
+def test_studies_run_unthreaded_on_the_threaded_solvers_tables():
+  threaded = mccfrb.MCCFRbSolver("leduc_poker", seed=6, threads=2, batch=50)
+  threaded.run(500)
+  plain = mccfrb.MCCFRbSolver("leduc_poker", seed=6)
+  for name in plain._table_names:
+    getattr(plain, name)[...] = getattr(threaded, name)
+  plain._tables_loaded()
+  ours, theirs = (s.sample_estimates(400, seed=1) for s in (threaded, plain))
+  np.testing.assert_array_equal(ours.root_values, theirs.root_values)
+  np.testing.assert_array_equal(ours.regret_mean, theirs.regret_mean)
+  assert np.abs(ours.regret_mean).max() > 0
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({"threads": 0}, "threads must be a positive integer, got 0"),
+    ({"threads": -2}, "threads must be a positive integer"),
+    ({"threads": 1.5}, "threads must be a positive integer"),
+    ({"threads": True}, "threads must be a positive integer"),
+    ({"threads": "2"}, "threads must be a positive integer"),
+    ({"batch": 0}, "batch must be a positive integer or None, got 0"),
+    ({"batch": 2.5}, "batch must be a positive integer or None"),
+    ({"batch": False}, "batch must be a positive integer or None")])
+def test_bad_threads_and_batches_are_value_errors(kwargs, match):
+  for cls in (mccfrb.MCCFRbSolver, mccfrb.OutcomeSamplingSolver):
+    with pytest.raises(ValueError, match=match):
+      cls("kuhn_poker", **kwargs)
+
+
+def test_two_threads_converge_as_one_on_leduc():
+  # Per-iteration exploitability of threads=2 with the default batch size
+  # (1024) against the unbatched solver, seeds 0-4, from 2^16 iterations
+  # (64 batches) on: earlier, batches of 1024 are measurably worse, as the
+  # README says (section "Threads":
+  # python -m experiments.measurements --sets=batching).
+  tree = mccfrb.compile_tree("leduc_poker")
+  curves = [exploitability_curves(
+      lambda seed, k=k: mccfrb.MCCFRbSolver("leduc_poker", seed=seed,
+                                            tree=tree, threads=k),
+      tree, (2**16, 2**18)) for k in (1, 2)]
+  assert mccfrb.MCCFRbSolver("kuhn_poker", threads=2)._batch == 1024
+  assert (curves[1].mean(axis=0) <= curves[0].max(axis=0)).all(), curves

@@ -23,13 +23,32 @@ player's nodes, for actions with R(I, a) < C not leading to a terminal:
 A pruned action gets no regret update and is left out of v(h) (its sigma is 0
 under regret matching anyway, as its regret is negative). If every action
 would be pruned, none is.
+
+Threads (`es_batches`): the scheme of kernels/outcome.py. A traversal is an
+episode (episode e of a batch: update player e % 2, iteration t0 + e // 2);
+phase 1 runs a batch's traversals in parallel against the regrets of the
+batch start, each drawing from its own SplitMix64 stream, and records the
+regret increment of every update-player node it visits and sigma at every
+opponent node (simple averaging), in visiting order; phase 2 applies them,
+rows (infosets) partitioned among the workers, in episode and visiting
+order (discounted rows catch up before an increment; a pruned action's
+increment is 0). Full averaging makes one pass per batch after phase 2,
+weighted by the sum of the batch's w'_t.
 """
 
+import numba
+import numpy as np
 from numba import njit
+from numba import prange
 
 from mccfrb.kernels.exact import reach_probabilities
 from mccfrb.kernels.exact import regret_matching_row
 from mccfrb.kernels.outcome import sample_index
+from mccfrb.kernels.rng import batch_end
+from mccfrb.kernels.rng import batch_key
+from mccfrb.kernels.rng import pcg64_next
+from mccfrb.kernels.rng import stream_start
+from mccfrb.kernels.rng import stream_uniform
 from mccfrb.kernels.weighting import catch_up
 from mccfrb.kernels.weighting import iteration_weight
 
@@ -40,8 +59,8 @@ def es_iterations(kind, player, infoset, child_start, num_children, edge_prob,
                   averaging, weighting, linear_until, gamma, log_pos, log_neg,
                   pruning, prune_threshold, prune_probability, prune_k,
                   prune_floor, prune_after, first_iteration, num_iterations,
-                  rng, frame_node, frame_child, frame_sigma, frame_values,
-                  frame_weight, strategy, reach, counters):
+                  rng_state, frame_node, frame_child, frame_sigma,
+                  frame_values, frame_weight, strategy, reach, counters):
   """Runs external-sampling iterations; tables change in place.
 
   Args:
@@ -49,127 +68,326 @@ def es_iterations(kind, player, infoset, child_start, num_children, edge_prob,
       discount each regret row has had (weighting 2 only).
     averaging: 0 simple, 1 full. weighting: 0 none, 1 linear, 2 discounted.
     pruning: 0 none, 1 pluribus, 2 probabilistic.
+    rng_state: uint64[4], the solver's PCG64 state (kernels/rng.py),
+      advanced in place.
     frame_*: scratch of max_depth rows; strategy: float64[I, A] and reach:
       float64[N, 3] scratch for full averaging.
     counters: int64[2], incremented: nodes touched, actions pruned.
   """
-  for t in range(first_iteration, first_iteration + num_iterations):
+  rows = np.zeros((0, 0), dtype=np.int64)
+  values = np.zeros((0, 0, 0))
+  _traversals(0, kind, player, infoset, child_start, num_children, edge_prob,
+              utility, utility_sum, num_actions, regrets, avg, through,
+              averaging, weighting, linear_until, gamma, log_pos, log_neg,
+              pruning, prune_threshold, prune_probability, prune_k,
+              prune_floor, prune_after, first_iteration, 2 * num_iterations,
+              rng_state, np.uint64(0), 0, 1, frame_node, frame_child,
+              frame_sigma, frame_values, frame_weight, strategy, reach,
+              counters, rows, rows[0], values, values)
+
+
+@njit(cache=True, error_model="numpy")
+def _traversals(mode, kind, player, infoset, child_start, num_children,
+                edge_prob, utility, utility_sum, num_actions, regrets, avg,
+                through, averaging, weighting, linear_until, gamma, log_pos,
+                log_neg, pruning, prune_threshold, prune_probability, prune_k,
+                prune_floor, prune_after, first_iteration, num_episodes,
+                rng_state, key, worker, workers, frame_node, frame_child,
+                frame_sigma, frame_values, frame_weight, strategy, reach,
+                counters, rec_nodes, rec_count, rec_value, rec_sigma):
+  """Traversals e of the worker-th of `workers` contiguous blocks of
+  range(num_episodes): traversal e updates player e % 2 at iteration
+  first_iteration + e // 2 (module docstring for the equations).
+
+  Args:
+    mode: a compile-time constant (numba.literally; see kernels/outcome.py):
+      0 training (full averaging after every iteration's second traversal),
+      2 record (phase 1 of `es_batches`).
+    key: mode 2: traversal e draws from the stream `stream_start(key, e)`.
+    rec_nodes: int64[E, R]; rec_count: int64[E]; rec_value, rec_sigma:
+      float64[E, R, A]: mode 2, traversal e's visited decision nodes in
+      visiting order (update player's: the regret increments; opponent's:
+      sigma), and how many.
+    Others: as `es_iterations`.
+  """
+  numba.literally(mode)
+  record = mode == 2
+  width = frame_sigma.shape[1]
+  flat_sigma = frame_sigma.reshape(frame_sigma.size)
+  s_hi = rng_state[0]
+  s_lo = rng_state[1]
+  inc_hi = rng_state[2]
+  inc_lo = rng_state[3]
+  # Worker w runs the w-th of `workers` contiguous blocks of episodes.
+  for e in range(worker * num_episodes // workers,
+                 (worker + 1) * num_episodes // workers):
+    t = first_iteration + e // 2
+    p = e % 2
     w = iteration_weight(weighting, t, linear_until, gamma)
     regret_w = w if weighting == 1 else 1.0
     prune_now = pruning != 0 and t >= prune_after
-    for p in range(2):
-      d = 0
-      frame_node[0] = 0
-      entering = True
-      ret = 0.0
-      while True:
-        n = frame_node[d]
-        if entering:
-          counters[0] += 1
-          k = kind[n]
-          if k == 2:
-            ret = utility[n] if p == 0 else utility_sum - utility[n]
-            entering = False
-            if d == 0:
-              break
-            d -= 1
-            continue
-          s = child_start[n]
-          c = num_children[n]
-          if k == 0:
-            for j in range(c):
-              frame_sigma[d, j] = edge_prob[s + j]
-            a = sample_index(frame_sigma, d, c, rng.random())
-            frame_child[d] = -1
-            d += 1
-            frame_node[d] = s + a
-            continue
-          i = infoset[n]
-          if weighting == 2:
-            catch_up(regrets, i, c, through, t, log_pos, log_neg)
-          regret_matching_row(regrets, i, c, frame_sigma, d)
-          if player[n] != p:
-            a = sample_index(frame_sigma, d, c, rng.random())
-            if averaging == 0:
-              for j in range(c):
-                avg[i, j] += w * frame_sigma[d, j]
-            frame_child[d] = -1
-            d += 1
-            frame_node[d] = s + a
-            continue
-          explored = 0
-          for j in range(c):
-            frame_weight[d, j] = 1.0
-            if (prune_now and regrets[i, j] < prune_threshold
-                and kind[s + j] != 2):
-              u = rng.random()
-              if pruning == 1:
-                if u < prune_probability:
-                  frame_weight[d, j] = 0.0
-              else:
-                q = prune_k / (prune_k + prune_threshold - regrets[i, j])
-                if q < prune_floor:
-                  q = prune_floor
-                frame_weight[d, j] = 1.0 / q if u < q else 0.0
-            if frame_weight[d, j] > 0.0:
-              explored += 1
-          if explored == 0:
-            for j in range(c):
-              frame_weight[d, j] = 1.0
-          else:
-            counters[1] += c - explored
-          j = 0
-          while frame_weight[d, j] == 0.0:
-            j += 1
-          frame_child[d] = j
-          d += 1
-          frame_node[d] = s + j
-          continue
-        # Returning `ret` to the node of frame d.
-        j = frame_child[d]
-        if j < 0:
+    state = stream_start(key, e)
+    num_records = 0
+    d = 0
+    frame_node[0] = 0
+    entering = True
+    ret = 0.0
+    while True:
+      n = frame_node[d]
+      if entering:
+        counters[0] += 1
+        k = kind[n]
+        if k == 2:
+          ret = utility[n] if p == 0 else utility_sum - utility[n]
+          entering = False
           if d == 0:
             break
           d -= 1
           continue
-        frame_values[d, j] = ret
         s = child_start[n]
         c = num_children[n]
-        j += 1
-        while j < c and frame_weight[d, j] == 0.0:
-          j += 1
-        if j < c:
-          frame_child[d] = j
+        if k == 0:
+          if record:
+            state, u = stream_uniform(state)
+          else:
+            s_hi, s_lo, u = pcg64_next(s_hi, s_lo, inc_hi, inc_lo)
+          a = sample_index(edge_prob, s, c, u, 0.0)
+          frame_child[d] = -1
           d += 1
-          frame_node[d] = s + j
-          entering = True
+          frame_node[d] = s + a
           continue
         i = infoset[n]
-        v = 0.0
-        for jj in range(c):
-          if frame_weight[d, jj] > 0.0:
-            v += frame_sigma[d, jj] * frame_values[d, jj]
-        for jj in range(c):
-          if frame_weight[d, jj] > 0.0:
-            regrets[i, jj] += regret_w * frame_weight[d, jj] * (
-                frame_values[d, jj] - v)
-        ret = v
+        if weighting == 2 and not record:
+          catch_up(regrets, i, c, through, t, log_pos, log_neg)
+        regret_matching_row(regrets, i, c, frame_sigma, d)
+        if player[n] != p:
+          if record:
+            state, u = stream_uniform(state)
+          else:
+            s_hi, s_lo, u = pcg64_next(s_hi, s_lo, inc_hi, inc_lo)
+          a = sample_index(flat_sigma, d * width, c, u, 0.0)
+          if averaging == 0:
+            if record:
+              rec_nodes[e, num_records] = n
+              for j in range(c):
+                rec_sigma[e, num_records, j] = frame_sigma[d, j]
+              num_records += 1
+            else:
+              for j in range(c):
+                avg[i, j] += w * frame_sigma[d, j]
+          frame_child[d] = -1
+          d += 1
+          frame_node[d] = s + a
+          continue
+        explored = 0
+        for j in range(c):
+          frame_weight[d, j] = 1.0
+          if (prune_now and regrets[i, j] < prune_threshold
+              and kind[s + j] != 2):
+            if record:
+              state, u = stream_uniform(state)
+            else:
+              s_hi, s_lo, u = pcg64_next(s_hi, s_lo, inc_hi, inc_lo)
+            if pruning == 1:
+              if u < prune_probability:
+                frame_weight[d, j] = 0.0
+            else:
+              q = prune_k / (prune_k + prune_threshold - regrets[i, j])
+              if q < prune_floor:
+                q = prune_floor
+              frame_weight[d, j] = 1.0 / q if u < q else 0.0
+          if frame_weight[d, j] > 0.0:
+            explored += 1
+        if explored == 0:
+          for j in range(c):
+            frame_weight[d, j] = 1.0
+        else:
+          counters[1] += c - explored
+        j = 0
+        while frame_weight[d, j] == 0.0:
+          j += 1
+        frame_child[d] = j
+        d += 1
+        frame_node[d] = s + j
+        continue
+      # Returning `ret` to the node of frame d.
+      j = frame_child[d]
+      if j < 0:
         if d == 0:
           break
         d -= 1
-    if averaging == 1:
-      for i in range(regrets.shape[0]):
-        if weighting == 2:
-          catch_up(regrets, i, num_actions[i], through, t + 1, log_pos,
-                   log_neg)
-        regret_matching_row(regrets, i, num_actions[i], strategy, i)
-      reach_probabilities(kind, player, infoset, child_start, num_children,
-                          edge_prob, strategy, reach)
-      for n in range(kind.shape[0]):
-        if kind[n] != 1:
-          continue
-        i = infoset[n]
-        own = reach[n, player[n]]
-        for j in range(num_children[n]):
-          avg[i, j] += w * own * strategy[i, j]
+        continue
+      frame_values[d, j] = ret
+      s = child_start[n]
+      c = num_children[n]
+      j += 1
+      while j < c and frame_weight[d, j] == 0.0:
+        j += 1
+      if j < c:
+        frame_child[d] = j
+        d += 1
+        frame_node[d] = s + j
+        entering = True
+        continue
+      i = infoset[n]
+      v = 0.0
+      for jj in range(c):
+        if frame_weight[d, jj] > 0.0:
+          v += frame_sigma[d, jj] * frame_values[d, jj]
+      if record:
+        rec_nodes[e, num_records] = n
+      for jj in range(c):
+        x = 0.0
+        if frame_weight[d, jj] > 0.0:
+          x = regret_w * frame_weight[d, jj] * (frame_values[d, jj] - v)
+          if not record:
+            regrets[i, jj] += x
+        if record:
+          rec_value[e, num_records, jj] = x
+      if record:
+        num_records += 1
+      ret = v
+      if d == 0:
+        break
+      d -= 1
+    if record:
+      rec_count[e] = num_records
+    if averaging == 1 and p == 1 and not record:
+      _full_average(kind, player, infoset, child_start, num_children,
+                    edge_prob, num_actions, regrets, avg, through, weighting,
+                    log_pos, log_neg, t + 1, w, strategy, reach)
       counters[0] += kind.shape[0]
+  if not record:
+    rng_state[0] = s_hi
+    rng_state[1] = s_lo
+
+
+@njit(cache=True, error_model="numpy")
+def _full_average(kind, player, infoset, child_start, num_children, edge_prob,
+                  num_actions, regrets, avg, through, weighting, log_pos,
+                  log_neg, next_iteration, w, strategy, reach):
+  """Full averaging (OpenSpiel's FULL): avg(I) += w pi_owner(h) sigma(I) at
+  every decision node h, sigma by regret matching of the regrets caught up
+  to `next_iteration` (discounted weighting)."""
+  for i in range(regrets.shape[0]):
+    if weighting == 2:
+      catch_up(regrets, i, num_actions[i], through, next_iteration, log_pos,
+               log_neg)
+    regret_matching_row(regrets, i, num_actions[i], strategy, i)
+  reach_probabilities(kind, player, infoset, child_start, num_children,
+                      edge_prob, strategy, reach)
+  for n in range(kind.shape[0]):
+    if kind[n] != 1:
+      continue
+    i = infoset[n]
+    own = reach[n, player[n]]
+    for j in range(num_children[n]):
+      avg[i, j] += w * own * strategy[i, j]
+
+
+@njit(cache=True, error_model="numpy", parallel=True)
+def es_batches(kind, player, infoset, child_start, num_children, edge_prob,
+               utility, utility_sum, num_actions, regrets, avg, through,
+               averaging, weighting, linear_until, gamma, log_pos, log_neg,
+               pruning, prune_threshold, prune_probability, prune_k,
+               prune_floor, prune_after, first_iteration, num_iterations,
+               batch, rng_state, workers, frame_node, frame_child,
+               frame_sigma, frame_values, frame_weight, strategy, reach,
+               counters, rec_nodes, rec_count, rec_value, rec_sigma):
+  """External-sampling iterations in batches, traversals in parallel
+  (module docstring; the scheme of kernels/outcome.py `run_batches`).
+
+  Batches end at multiples of `batch` in the iteration count (or at this
+  call's last iteration); each draws one key from `rng_state`.
+
+  Args:
+    As `es_iterations`, with the frames and `counters` stacked on a leading
+    axis of `workers` rows, and the records of a batch (`_traversals`):
+    rec_nodes: int64[2 batch, R], rec_count: int64[2 batch], rec_value,
+    rec_sigma: float64[2 batch, R, A], R a bound on the decision nodes one
+    traversal visits (solvers/external.py).
+  """
+  last_iteration = first_iteration + num_iterations - 1
+  t0 = first_iteration
+  while t0 <= last_iteration:
+    t1 = batch_end(t0, batch, last_iteration)
+    count = 2 * (t1 - t0 + 1)
+    key = batch_key(rng_state)
+    for wk in prange(workers):
+      _traversals(2, kind, player, infoset, child_start, num_children,
+                  edge_prob, utility, utility_sum, num_actions, regrets, avg,
+                  through, averaging, weighting, linear_until, gamma, log_pos,
+                  log_neg, pruning, prune_threshold, prune_probability,
+                  prune_k, prune_floor, prune_after, t0, count, rng_state,
+                  key, wk, workers, frame_node[wk], frame_child[wk],
+                  frame_sigma[wk], frame_values[wk], frame_weight[wk],
+                  strategy, reach, counters[wk], rec_nodes, rec_count,
+                  rec_value, rec_sigma)
+    for part in prange(workers):
+      _apply_traversals(player, infoset, num_children, regrets, avg, through,
+                        weighting, linear_until, gamma, log_pos, log_neg, t0,
+                        count, part, workers, rec_nodes, rec_count,
+                        rec_value, rec_sigma)
+    if averaging == 1:
+      total = 0.0
+      for t in range(t0, t1 + 1):
+        total += iteration_weight(weighting, t, linear_until, gamma)
+      _full_average(kind, player, infoset, child_start, num_children,
+                    edge_prob, num_actions, regrets, avg, through, weighting,
+                    log_pos, log_neg, t1 + 1, total, strategy, reach)
+      counters[0, 0] += kind.shape[0]
+    t0 = t1 + 1
+
+
+@njit(cache=True, error_model="numpy")
+def _apply_traversals(player, infoset, num_children, regrets, avg, through,
+                      weighting, linear_until, gamma, log_pos, log_neg,
+                      first_iteration, num_episodes, part, parts, rec_nodes,
+                      rec_count, rec_value, rec_sigma):
+  """Phase 2 of a batch for the infosets i % parts == part: the records in
+  episode and visiting order, as `_traversals` applies them (regret
+  increments at the update player's nodes, w'_t sigma at the opponent's)."""
+  for e in range(num_episodes):
+    t = first_iteration + e // 2
+    p = e % 2
+    w = iteration_weight(weighting, t, linear_until, gamma)
+    for r in range(rec_count[e]):
+      n = rec_nodes[e, r]
+      i = infoset[n]
+      if i % parts != part:
+        continue
+      c = num_children[n]
+      if player[n] == p:
+        if weighting == 2:
+          catch_up(regrets, i, c, through, t, log_pos, log_neg)
+        for j in range(c):
+          regrets[i, j] += rec_value[e, r, j]
+      else:
+        for j in range(c):
+          avg[i, j] += w * rec_sigma[e, r, j]
+
+
+@njit(cache=True, error_model="numpy")
+def traversal_bound(kind, player, infoset, child_start, num_children):
+  """The most decision nodes one traversal visits, for either update player:
+  children first, [decision node] + the sum over the children at the
+  update player's nodes (all explored) or their maximum elsewhere (one
+  sampled); sizes the records of `es_batches`."""
+  visits = np.zeros(kind.shape[0], dtype=np.int64)
+  bound = 1
+  for p in range(2):
+    for n in range(kind.shape[0] - 1, -1, -1):
+      if kind[n] == 2:
+        visits[n] = 0
+        continue
+      s = child_start[n]
+      explore = kind[n] == 1 and player[n] == p
+      below = 0
+      for j in range(num_children[n]):
+        if explore:
+          below += visits[s + j]
+        else:
+          below = max(below, visits[s + j])
+      visits[n] = (1 if kind[n] == 1 else 0) + below
+    bound = max(bound, visits[0])
+  return bound

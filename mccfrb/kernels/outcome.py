@@ -1,4 +1,4 @@
-"""Outcome-sampling MCCFR with baselines: one episode kernel for every variant.
+"""Outcome-sampling MCCFR with baselines: one episode for every variant.
 
 Equations cite Schmid et al. 2019 (VR-MCCFR, arXiv:1809.03057) and the thesis
 in shared/seeds/000 (Fig. 3.1); see ALGORITHMS.md. Variants are integer codes:
@@ -18,28 +18,70 @@ Baseline storage: the thesis tables are indexed (player, infoset, action) in
 that player's utility; the other kinds store player 0's utility (the value
 for player 1 is utility_sum - b), learned as (infoset, action), history,
 predictive and oracle by the id of the child node the edge leads to.
+
+The current strategy sigma^t is kept in a table beside the regrets
+(`strategy`, regret matching of every row), recomputed for a row right after
+its regrets change, so an episode reads sigma instead of recomputing it at
+every node.
+
+The episode loop lives in one kernel, `_episodes`, whose mode (0 training,
+1 frozen estimator studies, 2 records of a batch) is a compile-time
+constant, and two drivers run it:
+  `run_episodes`: episodes one after the other, each updating the tables
+    before the next starts (modes 0 and 1), uniforms from the solver's
+    PCG64 (kernels/rng.py).
+  `run_batches` (threads): batches of iterations. Phase 1 runs the 2B
+    episodes of a batch in parallel (mode 2) against the tables as they
+    were at the batch start, episode k drawing from its own counter-based
+    stream (SplitMix64 keyed by the batch's key and k), and writes its
+    increments into record slots. Phase 2 applies them: rows are
+    partitioned among the workers (row % workers), and each worker scans
+    every record in episode order and applies those of its rows exactly as
+    `run_episodes` would (RM+ clipping after each increment, optimistic
+    averaging's catch-up, running means). Phase 3 resets the predictive
+    baseline along every sampled path under sigma^{t+1}, one depth at a
+    time, deepest first, in player 0's utility, so that every writer of an
+    edge writes the same value. The tables depend on the generator's state
+    and the batch size, not on the number of workers.
+
+Perfect recall (OpenSpiel's information states) is assumed: an infoset
+occurs at most once on a path, so its row of `strategy` still holds
+sigma^t when the up pass reaches it.
 """
 
+import numba
+import numpy as np
 from numba import njit
+from numba import prange
 
 from mccfrb.kernels.exact import node_values
 from mccfrb.kernels.exact import regret_matching
 from mccfrb.kernels.exact import regret_matching_row
+from mccfrb.kernels.rng import batch_end
+from mccfrb.kernels.rng import batch_key
+from mccfrb.kernels.rng import pcg64_next
+from mccfrb.kernels.rng import stream_start
+from mccfrb.kernels.rng import stream_uniform
 from mccfrb.kernels.weighting import catch_up
 from mccfrb.kernels.weighting import iteration_weight
 
 
 @njit(cache=True, error_model="numpy")
-def sample_index(probs, row, count, u):
-  """Inverse-CDF sampling of an index in [0, count) of `probs[row]` from `u`.
+def sample_index(probs, start, count, u, epsilon):
+  """Inverse-CDF sampling of an index in [0, count) from `u`, under the
+  probabilities xi(a) = epsilon / count + (1 - epsilon) probs[start + a]
+  (epsilon = 0: probs itself, exactly).
 
   Never returns an index of probability 0, even when rounding leaves
   `u` above the cumulative sum.
   """
+  uniform = epsilon / count
   cumulative = 0.0
   last_positive = -1
   for a in range(count):
-    p = probs[row, a]
+    p = probs[start + a]
+    if epsilon > 0.0:
+      p = uniform + (1.0 - epsilon) * p
     if p > 0.0:
       last_positive = a
       cumulative += p
@@ -78,28 +120,84 @@ def baseline_base(baseline_kind, node_kind, infoset, child_start,
 
 
 @njit(cache=True, error_model="numpy")
-def run_episodes(kind, player, infoset, child_start, num_children, edge_prob,
-                 utility, utility_sum, num_actions, regrets, avg, avg_last,
-                 baseline, baseline_count, baseline_kind, averaging,
-                 regret_plus, epsilon, decay, first_iteration, num_episodes,
-                 frozen, learn_baselines, through, weighting, linear_until,
-                 gamma, log_pos, log_neg, rng, path_node, path_action,
-                 path_sigma, path_xi, path_reach, child_est,
-                 strategy_scratch, regret_sum, regret_sq, value_sum, value_sq,
+def _learn_baseline(baseline, baseline_count, baseline_kind, slot, cslot,
+                    target, decay):
+  """One baseline update (thesis Fig. 3.1 for kind 1, with one visit counter
+  per (update player, infoset) `cslot`; per slot for kinds 3 and 4)."""
+  if baseline_kind != 1:
+    cslot = slot
+  baseline[slot] = averaged(baseline[slot], baseline_count[cslot], target,
+                            decay)
+  baseline_count[cslot] += 1
+
+
+
+@njit(cache=True, error_model="numpy")
+def run_episodes(frozen, kind, player, infoset, child_start, num_children,
+                 edge_prob, utility, utility_sum, num_actions, regrets,
+                 strategy, avg, avg_last, baseline, baseline_count,
+                 baseline_kind, averaging, regret_plus, epsilon, decay,
+                 first_iteration, num_episodes, learn_baselines, through,
+                 weighting, linear_until, gamma, log_pos, log_neg, rng_state,
+                 path_node, path_action, path_reach, child_est, regret_sum,
+                 regret_sq, value_sum, value_sq,
                  root_values, start_node, start_stats):
-  """Outcome-sampling episodes; every table changes in place.
+  """Outcome-sampling episodes one after the other (`_episodes`, mode 0 for
+  training, 1 if `frozen`); every table changes in place.
+
+  Returns:
+    The number of nodes touched.
+  """
+  rec_node = np.zeros((0, 0), dtype=np.int64)
+  records = np.zeros((0, 0, 0))
+  if frozen:
+    return _episodes(
+        1, kind, player, infoset, child_start, num_children, edge_prob,
+        utility, utility_sum, num_actions, regrets, strategy, avg, avg_last,
+        baseline, baseline_count, baseline_kind, averaging, regret_plus,
+        epsilon, decay, first_iteration, num_episodes, learn_baselines,
+        through, weighting, linear_until, gamma, log_pos, log_neg, rng_state,
+        np.uint64(0), 0, 1, path_node, path_action, path_reach, child_est,
+        rec_node[0], rec_node, rec_node, records, records, records[0],
+        records[0], regret_sum, regret_sq, value_sum, value_sq, root_values,
+        start_node, start_stats)
+  return _episodes(
+      0, kind, player, infoset, child_start, num_children, edge_prob,
+      utility, utility_sum, num_actions, regrets, strategy, avg, avg_last,
+      baseline, baseline_count, baseline_kind, averaging, regret_plus,
+      epsilon, decay, first_iteration, num_episodes, learn_baselines,
+      through, weighting, linear_until, gamma, log_pos, log_neg, rng_state,
+      np.uint64(0), 0, 1, path_node, path_action, path_reach, child_est,
+      rec_node[0], rec_node, rec_node, records, records, records[0],
+      records[0], regret_sum, regret_sq, value_sum, value_sq, root_values,
+      start_node, start_stats)
+
+
+@njit(cache=True, error_model="numpy")
+def _episodes(mode, kind, player, infoset, child_start, num_children,
+              edge_prob, utility, utility_sum, num_actions, regrets, strategy,
+              avg, avg_last, baseline, baseline_count, baseline_kind,
+              averaging, regret_plus, epsilon, decay, first_iteration,
+              num_episodes, learn_baselines, through, weighting, linear_until,
+              gamma, log_pos, log_neg, rng_state, key, worker, workers,
+              path_node, path_action, path_reach, child_est, rec_depth,
+              rec_node, rec_row, rec_value, rec_avg, rec_scalar, rec_target,
+              regret_sum, regret_sq, value_sum, value_sq, root_values,
+              start_node, start_stats):
+  """Episodes e of the worker-th of `workers` contiguous blocks of
+  range(num_episodes).
 
   Episode e updates player e % 2 at iteration t = first_iteration + e // 2
   (training: an iteration is one episode per player, in player order), or at
-  t = first_iteration throughout if `frozen`. Episodes start at the root, or,
+  t = first_iteration throughout if frozen. Episodes start at the root, or,
   for the conditional variance (ALGORITHMS.md, "Measuring as the papers do";
   Schmid et al. 2019, Fig. 5), at a decision node `start_node` > 0, and then
   update its player; reaches start at 1 there.
 
-  Down the tree: at every node, sigma^t by regret matching on `regrets`; the
-  sampling policy xi is eps-uniform mixed with sigma at the update player's
-  nodes, sigma at the opponent's and chance's probabilities at chance nodes;
-  one uniform from `rng` per node picks the action.
+  Down the tree: at every node sigma^t (the `strategy` table); the sampling
+  policy xi is eps-uniform mixed with sigma at the update player's nodes,
+  sigma at the opponent's and chance's probabilities at chance nodes; one
+  uniform per node picks the action.
 
   Up the path (Schmid et al. 2019, Eqs. 9-10), with u(z) = u_i(z):
     u(h, a) = b(h, a) + (u(h a*) - b(h, a*)) / xi(h, a*)   if a = a*,
@@ -113,35 +211,48 @@ def run_episodes(kind, player, infoset, child_start, num_children, edge_prob,
   Schmid et al. 2019) R_I <- max(R_I, 0) after the update, and the average
   is linear: stochastic increments weigh t, optimistic ones the skipped
   iterations' weights c_I + 1 + ... + t = (t (t + 1) - c_I (c_I + 1)) / 2.
-  Then the baseline of the sampled edge is updated (after
-  its use, so the estimate stays unbiased). Predictive baselines are reset
-  afterwards by a second bottom-up pass under the new strategy sigma^{t+1}.
-  With the oracle baseline (kind 6) `baseline` is refilled before every
-  episode (once, if frozen) with player 0's exact values under sigma^t.
+  Then sigma^{t+1}(I) is recomputed by regret matching, and the baseline of
+  the sampled edge is updated (after its use, so the estimate stays
+  unbiased). The predictive baseline (Davis et al. 2020) is reset along the
+  path under sigma^{t+1} in the same bottom-up pass, once a node's own
+  update is done: b(h, a*) <- u'(h a*), u'(h) = sum_a sigma^{t+1}(h, a)
+  b(h, a). With the oracle baseline (kind 6) `baseline` is refilled before
+  every episode (once, if frozen) with player 0's exact values under
+  sigma^t.
 
-  The loop over episodes lives in this one function on purpose: a call of a
-  separate episode function with this many array arguments cost more than
-  the episode itself.
+  The episode is written out inside the loop over episodes on purpose: a
+  call of a separate episode function with this many array arguments cost
+  more than the episode itself.
 
   Args:
-    regrets: float64[I, A] cumulative regrets (sigma^t comes from them).
+    mode: a compile-time constant (numba.literally: each mode is its own
+      machine code, about 20% faster than one code for all three): 0
+      training, 1 frozen, 2 record (phase 1 of `run_batches`).
+    regrets: float64[I, A] cumulative regrets.
+    strategy: float64[I, A], regret matching of `regrets` on entry; kept so.
     avg, avg_last: cumulative strategy float64[I, A] and the last-update
       iteration int64[I] (optimistic averaging).
     baseline, baseline_count: flat float64 / int64 tables (module docstring).
-    frozen: estimator study: `regrets` and `avg` stay untouched; the regret
-      increments and the sampled counterfactual action values
-      pi_{-i}(h) / q(h) u(h, a) go, with their squares, to `regret_sum`,
-      `regret_sq`, `value_sum`, `value_sq` (float64[I, A]) and u(root) of
-      episode e to `root_values[e]`. Unused (may be empty) otherwise.
     learn_baselines: False leaves the baseline tables untouched.
     through, weighting, linear_until, gamma, log_pos, log_neg: iteration
       weighting (0 none, 1 linear, 2 discounted) as in kernels/external.py:
       regret increments weigh w_t = t (or min(t, linear_until)) if linear,
       average increments w_t or t^gamma; discounted rows catch up lazily
-      (kernels/weighting.py) before sigma is computed.
-    rng: np.random.Generator, advanced in place.
-    path_*: scratch of max_depth rows; child_est: float64[A] scratch;
-      strategy_scratch: float64[I, A] scratch for the oracle.
+      (kernels/weighting.py) before sigma is read (in records: before an
+      increment is applied, in `_apply_records`).
+    rng_state: uint64[4], the state of the solver's np.random.Generator
+      (PCG64; kernels/rng.py), advanced in place (modes 0 and 1).
+    key: mode 2: episode e draws from the stream `stream_start(key, e)`.
+    worker, workers: this worker w and their number W (0 and 1 outside
+      mode 2).
+    path_node, path_action: int64[W * D]; path_reach: float64[W * D * 4];
+      child_est: float64[W * A]: scratch, worker w's block at offset w *
+      size (D: the tree's depth).
+    rec_*: mode 2, the records of a batch (`run_batches`).
+    regret_sum, regret_sq, value_sum, value_sq, root_values: mode 1: the
+      regret increments and the sampled counterfactual action values
+      pi_{-i}(h) / q(h) u(h, a), with their squares (float64[I, A]), and
+      u(root) of episode e; `regrets`, `strategy` and `avg` stay untouched.
     start_node: the node episodes start at (0, the root, in training).
     start_stats: float64[2, A + 1], or empty: if not empty, every episode adds
       the start node's estimates u(h, a) (column a < its action count) and
@@ -151,10 +262,24 @@ def run_episodes(kind, player, infoset, child_start, num_children, edge_prob,
   Returns:
     The number of nodes touched.
   """
+  numba.literally(mode)
+  frozen = mode == 1
+  record = mode == 2
   num_infosets = regrets.shape[0]
   max_actions = regrets.shape[1]
+  max_depth = path_node.shape[0] // workers
+  flat_strategy = strategy.reshape(strategy.size)
+  width = strategy.shape[1]
+  p0 = worker * max_depth  # This worker's block of the path scratch.
+  c0 = worker * max_actions
+  s_hi = rng_state[0]
+  s_lo = rng_state[1]
+  inc_hi = rng_state[2]
+  inc_lo = rng_state[3]
   touched = 0
-  for e in range(num_episodes):
+  # Worker w runs the w-th of `workers` contiguous blocks of episodes.
+  for e in range(worker * num_episodes // workers,
+                 (worker + 1) * num_episodes // workers):
     update_player = e % 2
     if start_node > 0:
       update_player = player[start_node]
@@ -163,14 +288,17 @@ def run_episodes(kind, player, infoset, child_start, num_children, edge_prob,
     regret_w = avg_w if weighting == 1 else 1.0
     if regret_plus:
       avg_w = float(t)
-    if baseline_kind == 6 and (not frozen or e == 0):
+    if baseline_kind == 6 and not record and (not frozen or e == 0):
       if weighting == 2:
         for i in range(num_infosets):
-          catch_up(regrets, i, num_actions[i], through, t, log_pos, log_neg)
-      regret_matching(regrets, num_actions, strategy_scratch)
-      node_values(kind, player, infoset, child_start, num_children, edge_prob,
-                  utility, strategy_scratch, baseline)
+          catch_up(regrets, i, num_actions[i], through, t, log_pos,
+                   log_neg)
+        regret_matching(regrets, num_actions, strategy)
+      node_values(kind, player, infoset, child_start, num_children,
+                  edge_prob, utility, strategy, baseline)
       touched += kind.shape[0]
+    state = stream_start(key, e)
+    # Down the tree.
     n = start_node
     d = 0
     my_reach = 1.0
@@ -178,137 +306,367 @@ def run_episodes(kind, player, infoset, child_start, num_children, edge_prob,
     opp_own_reach = 1.0
     sample_reach = 1.0
     while kind[n] != 2:
-      path_node[d] = n
-      path_reach[d, 0] = my_reach
-      path_reach[d, 1] = opp_reach
-      path_reach[d, 2] = opp_own_reach
-      path_reach[d, 3] = sample_reach
+      path_node[p0 + d] = n
+      r = 4 * (p0 + d)
+      path_reach[r] = my_reach
+      path_reach[r + 1] = opp_reach
+      path_reach[r + 2] = opp_own_reach
+      path_reach[r + 3] = sample_reach
       s = child_start[n]
       c = num_children[n]
-      if kind[n] == 0:
-        for j in range(c):
-          path_sigma[d, j] = edge_prob[s + j]
-          path_xi[d, j] = edge_prob[s + j]
+      if record:
+        state, u = stream_uniform(state)
       else:
-        if weighting == 2:
-          catch_up(regrets, infoset[n], c, through, t, log_pos, log_neg)
-        regret_matching_row(regrets, infoset[n], c, path_sigma, d)
+        s_hi, s_lo, u = pcg64_next(s_hi, s_lo, inc_hi, inc_lo)
+      if kind[n] == 0:
+        a = sample_index(edge_prob, s, c, u, 0.0)
+        sig = edge_prob[s + a]
+        opp_reach *= sig
+        sample_reach *= sig
+      else:
+        iset = infoset[n]
+        if weighting == 2 and not record:
+          catch_up(regrets, iset, c, through, t, log_pos, log_neg)
+          regret_matching_row(regrets, iset, c, strategy, iset)
         if player[n] == update_player:
-          for j in range(c):
-            path_xi[d, j] = epsilon / c + (1.0 - epsilon) * path_sigma[d, j]
+          a = sample_index(flat_strategy, iset * width, c, u, epsilon)
+          sig = strategy[iset, a]
+          my_reach *= sig
+          sample_reach *= epsilon / c + (1.0 - epsilon) * sig
         else:
-          for j in range(c):
-            path_xi[d, j] = path_sigma[d, j]
-      a = sample_index(path_xi, d, c, rng.random())
-      path_action[d] = a
-      sig = path_sigma[d, a]
-      if kind[n] == 0:
-        opp_reach *= sig
-      elif player[n] == update_player:
-        my_reach *= sig
-      else:
-        opp_reach *= sig
-        opp_own_reach *= sig
-      sample_reach *= path_xi[d, a]
+          a = sample_index(flat_strategy, iset * width, c, u, 0.0)
+          sig = strategy[iset, a]
+          opp_reach *= sig
+          opp_own_reach *= sig
+          sample_reach *= sig
+      path_action[p0 + d] = a
       n = s + a
       d += 1
     depth = d
-    terminal_value = utility[n] if update_player == 0 else utility_sum - utility[n]
+    if record:
+      rec_depth[e] = depth
+      rec_node[depth, e] = n
+    terminal_value = (utility[n] if update_player == 0
+                      else utility_sum - utility[n])
+    # Up the path. Stored baselines b are converted to the update
+    # player's utility as offset + sign * b (the thesis tables are kept
+    # in that utility already); the same map converts back.
     value = terminal_value
-    # Stored baselines b are converted to the update player's utility as
-    # offset + sign * b (the thesis tables are kept in that utility already);
-    # the same map converts back, as it is its own inverse.
+    predicted = terminal_value
+    predictive = baseline_kind == 5 and learn_baselines and not record
     offset = 0.0
     sign = 1.0
     if update_player == 1 and baseline_kind != 1:
       offset = utility_sum
       sign = -1.0
     for d in range(depth - 1, -1, -1):
-      n = path_node[d]
-      a_s = path_action[d]
+      n = path_node[p0 + d]
+      a_s = path_action[p0 + d]
       s = child_start[n]
       c = num_children[n]
-      k = kind[n]
+      nk = kind[n]
       iset = infoset[n]
-      base = baseline_base(baseline_kind, k, iset, s, update_player,
+      r = 4 * (p0 + d)
+      mine = nk == 1 and player[n] == update_player
+      if record:
+        rec_node[d, e] = n
+        rec_row[e, d] = -1 if nk == 0 else 2 * iset + (1 if mine else 0)
+      base = baseline_base(baseline_kind, nk, iset, s, update_player,
                            num_infosets, max_actions)
-      if base < 0:
-        for j in range(c):
-          child_est[j] = 0.0
+      if nk == 0:
+        xi_s = edge_prob[s + a_s]
+      elif mine:
+        xi_s = epsilon / c + (1.0 - epsilon) * strategy[iset, a_s]
       else:
-        for j in range(c):
-          child_est[j] = offset + sign * baseline[base + j]
-      b_s = child_est[a_s]
-      child_est[a_s] = b_s + (value - b_s) / path_xi[d, a_s]
+        xi_s = strategy[iset, a_s]
+      if predictive:
+        stored = offset + sign * predicted
+        back = offset + sign * stored
+        predicted = 0.0
+      # u(h, a*) = b(h, a*) + (u(h a*) - b(h, a*)) / xi(h, a*), before the
+      # loop so that the division is done once.
+      b_s = 0.0
+      if base >= 0:
+        b_s = offset + sign * baseline[base + a_s]
+      corrected = b_s + (value - b_s) / xi_s
       est = 0.0
+      probs = edge_prob if nk == 0 else flat_strategy
+      first = s if nk == 0 else iset * width
       for j in range(c):
-        est += path_sigma[d, j] * child_est[j]
-      if k == 1:
-        if player[n] == update_player:
-          w = path_reach[d, 1] / path_reach[d, 3]
+        ce = 0.0
+        if base >= 0:
+          ce = offset + sign * baseline[base + j]
+        sj = probs[first + j]
+        if predictive and not mine:
+          predicted += sj * (back if j == a_s else ce)
+        ce = corrected if j == a_s else ce
+        child_est[c0 + j] = ce
+        est += sj * ce
+      if mine:
+        weight = path_reach[r + 1] / path_reach[r + 3]
+        total = 0.0
+        for j in range(c):
+          x = weight * (child_est[c0 + j] - est)
+          if frozen:
+            regret_sum[iset, j] += x
+            regret_sq[iset, j] += x * x
+            y = weight * child_est[c0 + j]
+            value_sum[iset, j] += y
+            value_sq[iset, j] += y * y
+          elif record:
+            rec_value[e, d, j] = regret_w * x
+          else:
+            rr = regrets[iset, j] + regret_w * x
+            if regret_plus and rr < 0.0:
+              rr = 0.0
+            regrets[iset, j] = rr
+            if rr > 0.0:
+              total += rr
+        if not frozen and averaging == 0:
           for j in range(c):
-            x = w * (child_est[j] - est)
-            if frozen:
-              regret_sum[iset, j] += x
-              regret_sq[iset, j] += x * x
-              y = w * child_est[j]
-              value_sum[iset, j] += y
-              value_sq[iset, j] += y * y
+            inc = avg_w * (path_reach[r] * strategy[iset, j]
+                           / path_reach[r + 3])
+            if record:
+              rec_avg[e, d, j] = inc
             else:
-              regrets[iset, j] += regret_w * x
-              if regret_plus and regrets[iset, j] < 0.0:
-                regrets[iset, j] = 0.0
-          if not frozen and averaging == 0:
+              avg[iset, j] += inc
+        if not frozen and not record:
+          if total > 0.0:
             for j in range(c):
-              avg[iset, j] += avg_w * (path_reach[d, 0] * path_sigma[d, j]
-                                       / path_reach[d, 3])
-        elif not frozen and averaging == 1:
+              rr = regrets[iset, j]
+              strategy[iset, j] = rr / total if rr > 0.0 else 0.0
+          else:
+            for j in range(c):
+              strategy[iset, j] = 1.0 / c
+      elif nk == 1 and not frozen and averaging == 1:
+        if record:
+          rec_scalar[e, d] = path_reach[r + 2]
+          for j in range(c):
+            rec_avg[e, d, j] = strategy[iset, j]
+        else:
           if regret_plus:
             last = avg_last[iset]
-            w = 0.5 * (t * (t + 1) - last * (last + 1)) * path_reach[d, 2]
+            weight = (0.5 * (t * (t + 1) - last * (last + 1))
+                      * path_reach[r + 2])
           else:
-            w = (t - avg_last[iset]) * path_reach[d, 2]
+            weight = (t - avg_last[iset]) * path_reach[r + 2]
           for j in range(c):
-            avg[iset, j] += w * path_sigma[d, j]
+            avg[iset, j] += weight * strategy[iset, j]
           avg_last[iset] = t
-      slot = base + a_s
-      learn = learn_baselines and base >= 0
-      if learn and baseline_kind == 1:
-        # Thesis Fig. 3.1: b <- (b k_i(I) + b + (u - b) / xi) / (k_i(I) + 1),
-        # with one visit counter per (update player, infoset).
-        cslot = update_player * num_infosets + iset
-        baseline[slot] = averaged(baseline[slot], baseline_count[cslot],
-                                  child_est[a_s], decay)
-        baseline_count[cslot] += 1
-      elif learn and (baseline_kind == 3 or baseline_kind == 4):
-        target = offset + sign * value
-        baseline[slot] = averaged(baseline[slot], baseline_count[slot], target,
-                                  decay)
-        baseline_count[slot] += 1
+      if learn_baselines and base >= 0 and (
+          baseline_kind == 1 or baseline_kind == 3 or baseline_kind == 4):
+        if baseline_kind == 1:
+          # Thesis Fig. 3.1: b <- (b k_i(I) + b + (u - b) / xi) /
+          # (k_i(I) + 1), one visit counter per (update player, infoset).
+          target = child_est[c0 + a_s]
+        else:
+          target = offset + sign * value
+        if record:
+          rec_target[e, d] = target
+        else:
+          _learn_baseline(baseline, baseline_count, baseline_kind,
+                          base + a_s, update_player * num_infosets + iset,
+                          target, decay)
+      if predictive:
+        baseline[s + a_s] = stored
+        if mine:
+          for j in range(c):
+            predicted += strategy[iset, j] * (back if j == a_s
+                                              else child_est[c0 + j])
       value = est
     if start_stats.shape[0] > 0:
-      # child_est and value still hold u(h, .) and u(h) of the start node.
+      # child_est and value hold u(h, .) and u(h) of the start node.
       for j in range(num_children[start_node]):
-        start_stats[0, j] += child_est[j]
-        start_stats[1, j] += child_est[j] * child_est[j]
+        start_stats[0, j] += child_est[c0 + j]
+        start_stats[1, j] += child_est[c0 + j] * child_est[c0 + j]
       start_stats[0, max_actions] += value
       start_stats[1, max_actions] += value * value
-    if baseline_kind == 5 and learn_baselines:
-      # Davis et al. 2020: b(h, a*) <- u_{sigma^{t+1}}(h a*) along the path,
-      # where u(h) = sum_a sigma^{t+1}(h, a) b(h, a).
-      v = terminal_value
-      for d in range(depth - 1, -1, -1):
-        n = path_node[d]
-        s = child_start[n]
-        c = num_children[n]
-        baseline[s + path_action[d]] = offset + sign * v
-        if kind[n] == 1:
-          regret_matching_row(regrets, infoset[n], c, path_sigma, d)
-        v = 0.0
-        for j in range(c):
-          v += path_sigma[d, j] * (offset + sign * baseline[s + j])
+    if predictive:
       touched += depth
     touched += depth + 1
     if frozen:
       root_values[e] = value
+  if not record:
+    rng_state[0] = s_hi
+    rng_state[1] = s_lo
   return touched
+
+
+@njit(cache=True, error_model="numpy", parallel=True)
+def run_batches(kind, player, infoset, child_start, num_children, edge_prob,
+                utility, utility_sum, num_actions, regrets, strategy, avg,
+                avg_last, baseline, baseline_count, baseline_kind, averaging,
+                regret_plus, epsilon, decay, first_iteration, num_iterations,
+                batch, through, weighting, linear_until, gamma, log_pos,
+                log_neg, rng_state, workers, path_node, path_action,
+                path_reach, child_est, rec_depth, rec_node, rec_row,
+                rec_value, rec_avg, rec_scalar, rec_target, reset_mark,
+                row_mark, row_list):
+  """Training iterations in batches, episodes in parallel (module docstring).
+
+  The batch of iteration t ends at the next multiple of `batch` (or at this
+  call's last iteration). Per batch starting at iteration t0: one key from
+  `rng_state`; phase 1, its 2B episodes (`_episodes` mode 2: episode k
+  updates player k % 2 at iteration t0 + k // 2, draws from the stream
+  `stream_start(key, k)`, is run by one of the workers (contiguous blocks
+  of episodes), and reads the
+  tables as they were at the batch start; the oracle baseline is refilled
+  there); phase 2, `_apply_records` by every worker; phase 3, the
+  predictive baseline's reset b(h a*) <- sum_a' sigma^{t+1}(h a*, a')
+  b(h a*, a') (u(z) at a terminal) for every sampled edge, one depth at a
+  time from the deepest, in player 0's utility.
+
+  Args:
+    As `run_episodes`; the scratch has one block per worker (see
+    `_episodes`) and the records one slot per episode k of a batch:
+    rec_depth: int64[2 batch], its depth; rec_node: int64[D + 1, 2 batch],
+    its path (terminal last; by depth, so that a depth's nodes are
+    contiguous); rec_row: int64[2 batch, D], 2 I + 1 at an update player's
+    node of infoset I, 2 I at an opponent's, -1 at chance; rec_value,
+    rec_avg: float64[2 batch, D, A], the regret increments of the update
+    player's nodes, their stochastic average increments or, at opponent
+    nodes with optimistic averaging, sigma; rec_scalar: float64[2 batch,
+    D], the opponent's own reach there; rec_target: float64[2 batch, D],
+    the baseline targets of sampled edges. reset_mark: int64[N] (predictive
+    baseline; else empty), the batch that last reset each node; row_mark:
+    int64[I] and row_list: int64[W, I // W + 1], the batch that last changed
+    each row and the rows each worker changed (sigma is recomputed once per
+    changed row).
+
+  Returns:
+    The number of nodes touched.
+  """
+  touched = 0
+  last_iteration = first_iteration + num_iterations - 1
+  empty = np.zeros((0, 0))
+  t0 = first_iteration
+  while t0 <= last_iteration:
+    t1 = batch_end(t0, batch, last_iteration)
+    count = 2 * (t1 - t0 + 1)
+    key = batch_key(rng_state)
+    if baseline_kind == 6:
+      if weighting == 2:
+        for i in range(regrets.shape[0]):
+          catch_up(regrets, i, num_actions[i], through, t0, log_pos, log_neg)
+        regret_matching(regrets, num_actions, strategy)
+      node_values(kind, player, infoset, child_start, num_children,
+                  edge_prob, utility, strategy, baseline)
+      touched += kind.shape[0]
+    for w in prange(workers):
+      touched += _episodes(
+          2, kind, player, infoset, child_start, num_children, edge_prob,
+          utility, utility_sum, num_actions, regrets, strategy, avg, avg_last,
+          baseline, baseline_count, baseline_kind, averaging, regret_plus,
+          epsilon, decay, t0, count, True, through, weighting, linear_until,
+          gamma, log_pos, log_neg, rng_state, key, w, workers, path_node,
+          path_action, path_reach, child_est, rec_depth, rec_node, rec_row,
+          rec_value, rec_avg, rec_scalar, rec_target, empty, empty, empty,
+          empty, empty[0], 0, empty)
+    for part in prange(workers):
+      _apply_records(kind, infoset, child_start, num_actions, regrets,
+                     strategy, avg, avg_last, baseline, baseline_count,
+                     baseline_kind, averaging, regret_plus, decay, t0, count,
+                     True, through, weighting, log_pos, log_neg, part,
+                     workers, rec_depth, rec_node, rec_row, rec_value,
+                     rec_avg, rec_scalar, rec_target, row_mark,
+                     row_list[part])
+    if baseline_kind == 5:
+      deepest = 0
+      for k in range(count):
+        deepest = max(deepest, rec_depth[k])
+        touched += rec_depth[k]
+      for level in range(deepest, 0, -1):
+        for part in prange(workers):
+          for k in range(part * count // workers,
+                         (part + 1) * count // workers):
+            if rec_depth[k] < level:
+              continue
+            h = rec_node[level, k]
+            if reset_mark[h] == t0:
+              continue  # Already reset in this batch (the same value).
+            reset_mark[h] = t0
+            if kind[h] == 2:
+              baseline[h] = utility[h]
+              continue
+            s = child_start[h]
+            v = 0.0
+            if kind[h] == 0:
+              for j in range(num_children[h]):
+                v += edge_prob[s + j] * baseline[s + j]
+            else:
+              i = infoset[h]
+              for j in range(num_children[h]):
+                v += strategy[i, j] * baseline[s + j]
+            baseline[h] = v
+    t0 = t1 + 1
+  return touched
+
+
+@njit(cache=True, error_model="numpy")
+def _apply_records(kind, infoset, child_start, num_actions, regrets,
+                   strategy, avg, avg_last, baseline, baseline_count,
+                   baseline_kind, averaging, regret_plus, decay,
+                   first_iteration, num_episodes, learn_baselines, through,
+                   weighting, log_pos, log_neg, part, parts, rec_depth,
+                   rec_node, rec_row, rec_value, rec_avg, rec_scalar,
+                   rec_target, row_mark, row_list):
+  """Phase 2 of a batch for the rows of worker `part` (row % parts == part):
+  every record, in episode order, applied as `run_episodes` applies an
+  episode's increments (RM+ clipping after each, optimistic averaging's
+  catch-up with c_I, running means), then sigma of the row recomputed.
+
+  Rows are infosets for the regrets, sigma and the average, and for the
+  thesis and learned baselines; baseline slots (child node ids) for the
+  history baseline.
+  """
+  num_infosets = regrets.shape[0]
+  max_actions = regrets.shape[1]
+  changed = 0
+  for k in range(num_episodes):
+    update_player = k % 2
+    t = first_iteration + k // 2
+    for d in range(rec_depth[k]):
+      code = rec_row[k, d]
+      iset = code >> 1
+      if code >= 0 and iset % parts == part:
+        c = num_actions[iset]
+        if code & 1:
+          if weighting == 2:
+            catch_up(regrets, iset, c, through, t, log_pos, log_neg)
+          for j in range(c):
+            regrets[iset, j] += rec_value[k, d, j]
+            if regret_plus and regrets[iset, j] < 0.0:
+              regrets[iset, j] = 0.0
+          if averaging == 0:
+            for j in range(c):
+              avg[iset, j] += rec_avg[k, d, j]
+          if row_mark[iset] != first_iteration:
+            row_mark[iset] = first_iteration
+            row_list[changed] = iset
+            changed += 1
+        elif averaging == 1:
+          if regret_plus:
+            last = avg_last[iset]
+            w = 0.5 * (t * (t + 1) - last * (last + 1)) * rec_scalar[k, d]
+          else:
+            w = (t - avg_last[iset]) * rec_scalar[k, d]
+          for j in range(c):
+            avg[iset, j] += w * rec_avg[k, d, j]
+          avg_last[iset] = t
+      if learn_baselines and (baseline_kind == 1 or baseline_kind == 3
+                              or baseline_kind == 4):
+        n = rec_node[d, k]
+        s = child_start[n]
+        base = baseline_base(baseline_kind, kind[n], infoset[n], s,
+                             update_player, num_infosets, max_actions)
+        if base < 0:
+          continue
+        slot = base + rec_node[d + 1, k] - s
+        owner = slot if baseline_kind == 4 else infoset[n]
+        if owner % parts == part:
+          _learn_baseline(baseline, baseline_count, baseline_kind, slot,
+                          update_player * num_infosets + infoset[n],
+                          rec_target[k, d], decay)
+  for m in range(changed):
+    iset = row_list[m]
+    regret_matching_row(regrets, iset, num_actions[iset], strategy, iset)

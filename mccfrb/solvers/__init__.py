@@ -6,9 +6,11 @@ from mccfrb.solvers.base import OptimisticAverageMixin
 from mccfrb.solvers.base import TabularSolverBase
 from mccfrb.solvers.base import WEIGHTINGS
 from mccfrb.solvers.base import check_num_iterations
+from mccfrb.solvers.base import load_solver
 from mccfrb.solvers.cfr import CFR_VARIANTS
 from mccfrb.solvers.cfr import CFRSolver
 from mccfrb.solvers.external import ES_AVERAGINGS
+from mccfrb.solvers.external import AverageType
 from mccfrb.solvers.external import PRUNINGS
 from mccfrb.solvers.external import ExternalSamplingSolver
 from mccfrb.solvers.outcome import AVERAGINGS
@@ -19,3 +21,6 @@ from mccfrb.solvers.outcome import REGRETS
 from mccfrb.solvers.public import PUBLIC_BASELINES
 from mccfrb.solvers.public import SAMPLINGS
 from mccfrb.solvers.public import PublicSamplingSolver
+from mccfrb.solvers.mcts import OPPONENTS
+from mccfrb.solvers.mcts import SmoothUCTSolver
+from mccfrb.solvers.mcts import UCTSolver

@@ -1,19 +1,21 @@
 """The solvers' shared interface: game and tree, policies, save and load,
 option checks, and the lazy iteration weighting of the sampling solvers."""
 
+import contextlib
 import inspect
 import json
-import os
 from typing import NamedTuple
-import uuid
 import zipfile
 
+import numba
 import numpy as np
 
+from mccfrb import files
 from mccfrb import games
 from mccfrb import policy as policy_lib
 from mccfrb import tree as tree_lib
 from mccfrb.kernels import exact
+from mccfrb.kernels import rng as rng_lib
 
 
 def check_choice(kind, value, allowed):
@@ -36,6 +38,45 @@ def check_num_iterations(num_iterations):
       or not isinstance(num_iterations, (int, np.integer)) or num_iterations < 0):
     raise ValueError("num_iterations must be a non-negative integer, got "
                      f"{num_iterations!r}.")
+
+
+# The batch size of the threaded sampling solvers when `threads` > 1 and no
+# batch is given (README, "Threads").
+DEFAULT_BATCH = 1024
+
+
+def check_threads(threads, batch, default=DEFAULT_BATCH):
+  """Validates `threads=` and `batch=` of a sampling solver.
+
+  Returns:
+    The batch size to run with: None (episodes one after the other, the
+    unthreaded algorithm) when threads == 1 and batch is None, `default`
+    when threads > 1 and batch is None, else `batch`.
+  """
+  for name, value, allow_none in (("threads", threads, False),
+                                  ("batch", batch, True)):
+    if value is None and allow_none:
+      continue
+    if (isinstance(value, bool) or not isinstance(value, (int, np.integer))
+        or value < 1):
+      raise ValueError(f"{name} must be a positive integer"
+                       f"{' or None' if allow_none else ''}, got {value!r}.")
+  if batch is None and threads > 1:
+    return default
+  return None if batch is None else int(batch)
+
+
+@contextlib.contextmanager
+def numba_threads(threads):
+  """Runs the body with numba's thread count set to `threads`, capped by
+  NUMBA_NUM_THREADS (numba's pool size), and restores it afterwards."""
+  previous = numba.get_num_threads()
+  numba.set_num_threads(
+      max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)))
+  try:
+    yield
+  finally:
+    numba.set_num_threads(previous)
 
 
 def rng_from_seed(seed):
@@ -136,8 +177,18 @@ class TabularSolverBase:
     """The current strategy as an `open_spiel.python.policy.TabularPolicy`."""
     return self._to_tabular(self.current_policy_table())
 
+  def _init_rng(self, seed):
+    """The solver's np.random.Generator (PCG64) and its state as uint64[4]
+    (`_rng_words`), which kernels advance in place (kernels/rng.py); the
+    generator itself is brought up to date when the solver is saved."""
+    self._rng = rng_from_seed(seed)
+    self._rng_words = rng_lib.pcg64_state(self._rng)
+
   def _options(self):
     raise NotImplementedError
+
+  def _tables_loaded(self):
+    """Called by `load` after the tables are restored (derived tables)."""
 
   def save(self, path):
     """Writes every table, the game, the options and the generator state.
@@ -147,6 +198,8 @@ class TabularSolverBase:
     save leaves any earlier file at `path` intact. `load` resumes
     bit-identically.
     """
+    if hasattr(self, "_rng_words"):
+      rng_lib.set_pcg64_state(self._rng, self._rng_words)
     meta = {
         "format": CHECKPOINT_FORMAT,
         "class": type(self).__name__,
@@ -157,7 +210,7 @@ class TabularSolverBase:
         "rng_state": self._rng.bit_generator.state,
     }
     tables = {name.lstrip("_"): getattr(self, name) for name in self._table_names}
-    _write_atomically(path, lambda f: np.savez(
+    files.write_atomically(path, lambda f: np.savez(
         f, meta=np.array(json.dumps(meta)), **tables))
 
   @classmethod
@@ -199,7 +252,40 @@ class TabularSolverBase:
     solver._num_iterations = meta["num_iterations"]
     solver._nodes_touched = meta["nodes_touched"]
     solver._rng.bit_generator.state = meta["rng_state"]
+    if hasattr(solver, "_rng_words"):
+      solver._rng_words[:] = rng_lib.pcg64_state(solver._rng)
+    solver._tables_loaded()
     return solver
+
+
+def load_solver(path, game=None):
+  """Restores any solver saved with `save`, whichever its class.
+
+  Reads the class name the file records and calls that class's `load`; the
+  class is looked up among all subclasses of `TabularSolverBase` (at any
+  depth), so solver classes added later load without changes here.
+
+  Args:
+    path: the checkpoint file.
+    game: optional; when given (a game string or `pyspiel.Game`), it must be
+      the game the file records.
+
+  Raises:
+    ValueError: the file is not an mccfrb checkpoint, names a class that is
+      not a known solver, or was saved for another game.
+  """
+  name = read_checkpoint(path)[0]["class"]
+  classes = {}
+  pending = [TabularSolverBase]
+  while pending:
+    cls = pending.pop()
+    classes.setdefault(cls.__name__, cls)
+    pending.extend(cls.__subclasses__())
+  del classes[TabularSolverBase.__name__]
+  if name not in classes:
+    raise ValueError(f"{path} holds a checkpoint of class {name!r}, which is "
+                     f"not a known solver; known: {', '.join(sorted(classes))}.")
+  return classes[name].load(path, game)
 
 
 CHECKPOINT_FORMAT = "mccfrb-checkpoint"
@@ -228,28 +314,6 @@ def _construct(cls, game, options, path):
     raise ValueError(f"{path} records options {differ} that {cls.__name__} "
                      "does not take.")
   return solver
-
-
-def _write_atomically(path, write):
-  """Calls `write(binary file)` on a temporary file beside `path`, then
-  renames it to `path`; on any failure the temporary file is removed and
-  `path` is left as it was."""
-  path = os.fspath(path)
-  folder, base_name = os.path.split(os.path.abspath(path))
-  tmp = os.path.join(
-      folder, f".{base_name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
-  try:
-    with open(tmp, "xb") as f:
-      write(f)
-      f.flush()
-      os.fsync(f.fileno())
-    os.replace(tmp, path)
-  except BaseException:
-    try:
-      os.unlink(tmp)
-    except OSError:
-      pass
-    raise
 
 
 def read_checkpoint(path):

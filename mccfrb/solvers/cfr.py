@@ -61,7 +61,8 @@ class CFRSolver(base.TabularSolverBase):
                passes="auto"):
     base.check_choice("variant", variant, CFR_VARIANTS)
     base.check_choice("passes", passes, PASSES)
-    self._threads = schedule_lib.check_threads(threads)
+    base.check_threads(threads, None)
+    self._threads = int(threads)
     if passes == "four_sweeps" and threads != 1:
       raise ValueError("passes='four_sweeps' runs on one thread; got "
                        f"threads={threads}.")
@@ -106,7 +107,7 @@ class CFRSolver(base.TabularSolverBase):
     if num_iterations == 0:
       return
     t = self._tree
-    with schedule_lib.numba_threads(self._threads):
+    with base.numba_threads(self._threads):
       self._nodes_touched += cfr.cfr_iterations(
           *(self._schedule.tree if self._schedule else t.kernel_args()),
           t.utility_sum, t.infoset_num_actions,

@@ -8,6 +8,7 @@ import numpy as np
 from mccfrb import tree as tree_lib
 from mccfrb.kernels import exact
 from mccfrb.kernels import outcome
+from mccfrb.kernels import rng as rng_lib
 from mccfrb.solvers import base
 
 # Baseline kind -> kernel code (see mccfrb/kernels/outcome.py).
@@ -124,6 +125,17 @@ class MCCFRbSolver(base.WeightingMixin, base.OptimisticAverageMixin,
       cumulative regrets clipped at 0 after every update, and linear
       averaging: iteration t weighs t in the average strategy, with either
       averaging).
+    threads: worker threads of `run` (numba's, capped by NUMBA_NUM_THREADS).
+      1 with batch=None (the default) runs the episodes one after the
+      other, as before threads existed.
+    batch: iterations per batch: the 2 batch episodes of a batch run in
+      parallel against the tables of the batch start, each with its own
+      random stream, and their increments are applied in a fixed order
+      (kernels/outcome.py, `run_batches`). None: unbatched with threads=1,
+      `base.DEFAULT_BATCH` otherwise. The tables depend on (seed, batch),
+      not on `threads`. Batches end at multiples of `batch` in the
+      iteration count, so `run(a); run(b)` equals `run(a + b)` when a is a
+      multiple of `batch`.
   """
 
   _table_names = ("_regrets", "_avg", "_avg_last", "_baseline",
@@ -133,7 +145,10 @@ class MCCFRbSolver(base.WeightingMixin, base.OptimisticAverageMixin,
                averaging="optimistic", baseline_decay=None, seed=None,
                max_nodes=tree_lib.DEFAULT_MAX_NODES, tree=None,
                weighting=None, linear_iterations=None, alpha=1.5, beta=0.0,
-               gamma=2.0, regret="rm+"):
+               gamma=2.0, regret="rm+", threads=1, batch=None):
+    self._batch = base.check_threads(threads, batch)
+    self._threads_option = dict(threads=int(threads),
+                                batch=None if batch is None else int(batch))
     base.check_choice("baseline", baseline, BASELINES)
     base.check_choice("averaging", averaging, AVERAGINGS)
     base.check_choice("regret", regret, REGRETS)
@@ -148,7 +163,7 @@ class MCCFRbSolver(base.WeightingMixin, base.OptimisticAverageMixin,
           "optimistic averaging's (t - c_I) catch-up assumes equal weights.")
     base.check_unit_interval("epsilon", epsilon)
     base.check_unit_interval("baseline_decay", baseline_decay, allow_none=True)
-    self._rng = base.rng_from_seed(seed)
+    self._init_rng(seed)
     self._baseline_name = baseline
     self._averaging_name = averaging
     self._epsilon = float(epsilon)
@@ -167,18 +182,52 @@ class MCCFRbSolver(base.WeightingMixin, base.OptimisticAverageMixin,
     self._avg = np.zeros(shape)
     self._avg_last = np.zeros(tree.num_infosets, dtype=np.int64)
     self._through = np.zeros(tree.num_infosets, dtype=np.int64)
+    self._strategy = np.zeros(shape)
+    self._tables_loaded()
+    self._batch_buffers = None
     size, count_size = self._baseline_sizes()
     self._baseline = np.zeros(size)
     self._baseline_count = np.zeros(count_size, dtype=np.int64)
-    self._scratch = (
-        np.zeros(tree.max_depth, dtype=np.int64),
-        np.zeros(tree.max_depth, dtype=np.int64),
-        np.zeros((tree.max_depth, tree.max_actions)),
-        np.zeros((tree.max_depth, tree.max_actions)),
-        np.zeros((tree.max_depth, 4)),
-        np.zeros(tree.max_actions),
-        np.zeros(shape if self._baseline_code == 6 else (0, tree.max_actions)),
-    )
+    self._scratch = self._path_scratch(1)[1:]
+
+  def _path_scratch(self, workers):
+    """The episode's scratch for `workers` workers (kernels/outcome.py):
+    workers, path_node, path_action, path_reach, child_est."""
+    depth, actions = max(self._tree.max_depth, 1), self._tree.max_actions
+    return (workers, np.zeros(workers * depth, dtype=np.int64),
+            np.zeros(workers * depth, dtype=np.int64),
+            np.zeros(workers * depth * 4), np.zeros(workers * actions))
+
+  def _records(self, batch, workers):
+    """The record slots of a batch of `batch` iterations (`run_batches` in
+    kernels/outcome.py): rec_depth, rec_node, rec_row, rec_value, rec_avg,
+    rec_scalar, rec_target, the predictive baseline's per-node marks, and
+    the changed rows' marks and lists of each worker."""
+    tree = self._tree
+    episodes, depth = 2 * batch, max(tree.max_depth, 1)
+    return (np.zeros(episodes, dtype=np.int64),
+            np.zeros((depth + 1, episodes), dtype=np.int64),
+            np.zeros((episodes, depth), dtype=np.int64),
+            np.zeros((episodes, depth, tree.max_actions)),
+            np.zeros((episodes, depth, tree.max_actions)),
+            np.zeros((episodes, depth)), np.zeros((episodes, depth)),
+            np.zeros(tree.num_nodes if self._baseline_code == 5 else 0,
+                     dtype=np.int64),
+            np.zeros(tree.num_infosets, dtype=np.int64),
+            np.zeros((workers, tree.num_infosets // workers + 1),
+                     dtype=np.int64))
+
+  def _batch_scratch(self):
+    """Scratch and records of a batched run (allocated once)."""
+    if self._batch_buffers is None:
+      workers = self._threads_option["threads"]
+      self._batch_buffers = (self._path_scratch(workers)
+                             + self._records(self._batch, workers))
+    return self._batch_buffers
+
+  def _tables_loaded(self):
+    exact.regret_matching(self._regrets, self._tree.infoset_num_actions,
+                          self._strategy)
 
   def _baseline_sizes(self):
     tree, code = self._tree, self._baseline_code
@@ -195,7 +244,7 @@ class MCCFRbSolver(base.WeightingMixin, base.OptimisticAverageMixin,
     return {"baseline": self._baseline_name, "epsilon": self._epsilon,
             "averaging": self._averaging_name,
             "baseline_decay": self._decay_option, "regret": self._regret_name,
-            **self._weighting}
+            **self._weighting, **self._threads_option}
 
   @property
   def baseline(self):
@@ -218,17 +267,25 @@ class MCCFRbSolver(base.WeightingMixin, base.OptimisticAverageMixin,
     if num_iterations == 0:
       return
     tree = self._tree
-    empty = self._regrets[:0]
-    self._nodes_touched += outcome.run_episodes(
-        *tree.kernel_args(), tree.utility_sum, tree.infoset_num_actions,
-        self._regrets, self._avg, self._avg_last, self._baseline,
-        self._baseline_count, self._baseline_code, self._averaging_code,
-        self._regret_code, self._epsilon, self._decay,
-        self._num_iterations + 1,
-        2 * num_iterations, False, True, self._through,
-        *self._weighting_args(self._num_iterations + num_iterations),
-        self._rng, *self._scratch, empty, empty, empty, empty, np.zeros(0), 0,
-        np.zeros((0, 0)))
+    common = (*tree.kernel_args(), tree.utility_sum, tree.infoset_num_actions,
+              self._regrets, self._strategy, self._avg, self._avg_last,
+              self._baseline, self._baseline_count, self._baseline_code,
+              self._averaging_code, self._regret_code, self._epsilon,
+              self._decay, self._num_iterations + 1)
+    weighting = self._weighting_args(self._num_iterations + num_iterations)
+    state = self._rng_words
+    if self._batch is None:
+      empty = self._regrets[:0]
+      self._nodes_touched += outcome.run_episodes(
+          False, *common, 2 * num_iterations, True, self._through,
+          *weighting, state, *self._scratch, empty, empty, empty, empty,
+          np.zeros(0), 0, np.zeros((0, 0)))
+    else:
+      buffers = self._batch_scratch()
+      with base.numba_threads(buffers[0]):
+        self._nodes_touched += outcome.run_batches(
+            *common, num_iterations, self._batch, self._through, *weighting,
+            state, *buffers)
     before = self._num_iterations
     self._num_iterations += num_iterations
     # Every ~1024 iterations, a cheap check that the tables are still finite.
@@ -248,9 +305,17 @@ class MCCFRbSolver(base.WeightingMixin, base.OptimisticAverageMixin,
         "xi < decay / 2; use a smaller baseline_decay, or baseline='learned'.",
         RuntimeWarning, stacklevel=3)
 
+  def _frozen_strategy(self, regrets):
+    if regrets is self._regrets:
+      return self._strategy
+    out = np.zeros_like(regrets)
+    exact.regret_matching(regrets, self._tree.infoset_num_actions, out)
+    return out
+
   def sample_estimates(self, num_episodes, seed=0, learn_baselines=True):
     """Samples episodes under the current strategy, frozen, for studies.
 
+    Runs single-threaded, episodes one after the other, whatever `threads`.
     Nothing of the solver changes: the episodes run on copies of the baseline
     tables (which keep learning during the sample if `learn_baselines`) and
     draw from a fresh generator seeded with `seed`.
@@ -270,14 +335,16 @@ class MCCFRbSolver(base.WeightingMixin, base.OptimisticAverageMixin,
     value_sum, value_sq = np.zeros(shape), np.zeros(shape)
     root_values = np.zeros(num_episodes)
     # The frozen strategy is sigma^{T+1}: every pending discount applied.
+    regrets = self._caught_up_regrets()
     outcome.run_episodes(
-        *tree.kernel_args(), tree.utility_sum, tree.infoset_num_actions,
-        self._caught_up_regrets(), self._avg, self._avg_last,
+        True, *tree.kernel_args(), tree.utility_sum, tree.infoset_num_actions,
+        regrets, self._frozen_strategy(regrets), self._avg, self._avg_last,
         self._baseline.copy(), self._baseline_count.copy(),
         self._baseline_code, self._averaging_code, self._regret_code,
-        self._epsilon, self._decay, self._num_iterations + 1, num_episodes, True, bool(learn_baselines),
-        self._through, 0, 0, 0.0, np.zeros(1), np.zeros(1),
-        np.random.default_rng(seed), *self._scratch, regret_sum, regret_sq,
+        self._epsilon, self._decay, self._num_iterations + 1, num_episodes,
+        bool(learn_baselines), self._through, 0, 0, 0.0, np.zeros(1),
+        np.zeros(1), rng_lib.pcg64_state(np.random.default_rng(seed)),
+        *self._scratch, regret_sum, regret_sq,
         value_sum, value_sq, root_values, 0, np.zeros((0, 0)))
     episodes = np.array([(num_episodes + 1) // 2, num_episodes // 2])
     owner = np.maximum(episodes[tree.infoset_player], 1)[:, None]
@@ -316,7 +383,7 @@ class MCCFRbSolver(base.WeightingMixin, base.OptimisticAverageMixin,
     scratch = [np.zeros(shape) for _ in range(4)]
     baseline = self._baseline.copy()
     counts = self._baseline_count.copy()
-    rng = np.random.default_rng(seed)
+    state = rng_lib.pcg64_state(np.random.default_rng(seed))
     root_values = np.zeros(continuations)
     stats = np.zeros((2, tree.max_actions + 1))
     sums = np.zeros((len(nodes), tree.max_actions + 1))
@@ -324,12 +391,12 @@ class MCCFRbSolver(base.WeightingMixin, base.OptimisticAverageMixin,
     for k, node in enumerate(nodes):
       stats[:] = 0.0
       outcome.run_episodes(
-          *tree.kernel_args(), tree.utility_sum, tree.infoset_num_actions,
-          regrets, self._avg, self._avg_last, baseline, counts,
+          True, *tree.kernel_args(), tree.utility_sum, tree.infoset_num_actions,
+          regrets, strategy, self._avg, self._avg_last, baseline, counts,
           self._baseline_code, self._averaging_code, self._regret_code,
           self._epsilon, self._decay, self._num_iterations + 1, continuations,
-          True, False, self._through, 0, 0, 0.0, np.zeros(1), np.zeros(1),
-          rng, *self._scratch, *scratch, root_values, int(node), stats)
+          False, self._through, 0, 0, 0.0, np.zeros(1), np.zeros(1),
+          state, *self._scratch, *scratch, root_values, int(node), stats)
       sums[k], squares[k] = stats
     return conditional_summary(tree, nodes, weights, sums, squares,
                                continuations)
@@ -365,12 +432,13 @@ class OutcomeSamplingSolver(MCCFRbSolver):
 
   def __init__(self, game, epsilon=0.6, averaging="stochastic", seed=None,
                max_nodes=tree_lib.DEFAULT_MAX_NODES, baseline="none",
-               baseline_decay=None, tree=None):
+               baseline_decay=None, tree=None, threads=1, batch=None):
     if baseline != "none":
       raise ValueError("OutcomeSamplingSolver has no baseline; use "
                        f"MCCFRbSolver(baseline={baseline!r}).")
     super().__init__(game, baseline="none", epsilon=epsilon,
                      averaging=averaging, baseline_decay=baseline_decay,
-                     seed=seed, max_nodes=max_nodes, tree=tree, regret="rm")
+                     seed=seed, max_nodes=max_nodes, tree=tree, regret="rm",
+                     threads=threads, batch=batch)
 
 

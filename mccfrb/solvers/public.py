@@ -6,6 +6,7 @@ from mccfrb import public as public_lib
 from mccfrb import tree as tree_lib
 from mccfrb.kernels import exact
 from mccfrb.kernels import public as public_kernel
+from mccfrb.kernels import rng as rng_lib
 from mccfrb.solvers import base
 from mccfrb.solvers import outcome
 
@@ -14,6 +15,8 @@ PUBLIC_BASELINES = {"none": 0, "history": 4, "predictive": 5, "oracle": 6}
 SAMPLINGS = {"uniform": 0, "on_policy": 1, "chance": 2}
 # The history baseline's default decay: Schmid et al.'s alpha = 0.5.
 DEFAULT_HISTORY_DECAY = 0.5
+# The batch size of threads > 1 when no batch is given (README, "Threads").
+DEFAULT_PUBLIC_BATCH = 2
 _EMPTY_STATS = np.zeros((0, 0, 0))
 
 
@@ -54,6 +57,10 @@ class PublicSamplingSolver(base.OptimisticAverageMixin, base.TabularSolverBase):
     seed: seed of the solver's `np.random.Generator`.
     max_nodes, tree: as for `MCCFRbSolver`.
     public_tree: optional `PublicTree` of `tree` (sweeps reuse one).
+    threads, batch: as for `MCCFRbSolver` (kernels/public.py,
+      `public_batches`); batch=None with threads > 1 runs batches of
+      DEFAULT_PUBLIC_BATCH iterations. Each worker thread keeps its own
+      scratch (32 bytes per tree node, about 90 per infoset).
   """
 
   _table_names = ("_regrets", "_avg", "_avg_last", "_baseline",
@@ -63,7 +70,10 @@ class PublicSamplingSolver(base.OptimisticAverageMixin, base.TabularSolverBase):
                averaging="stochastic", sampling="uniform", epsilon=0.6,
                baseline_decay="default", partition="auto", seed=None,
                max_nodes=tree_lib.DEFAULT_MAX_NODES, tree=None,
-               public_tree=None):
+               public_tree=None, threads=1, batch=None):
+    self._batch = base.check_threads(threads, batch,
+                                     default=DEFAULT_PUBLIC_BATCH)
+    self._threads = int(threads)
     base.check_choice("baseline", baseline, PUBLIC_BASELINES)
     base.check_choice("regret", regret, outcome.REGRETS)
     base.check_choice("averaging", averaging, outcome.AVERAGINGS)
@@ -73,11 +83,13 @@ class PublicSamplingSolver(base.OptimisticAverageMixin, base.TabularSolverBase):
     if baseline_decay == "default":
       baseline_decay = DEFAULT_HISTORY_DECAY if baseline == "history" else None
     base.check_unit_interval("baseline_decay", baseline_decay, allow_none=True)
-    self._rng = base.rng_from_seed(seed)
+    self._init_rng(seed)
     self._settings = dict(baseline=baseline, regret=regret,
                           averaging=averaging, sampling=sampling,
                           epsilon=float(epsilon),
-                          baseline_decay=baseline_decay, partition=partition)
+                          baseline_decay=baseline_decay, partition=partition,
+                          threads=int(threads),
+                          batch=None if batch is None else int(batch))
     self._baseline_code = PUBLIC_BASELINES[baseline]
     self._regret_code = outcome.REGRETS[regret]
     self._averaging_code = outcome.AVERAGINGS[averaging]
@@ -107,14 +119,48 @@ class PublicSamplingSolver(base.OptimisticAverageMixin, base.TabularSolverBase):
     size = t.num_nodes if self._baseline_code else 0
     self._baseline = np.zeros(size)
     self._baseline_count = np.zeros(size, dtype=np.int64)
-    num_ps = public_tree.num_public_states
-    self._scratch = (
-        np.zeros((t.num_nodes, 3)), np.zeros(t.num_nodes),
-        np.zeros(t.num_nodes), np.zeros(shape),
-        np.zeros(t.num_infosets, dtype=np.int64), np.zeros(num_ps),
-        np.zeros(t.max_actions), np.zeros(num_ps, dtype=np.int64),
-        np.zeros(num_ps, dtype=np.int64), np.zeros(num_ps), np.zeros(num_ps),
-        np.zeros(shape if self._baseline_code == 6 else (0, t.max_actions)))
+    self._scratch = self._worker_scratch(None)
+    self._batch_buffers = None
+
+  def _worker_scratch(self, workers, predicted=True):
+    """The episode's scratch (`_public_episodes`): reach, value, predicted,
+    sigma, infoset_mark, mass, child_est, visited, stack, ps_q, ps_xi,
+    strategy_scratch, increment; with a leading axis of `workers` rows
+    unless None."""
+    t = self._tree
+    lead = () if workers is None else (workers,)
+    num_ps = self._public.num_public_states
+    shape = (t.num_infosets, t.max_actions)
+    z = lambda *dims, dtype=np.float64: np.zeros(lead + dims, dtype=dtype)
+    return (z(t.num_nodes, 3), z(t.num_nodes),
+            z(t.num_nodes if predicted else 0), z(*shape),
+            z(t.num_infosets, dtype=np.int64), z(num_ps), z(t.max_actions),
+            z(num_ps, dtype=np.int64), z(num_ps, dtype=np.int64), z(num_ps),
+            z(num_ps),
+            z(*(shape if self._baseline_code == 6 else (0, t.max_actions))),
+            z(*shape))
+
+  def _batch_scratch(self):
+    """Scratch and records of `public_batches` (allocated once): the
+    per-worker scratch, the record slots sized by `record_bounds`, and the
+    public states' and workers' marks."""
+    if self._batch_buffers is None:
+      t, workers = self._tree, self._threads
+      episodes = 2 * self._batch
+      rows, edges, states = record_bounds(
+          t, self._public, self._candidate_start, self._candidates,
+          SAMPLINGS[self._settings["sampling"]] == 2)
+      z = np.zeros
+      self._batch_buffers = self._worker_scratch(workers, False) + (
+          z((episodes, rows), dtype=np.int64),
+          z((episodes, rows, t.max_actions)),
+          z((episodes, rows, t.max_actions)), z((episodes, rows)),
+          z((episodes, edges), dtype=np.int64), z((episodes, edges)),
+          z((episodes, states), dtype=np.int64),
+          z((episodes, 3), dtype=np.int64),
+          z(self._public.num_public_states, dtype=np.int64),
+          z((workers, t.num_infosets), dtype=np.int64))
+    return self._batch_buffers
 
   @property
   def public_tree(self):
@@ -127,18 +173,24 @@ class PublicSamplingSolver(base.OptimisticAverageMixin, base.TabularSolverBase):
   def _options(self):
     return dict(self._settings)
 
+  def _tree_args(self):
+    t, p = self._tree, self._public
+    return (*t.kernel_args(), t.utility_sum, t.infoset_num_actions,
+            p.node_public_state, p.ps_history_start, p.ps_histories,
+            self._parent, self._candidate_start, self._candidates)
+
+  def _codes(self):
+    s = self._settings
+    return (self._baseline_code, self._averaging_code, self._regret_code,
+            SAMPLINGS[s["sampling"]], s["epsilon"], self._decay)
+
   def _episodes(self, num_episodes, first_iteration, frozen, learn_baselines,
-                rng, regrets, baseline, baseline_count, stats, start_ps=0,
-                start_stats=None):
-    t, p, s = self._tree, self._public, self._settings
+                rng_state, regrets, baseline, baseline_count, stats,
+                start_ps=0, start_stats=None):
     return public_kernel.public_episodes(
-        *t.kernel_args(), t.utility_sum, t.infoset_num_actions,
-        p.node_public_state, p.ps_history_start, p.ps_histories,
-        self._parent, self._candidate_start, self._candidates, regrets,
-        self._avg, self._avg_last, baseline, baseline_count,
-        self._baseline_code, self._averaging_code, self._regret_code,
-        SAMPLINGS[s["sampling"]], s["epsilon"], self._decay, first_iteration,
-        num_episodes, frozen, learn_baselines, rng, *self._scratch, *stats,
+        frozen, *self._tree_args(), regrets, self._avg, self._avg_last,
+        baseline, baseline_count, *self._codes(), first_iteration,
+        num_episodes, learn_baselines, rng_state, *self._scratch, *stats,
         start_ps, _EMPTY_STATS if start_stats is None else start_stats)
 
   def run(self, num_iterations):
@@ -149,11 +201,20 @@ class PublicSamplingSolver(base.OptimisticAverageMixin, base.TabularSolverBase):
     base.check_num_iterations(num_iterations)
     if num_iterations == 0:
       return
-    empty = self._regrets[:0]
-    self._nodes_touched += self._episodes(
-        2 * num_iterations, self._num_iterations + 1, False, True, self._rng,
-        self._regrets, self._baseline, self._baseline_count,
-        (empty, empty, empty, np.zeros(0)))
+    if self._batch is None:
+      empty = self._regrets[:0]
+      self._nodes_touched += self._episodes(
+          2 * num_iterations, self._num_iterations + 1, False, True,
+          self._rng_words, self._regrets, self._baseline,
+          self._baseline_count, (empty, empty, np.zeros(0)))
+    else:
+      with base.numba_threads(self._threads):
+        self._nodes_touched += public_kernel.public_batches(
+            *self._tree_args(), self._public.ps_depth, self._regrets,
+            self._avg, self._avg_last, self._baseline, self._baseline_count,
+            *self._codes(), self._num_iterations + 1, num_iterations,
+            self._batch, self._rng_words, self._threads,
+            *self._batch_scratch())
     self._num_iterations += num_iterations
 
   def sample_estimates(self, num_episodes, seed=0, learn_baselines=True):
@@ -171,10 +232,11 @@ class PublicSamplingSolver(base.OptimisticAverageMixin, base.TabularSolverBase):
     regret_sum, regret_sq = np.zeros(shape), np.zeros(shape)
     root_values = np.zeros(num_episodes)
     self._episodes(num_episodes, self._num_iterations + 1, True,
-                   bool(learn_baselines), np.random.default_rng(seed),
+                   bool(learn_baselines),
+                   rng_lib.pcg64_state(np.random.default_rng(seed)),
                    self._regrets, self._baseline.copy(),
                    self._baseline_count.copy(),
-                   (np.zeros(shape), regret_sum, regret_sq, root_values))
+                   (regret_sum, regret_sq, root_values))
     episodes = np.array([(num_episodes + 1) // 2, num_episodes // 2])
     owner = np.maximum(episodes[self._tree.infoset_player], 1)[:, None]
     regret_mean = regret_sum / owner
@@ -250,11 +312,10 @@ class PublicSamplingSolver(base.OptimisticAverageMixin, base.TabularSolverBase):
     exact.reach_probabilities(*t.kernel_args()[:6], strategy, own)
     reach = self._scratch[0]
     shape = self._regrets.shape
-    frozen = (np.zeros(shape), np.zeros(shape), np.zeros(shape),
-              np.zeros(continuations))
+    frozen = (np.zeros(shape), np.zeros(shape), np.zeros(continuations))
     baseline = self._baseline.copy()
     counts = self._baseline_count.copy()
-    rng = np.random.default_rng(seed)
+    rng_state = rng_lib.pcg64_state(np.random.default_rng(seed))
     nodes, weights, sums, squares = [], [], [], []
     for s in range(1, p.num_public_states):
       histories = p.histories(s)
@@ -273,7 +334,8 @@ class PublicSamplingSolver(base.OptimisticAverageMixin, base.TabularSolverBase):
       reach[histories, 2] = own[histories, 1 - i]
       stats = np.zeros((len(histories), 2, t.max_actions + 1))
       self._episodes(continuations, self._num_iterations + 1, True, False,
-                     rng, self._regrets, baseline, counts, frozen, s, stats)
+                     rng_state, self._regrets, baseline, counts, frozen, s,
+                     stats)
       nodes.append(histories[measured])
       weights.append(np.full(measured.sum(), q[s]))
       sums.append(stats[measured, 0])
@@ -281,3 +343,36 @@ class PublicSamplingSolver(base.OptimisticAverageMixin, base.TabularSolverBase):
     return outcome.conditional_summary(
         t, np.concatenate(nodes), np.concatenate(weights),
         np.concatenate(sums), np.concatenate(squares), continuations)
+
+
+def record_bounds(tree, public_tree, candidate_start, candidates, explore):
+  """The most records one episode of `public_batches` can write: (infoset
+  rows, history-baseline edges, visited public states).
+
+  A dynamic programme over the public tree, children first: a public state
+  contributes its infosets (rows), its histories (edges into it, but the
+  root's) and itself; an episode continues into one candidate child (the
+  maximum over them) or, with public chance sampling (`explore`) at a
+  public state of decisions, into every candidate (the sum).
+  """
+  p = public_tree
+  num_ps = p.num_public_states
+  rows, edges, states = (np.zeros(num_ps, dtype=np.int64) for _ in range(3))
+  decision = tree.node_kind[p.ps_histories] == tree_lib.DECISION
+  owner = np.repeat(np.arange(num_ps), np.diff(p.ps_history_start))
+  infosets = np.unique(np.stack([owner[decision],
+                                 tree.node_infoset[p.ps_histories[decision]]]),
+                       axis=1)
+  own_rows = np.bincount(infosets[0], minlength=num_ps)
+  own_edges = np.diff(p.ps_history_start)
+  own_edges[0] = 0
+  first_kind = tree.node_kind[p.ps_histories[p.ps_history_start[:-1]]]
+  for s in range(num_ps - 1, -1, -1):  # Children have larger ids.
+    children = candidates[candidate_start[s]:candidate_start[s + 1]]
+    agg = np.sum if explore and first_kind[s] != tree_lib.CHANCE else np.max
+    below = [0, 0, 0] if len(children) == 0 else [
+        int(agg(table[children])) for table in (rows, edges, states)]
+    rows[s] = own_rows[s] + below[0]
+    edges[s] = own_edges[s] + below[1]
+    states[s] = 1 + below[2]
+  return int(max(rows[0], 1)), int(max(edges[0], 1)), int(states[0])

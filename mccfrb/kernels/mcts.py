@@ -1,0 +1,195 @@
+"""Information-set MCTS: UCT and Smooth UCT, one kernel for both.
+
+Extensive-form MCTS of seed 003 (Algorithms 1-3, from Heinrich 2017) and
+Heinrich & Silver, "Smooth UCT Search in Computer Poker", IJCAI 2015;
+ALGORITHMS.md, "UCT and Smooth UCT". Each player i has its own search tree
+T^i whose nodes are i's information states u^i, here the infoset ids of the
+compiled tree; a node is in T^i once its visit count N(u) is positive.
+
+One simulation samples a root-to-terminal path of the compiled tree:
+  - chance nodes: an outcome by its probability;
+  - a decision node of player i that is out of tree for i in this simulation
+    (i expanded a node earlier on the path), or whose player is the fixed
+    uniform opponent: a uniform action (the rollout policy);
+  - u^i not in T^i: expand it (its first update makes N(u) = 1), take a
+    uniform action, and mark i out of tree for the rest of the simulation;
+  - u^i in T^i: SELECT(u^i):
+      UCT (Algorithm 2):  argmax_a Q(u, a) + c sqrt(log N(u) / N(u, a)),
+        actions with N(u, a) = 0 first (lowest index; ties: lowest index);
+      Smooth UCT (Algorithm 3): with probability
+        eta = max(gamma, eta0 / (1 + d sqrt(N(u)))) the UCT choice, otherwise
+        a sample of the average strategy N(u, a) / N(u).
+At the terminal z every expanded or selected (u, a) on the path is updated
+(UPDATE of Algorithm 2) with r, the return of u's player:
+  N(u) += 1, N(u, a) += 1, Q(u, a) += (r - Q(u, a)) / N(u, a).
+Q is in the acting player's utility; the average strategy N(u, a) / N(u)
+counts every selection, including the expanding one.
+
+Random numbers, in path order, one np.random.Generator draw each: a chance
+node, a rollout or expansion action (a = floor(U * count)), and at a Smooth
+UCT selection U_1 < eta for the UCT branch, else U_2 * N(u) placed on the
+cumulative counts. UCT selections draw nothing.
+"""
+
+import math
+
+from numba import njit
+
+
+@njit(cache=True, error_model="numpy")
+def _uniform_action(u, count):
+  """floor(u * count), kept below count against rounding."""
+  a = int(u * count)
+  return count - 1 if a >= count else a
+
+
+@njit(cache=True, error_model="numpy")
+def ucb_action(visits, counts, values, infoset, num_actions, c):
+  """argmax_a Q(u, a) + c sqrt(log N(u) / N(u, a)) (seed 003 Eq. 2.10).
+
+  Untried actions (N(u, a) = 0) come first, the lowest index; ties go to
+  the lowest index.
+  """
+  log_n = math.log(visits[infoset])
+  best = 0
+  best_value = -math.inf
+  for a in range(num_actions):
+    n = counts[infoset, a]
+    if n == 0:
+      return a
+    v = values[infoset, a] + c * math.sqrt(log_n / n)
+    if v > best_value:
+      best_value = v
+      best = a
+  return best
+
+
+@njit(cache=True, error_model="numpy")
+def smooth_eta(n, gamma, eta0, d):
+  """eta = max(gamma, eta0 / (1 + d sqrt(N(u)))) (seed 003 Algorithm 3)."""
+  eta = eta0 / (1.0 + d * math.sqrt(n))
+  return gamma if eta < gamma else eta
+
+
+@njit(cache=True, error_model="numpy")
+def simulations(kind, player, infoset, child_start, num_children, edge_prob,
+                utility, utility_sum, infoset_player, visits, counts, values,
+                smooth, c, gamma, eta0, d, opponent_uniform, first_simulation,
+                num_simulations, rng, path_infoset, path_action, reward_sum):
+  """Runs MCTS simulations on the compiled tree; tables change in place.
+
+  Simulation k (counted from 0 over the solver's life: `first_simulation`
+  + the index in this call) trains both players (self-play) or, with
+  `opponent_uniform`, the learner k % 2 against a uniform opponent, so an
+  iteration of two simulations trains each seat once.
+
+  Args:
+    infoset_player: int8[I], the player of each infoset.
+    visits: int64[I], N(u); counts: int64[I, A], N(u, a); values:
+      float64[I, A], Q(u, a) in the acting player's utility.
+    smooth: 0 UCT, 1 Smooth UCT.
+    c, gamma, eta0, d: the UCB exploration constant and Smooth UCT's
+      mixing schedule.
+    opponent_uniform: train one learner per simulation against a uniform
+      opponent (seed 003, Experiment 1).
+    rng: np.random.Generator, advanced in place.
+    path_infoset, path_action: int64[max_depth] scratch.
+    reward_sum: float64[2], add per seat the returns of the simulations
+      (with opponent_uniform: of the simulations where the seat learned).
+
+  Returns:
+    The number of tree nodes visited, terminals included.
+  """
+  touched = 0
+  for k in range(num_simulations):
+    learner = (first_simulation + k) % 2
+    out0 = False
+    out1 = False
+    n = 0
+    depth = 0
+    while kind[n] != 2:
+      touched += 1
+      s = child_start[n]
+      count = num_children[n]
+      if kind[n] == 0:
+        u = rng.random()
+        a = -1
+        cumulative = 0.0
+        for j in range(count):
+          p = edge_prob[s + j]
+          if p > 0.0:
+            a = j
+            cumulative += p
+            if u < cumulative:
+              break
+      else:
+        p = player[n]
+        i = infoset[n]
+        rollout = (opponent_uniform and p != learner) or (
+            out0 if p == 0 else out1)
+        if rollout:
+          a = _uniform_action(rng.random(), count)
+        else:
+          if visits[i] == 0:
+            a = _uniform_action(rng.random(), count)
+            if p == 0:
+              out0 = True
+            else:
+              out1 = True
+          elif smooth and rng.random() >= smooth_eta(visits[i], gamma, eta0,
+                                                     d):
+            threshold = rng.random() * visits[i]
+            a = count - 1
+            cumulative = 0
+            for j in range(count):
+              cumulative += counts[i, j]
+              if threshold < cumulative:
+                a = j
+                break
+          else:
+            a = ucb_action(visits, counts, values, i, count, c)
+          path_infoset[depth] = i
+          path_action[depth] = a
+          depth += 1
+      n = s + a
+    touched += 1
+    r0 = utility[n]
+    r1 = utility_sum - r0
+    for m in range(depth):
+      i = path_infoset[m]
+      a = path_action[m]
+      r = r0 if infoset_player[i] == 0 else r1
+      visits[i] += 1
+      counts[i, a] += 1
+      values[i, a] += (r - values[i, a]) / counts[i, a]
+    if opponent_uniform:
+      reward_sum[learner] += r0 if learner == 0 else r1
+    else:
+      reward_sum[0] += r0
+      reward_sum[1] += r1
+  return touched
+
+
+@njit(cache=True, error_model="numpy")
+def selection_policy(visits, counts, values, num_actions, smooth, c, gamma,
+                     eta0, d, out):
+  """The policy SELECT would play at every infoset next; fills `out`.
+
+  In the tree: UCT's choice (probability 1), mixed for Smooth UCT with the
+  average strategy as eta * UCT + (1 - eta) * N(u, a) / N(u). Out of the
+  tree: uniform (the rollout policy).
+  """
+  for i in range(visits.shape[0]):
+    count = num_actions[i]
+    for a in range(out.shape[1]):
+      out[i, a] = 0.0
+    if visits[i] == 0:
+      for a in range(count):
+        out[i, a] = 1.0 / count
+      continue
+    eta = 1.0
+    if smooth:
+      eta = smooth_eta(visits[i], gamma, eta0, d)
+      for a in range(count):
+        out[i, a] = (1.0 - eta) * counts[i, a] / visits[i]
+    out[i, ucb_action(visits, counts, values, i, count, c)] += eta

@@ -1,0 +1,137 @@
+"""The HTTP face of a `PlaySession`: the page and a small JSON API.
+
+  GET  /                the page (static/index.html, play.js, play.css)
+  GET  /api/state       the match and the current hand
+  POST /api/new_hand    {"after": last hand id or null} -> deals the next hand
+  POST /api/act         {"hand_id": ..., "action": OpenSpiel action id}
+
+Every answer of the API is JSON; a refused request gets a 4xx status and
+{"error": "..."}, and the server goes on serving. Standard library only
+(`http.server.ThreadingHTTPServer`).
+"""
+
+import http.server
+import importlib.resources
+import json
+import socket
+
+from mccfrb.play import session as session_lib
+
+STATIC = {"/": ("index.html", "text/html; charset=utf-8"),
+          "/index.html": ("index.html", "text/html; charset=utf-8"),
+          "/play.js": ("play.js", "text/javascript; charset=utf-8"),
+          "/play.css": ("play.css", "text/css; charset=utf-8")}
+MAX_BODY = 1 << 16
+
+
+def _static(name):
+  return (importlib.resources.files("mccfrb.play") / "static" / name).read_bytes()
+
+
+def _json_body(handler):
+  """The request's JSON object; PlayError for anything else."""
+  try:
+    length = int(handler.headers.get("Content-Length", "0"))
+  except ValueError:
+    raise session_lib.PlayError(400, "bad Content-Length header.") from None
+  if length > MAX_BODY:
+    raise session_lib.PlayError(413, f"request body over {MAX_BODY} bytes.")
+  raw = handler.rfile.read(length) if length > 0 else b""
+  try:
+    body = json.loads(raw or b"{}")
+  except ValueError:
+    raise session_lib.PlayError(400, "the request body is not valid JSON.") from None
+  if not isinstance(body, dict):
+    raise session_lib.PlayError(400, "the request body must be a JSON object.")
+  return body
+
+
+def _require(body, key):
+  if key not in body:
+    raise session_lib.PlayError(400, f"the request lacks {key!r}.")
+  return body[key]
+
+
+def _handler_class(session, quiet):
+  """A request handler class bound to `session`."""
+
+  class Handler(http.server.BaseHTTPRequestHandler):
+    """Serves the page and the JSON API of one session."""
+
+    server_version = "mccfrb-play"
+
+    def log_message(self, fmt, *args):  # pylint: disable=arguments-differ
+      if not quiet:
+        super().log_message(fmt, *args)
+
+    def _send(self, status, body, content_type):
+      self.send_response(status)
+      self.send_header("Content-Type", content_type)
+      self.send_header("Content-Length", str(len(body)))
+      self.send_header("Cache-Control", "no-store")
+      self.end_headers()
+      self.wfile.write(body)
+
+    def _send_json(self, status, obj):
+      self._send(status, json.dumps(obj, ensure_ascii=False).encode("utf-8"),
+                 "application/json; charset=utf-8")
+
+    def _answer(self, compute):
+      try:
+        self._send_json(200, compute())
+      except session_lib.PlayError as e:
+        self._send_json(e.status, {"error": str(e)})
+
+    def _path(self):
+      return self.path.split("?", 1)[0]
+
+    def do_GET(self):  # pylint: disable=invalid-name
+      path = self._path()
+      if path in STATIC:
+        name, content_type = STATIC[path]
+        self._send(200, _static(name), content_type)
+      elif path == "/api/state":
+        self._answer(session.to_json)
+      elif path in POST_ROUTES:
+        self._send_json(405, {"error": f"{path} takes POST, not GET."})
+      else:
+        self._send_json(404, {"error": f"no such page: {path}"})
+
+    def do_POST(self):  # pylint: disable=invalid-name
+      path = self._path()
+      route = POST_ROUTES.get(path)
+      if route is None:
+        self._send_json(404 if path not in STATIC and path != "/api/state"
+                        else 405, {"error": f"cannot POST to {path}"})
+        return
+      self._answer(lambda: route(_json_body(self)))
+
+  POST_ROUTES = {
+      "/api/new_hand": lambda body: session.new_hand(body.get("after")),
+      "/api/act": lambda body: session.act(_require(body, "hand_id"),
+                                           _require(body, "action")),
+  }
+  return Handler
+
+
+def make_server(session, host="127.0.0.1", port=0, quiet=True):
+  """A `ThreadingHTTPServer` for `session` (port 0: any free port).
+
+  Call `serve_forever()` on it (in a thread for tests) and `shutdown()` /
+  `server_close()` to stop. Raises OSError when the address is taken.
+  """
+  cls = http.server.ThreadingHTTPServer
+  if ":" in host:  # An IPv6 address.
+    cls = type("ThreadingHTTPServerV6", (cls,),
+               {"address_family": socket.AF_INET6})
+  server = cls((host, port), _handler_class(session, quiet))
+  server.daemon_threads = True
+  return server
+
+
+def url(server):
+  """The address a browser opens for `server`."""
+  host, port = server.server_address[:2]
+  if ":" in host:
+    host = f"[{host}]"
+  return f"http://{host}:{port}/"
