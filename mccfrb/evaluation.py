@@ -44,9 +44,10 @@ def best_response_values(tree, strategy, threads=1):
   Args:
     tree: a `GameTree`.
     strategy: float64[I, A].
-    threads: numba threads (default 1): the subtrees of the tree's schedule
-      and the infosets of a level are shared out; the values do not depend
-      on the thread count.
+    threads: numba threads (default 1; at most numba's pool,
+      NUMBA_NUM_THREADS): the subtrees of the tree's schedule and the
+      infosets of a level are shared out; the values do not depend on the
+      thread count.
   """
   base.check_threads(threads, None)
   schedule = schedule_lib.schedule_of(tree)

@@ -41,9 +41,10 @@ class CFRSolver(base.TabularSolverBase):
     variant: one of CFR_VARIANTS.
     alpha, beta, gamma: DCFR's parameters (variant "discounted" only).
     max_nodes, tree: as for `MCCFRbSolver`.
-    threads: numba threads for one solve (default 1): the subtrees below
-      the schedule's frontier (mccfrb/schedule.py) and the infosets of the
-      updating player are shared out; the tables do not depend on it.
+    threads: numba threads for one solve (default 1; at most numba's pool,
+      NUMBA_NUM_THREADS): the subtrees below the schedule's frontier
+      (mccfrb/schedule.py) and the infosets of the updating player are
+      shared out; the tables do not depend on it.
     passes: "sweeps" (two sweeps of the tree per player and iteration that
       skip zero-reach subtrees, on any number of threads), "four_sweeps"
       (the former kernel's four sweeps of the tree per player and
