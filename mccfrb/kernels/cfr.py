@@ -38,6 +38,7 @@ from mccfrb.kernels.exact import node_values
 from mccfrb.kernels.exact import reach_probabilities
 from mccfrb.kernels.exact import regret_matching
 from mccfrb.kernels.exact import regret_matching_row
+from mccfrb.kernels.exact import task_range
 
 FOUR_SWEEPS = 0
 SWEEPS = 1
@@ -108,11 +109,8 @@ def _reach_down(first, last, prune, kind, player, infoset, child_start,
   visited in task k (a prange reduction cannot sum what an inner loop
   counts).
   """
-  top = task_start.shape[0]
   for k in prange(first, last):
-    listed = k == top
-    lo = 0 if listed else task_start[k]
-    hi = top_nodes.shape[0] if listed else task_end[k]
+    listed, lo, hi = task_range(k, top_nodes, task_start, task_end)
     resume = lo
     skipped = 0
     for m in range(lo, hi):
@@ -171,11 +169,8 @@ def _values_up(first, last, p, prune, zero_chance, kind, player, infoset,
   delta[m, 1 + a] = pi_{-p}(h) (v_p(h a) - v_p(h)). Writes visited[k], the
   nodes visited in task k.
   """
-  top = task_start.shape[0]
   for k in prange(first, last):
-    listed = k == top
-    lo = 0 if listed else task_start[k]
-    hi = top_nodes.shape[0] if listed else task_end[k]
+    listed, lo, hi = task_range(k, top_nodes, task_start, task_end)
     resume = hi
     skipped = 0
     for m in range(hi - 1, lo - 1, -1):

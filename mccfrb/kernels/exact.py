@@ -409,6 +409,15 @@ def subtree_ends(kind, child_start, num_children, end):
     end[n] = e
 
 
+@njit(cache=True)
+def task_range(k, top_nodes, task_start, task_end):
+  """(listed, lo, hi) of task k of a schedule (mccfrb/schedule.py): for the
+  top (k = T) the nodes top_nodes[lo:hi] (listed), else the ids lo .. hi - 1."""
+  if k == task_start.shape[0]:
+    return True, 0, top_nodes.shape[0]
+  return False, int(task_start[k]), int(task_end[k])
+
+
 @njit(cache=True, error_model="numpy", parallel=True)
 def _opponent_reach_down(first, last, kind, player, infoset, child_start,
                          num_children, edge_prob, strategy, br_player,
@@ -416,11 +425,8 @@ def _opponent_reach_down(first, last, kind, player, infoset, child_start,
   """pi_{-i}(h) (chance and the opponent of `br_player`) top-down over the
   tasks first .. last - 1 of a schedule (T: the top), one thread each: the
   products `best_response_value` computes."""
-  top = task_start.shape[0]
   for k in prange(first, last):
-    listed = k == top
-    lo = 0 if listed else task_start[k]
-    hi = top_nodes.shape[0] if listed else task_end[k]
+    listed, lo, hi = task_range(k, top_nodes, task_start, task_end)
     for m in range(lo, hi):
       n = top_nodes[m] if listed else m
       kn = kind[n]
