@@ -10,19 +10,22 @@ t^alpha / (t^alpha + 1) and negative ones by t^beta / (t^beta + 1) (Brown and
 Sandholm 2019; LCFR is alpha = beta = gamma = 1), and the current strategy is
 recomputed by regret matching.
 
-Two pass structures (the `passes` code), equal tables (BUILD_NOTES.md, "Exact
-CFR family"):
+Two pass structures (the `passes` code), equal tables bit for bit (with
+LCFR/DCFR discounting a zero regret may differ in sign; BUILD_NOTES.md,
+"Exact CFR family"):
   FOUR_SWEEPS (0): the original structure, kept as the yardstick of the
     benchmark and the tests: per pass, a top-down sweep for every reach, a
     bottom-up sweep for every value, a sweep over all nodes for the updates,
     a loop over p's infosets and regret matching of every infoset.
   SWEEPS (1): per pass, one top-down sweep for the opponent's reach (the
-    only reach that changed since the previous pass) and one bottom-up sweep
+    only reach that changed since the previous pass: p's own reach is the
+    one the previous pass swept, kept per decision node for p's averages)
+    and one bottom-up sweep
     for the values that also stores p's regret increments in slots, over a
     schedule of independent subtree tasks below a frontier depth
-    (mccfrb/schedule.py); the bottom-up sweep skips every subtree where the
-    opponent's or chance's reach is 0 (seed 002: "prune histories whose
-    opponent's reach is zero"). Then one loop over p's infosets adds each
+    (mccfrb/schedule.py); both sweeps skip subtrees where the opponent's
+    or chance's reach has an exact zero factor (seed 002: "prune histories
+    whose opponent's reach is zero"). Then one loop over p's infosets adds each
     infoset's regret and average terms in ascending node id order (the
     order of the four sweeps' sums), clips or discounts and regret-matches.
     Tasks and infosets run on numba's threads; the tables do not depend on

@@ -18,10 +18,9 @@ CFR_VARIANTS = {
 # Pass structures of kernels/cfr.py (equal tables; BUILD_NOTES.md).
 PASSES = {"auto": None, "sweeps": cfr.SWEEPS, "four_sweeps": cfr.FOUR_SWEEPS}
 # passes="auto" runs the two sweeps on trees of at least this many nodes
-# (or with threads > 1) and the four sweeps below: the two sweeps cost a
-# few microseconds more per iteration and more per node while a tree fits
-# in cache (Leduc, 9,457 nodes: 0.8x; goofspiel 4, 26,773: 1.2-1.3x;
-# BUILD_NOTES.md, "Exact CFR family").
+# (or with threads > 1) and the four sweeps below, where they are faster
+# (two sweeps / four sweeps: Leduc, 9,457 nodes, 0.77-0.82; goofspiel 4,
+# 26,773 nodes, 1.15-1.20; README, "Faster exact CFR").
 AUTO_MIN_NODES = 16_384
 
 
