@@ -38,7 +38,8 @@ Sections:
     strings, returns) and stores nothing; value is the tree's bytes per
     node.
   scaling: iterations per second of the sampling solvers' defaults
-    (MCCFRbSolver, PublicSamplingSolver, ExternalSamplingSolver) at each of
+    (MCCFRbSolver, PublicSamplingSolver, ExternalSamplingSolver,
+    SmoothUCTSolver: an iteration is two simulations) at each of
     --threads threads with the solver's default batch size; ratio = rate
     at k threads / rate at 1 thread with the same batch size (the same
     tables: they do not depend on the thread count); vs_unbatched = rate /
@@ -284,7 +285,7 @@ def cfr_rows(seconds, repeats):
 
 
 def cfr_goofspiel5_rows(seconds, repeats):
-  """The two pass structures on goofspiel 5 (no OpenSpiel rate: its CFR
+  """The pass structures on goofspiel 5 (no OpenSpiel rate: its CFR
   takes minutes an iteration here)."""
   game = mccfrb.load_game(GOOFSPIEL5)
   tree = mccfrb.compile_tree(game)
@@ -412,6 +413,8 @@ def scaling_sampling_rows(seconds, repeats, threads):
         ("public_plus_predictive", lambda **kw: mccfrb.PublicSamplingSolver(
             game, seed=0, tree=tree, public_tree=public, **kw)),
         ("mccfrb_es", lambda **kw: mccfrb.ExternalSamplingSolver(
+            game, seed=0, tree=tree, **kw)),
+        ("smooth_uct", lambda **kw: mccfrb.SmoothUCTSolver(
             game, seed=0, tree=tree, **kw))]:
       unbatched = iterations_per_second(make().run, seconds, repeats)
       batch = make(threads=2)._batch  # The default batch size.

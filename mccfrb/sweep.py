@@ -317,11 +317,22 @@ def _run_local(items, jobs, on_done):
     for index, task in items:
       on_done(index, run_task(task))
     return
-  os.environ["NUMBA_NUM_THREADS"] = "1"  # Inherited by the workers.
   context = multiprocessing.get_context("spawn")
-  # Pool.__exit__ terminates the workers, also on KeyboardInterrupt, so an
-  # interrupted sweep does not wait for the runs in progress.
-  with context.Pool(jobs, initializer=_ignore_sigint) as pool:
+  # The workers inherit NUMBA_NUM_THREADS=1 when they are spawned; the
+  # caller's value is restored at once (numba refuses to see it change once
+  # its threads run). Pool.__exit__ terminates the workers, also on
+  # KeyboardInterrupt, so an interrupted sweep does not wait for the runs in
+  # progress.
+  previous = os.environ.get("NUMBA_NUM_THREADS")
+  os.environ["NUMBA_NUM_THREADS"] = "1"
+  try:
+    pool = context.Pool(jobs, initializer=_ignore_sigint)
+  finally:
+    if previous is None:
+      del os.environ["NUMBA_NUM_THREADS"]
+    else:
+      os.environ["NUMBA_NUM_THREADS"] = previous
+  with pool:
     for index, rows in pool.imap_unordered(_run_indexed, items):
       on_done(index, rows)
 

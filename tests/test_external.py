@@ -9,7 +9,7 @@ from mccfrb import reference
 from tests.conftest import GOOFSPIEL4
 from tests.conftest import check_batch_boundaries
 from tests.conftest import check_threads_do_not_matter
-from tests.conftest import exploitability_curves
+from tests.conftest import check_two_threads_converge
 from tests.conftest import fingerprint_run
 
 OPTIONS = [
@@ -207,10 +207,5 @@ def test_two_threads_converge_as_one_on_leduc():
   # (8) against the unbatched solver, seeds 0-4; batches of 16 are 5-10%
   # worse from 2^12 iterations on (README, "Threads":
   # python -m experiments.measurements --sets=batching).
-  tree = mccfrb.compile_tree("leduc_poker")
-  curves = [exploitability_curves(
-      lambda seed, k=k: mccfrb.ExternalSamplingSolver(
-          "leduc_poker", seed=seed, tree=tree, threads=k),
-      tree, (2**10, 2**12, 2**14, 2**16)) for k in (1, 2)]
-  assert mccfrb.ExternalSamplingSolver("kuhn_poker", threads=2)._batch == 8
-  assert (curves[1].mean(axis=0) <= curves[0].max(axis=0)).all(), curves
+  check_two_threads_converge(mccfrb.ExternalSamplingSolver,
+                             (2**10, 2**12, 2**14, 2**16), 8)

@@ -13,7 +13,7 @@ from mccfrb.kernels import exact
 from tests.conftest import GOOFSPIEL4
 from tests.conftest import check_batch_boundaries
 from tests.conftest import check_threads_do_not_matter
-from tests.conftest import exploitability_curves
+from tests.conftest import check_two_threads_converge
 from tests.conftest import fingerprint_run
 
 KINDS = tuple(mccfrb.PUBLIC_BASELINES)
@@ -279,11 +279,7 @@ def test_two_threads_converge_as_one_on_leduc():
   # (2) against the unbatched solver, seeds 0-4; batches of 4 are already
   # a few percent worse from 2^14 iterations on (README, "Threads":
   # python -m experiments.measurements --sets=batching).
-  tree = mccfrb.compile_tree("leduc_poker")
-  public = mccfrb.public_states(tree, game="leduc_poker")
-  curves = [exploitability_curves(
-      lambda seed, k=k: mccfrb.PublicSamplingSolver(
-          "leduc_poker", seed=seed, tree=tree, public_tree=public, threads=k),
-      tree, (2**8, 2**10, 2**12, 2**14)) for k in (1, 2)]
-  assert mccfrb.PublicSamplingSolver("kuhn_poker", threads=2)._batch == 2
-  assert (curves[1].mean(axis=0) <= curves[0].max(axis=0)).all(), curves
+  check_two_threads_converge(
+      mccfrb.PublicSamplingSolver, (2**8, 2**10, 2**12, 2**14), 2,
+      lambda tree: {"public_tree": mccfrb.public_states(
+          tree, game="leduc_poker")})

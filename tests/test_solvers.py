@@ -2,6 +2,7 @@
 
 import functools
 
+import numba
 import numpy as np
 import pyspiel
 import pytest
@@ -11,10 +12,11 @@ from open_spiel.python.algorithms import outcome_sampling_mccfr as os_mccfr
 import mccfrb
 from mccfrb import reference
 from mccfrb.kernels import exact
+from mccfrb.solvers import base
 from tests.conftest import GOOFSPIEL4
 from tests.conftest import check_batch_boundaries
 from tests.conftest import check_threads_do_not_matter
-from tests.conftest import exploitability_curves
+from tests.conftest import check_two_threads_converge
 from tests.conftest import fingerprint_run
 
 # The solver with its former defaults (learned baseline, OpenSpiel's
@@ -526,10 +528,13 @@ def test_two_threads_converge_as_one_on_leduc():
   # (64 batches) on: earlier, batches of 1024 are measurably worse, as the
   # README says (section "Threads":
   # python -m experiments.measurements --sets=batching).
-  tree = mccfrb.compile_tree("leduc_poker")
-  curves = [exploitability_curves(
-      lambda seed, k=k: mccfrb.MCCFRbSolver("leduc_poker", seed=seed,
-                                            tree=tree, threads=k),
-      tree, (2**16, 2**18)) for k in (1, 2)]
-  assert mccfrb.MCCFRbSolver("kuhn_poker", threads=2)._batch == 1024
-  assert (curves[1].mean(axis=0) <= curves[0].max(axis=0)).all(), curves
+  check_two_threads_converge(mccfrb.MCCFRbSolver, (2**16, 2**18), 1024)
+
+
+def test_threaded_tests_get_their_threads():
+  # tests/conftest.py sets NUMBA_NUM_THREADS=3 before numba starts, so the
+  # threads=2 and threads=3 runs above really run in parallel (with fewer,
+  # numba_threads would cap them and the thread-count tests prove nothing).
+  assert numba.config.NUMBA_NUM_THREADS == 3
+  with base.numba_threads(3):
+    assert numba.get_num_threads() == 3

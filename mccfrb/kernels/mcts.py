@@ -25,15 +25,41 @@ At the terminal z every expanded or selected (u, a) on the path is updated
 Q is in the acting player's utility; the average strategy N(u, a) / N(u)
 counts every selection, including the expanding one.
 
-Random numbers, in path order, one np.random.Generator draw each: a chance
-node, a rollout or expansion action (a = floor(U * count)), and at a Smooth
-UCT selection U_1 < eta for the UCT branch, else U_2 * N(u) placed on the
-cumulative counts. UCT selections draw nothing.
+Random numbers, in path order, one uniform each: a chance node, a rollout
+or expansion action (a = floor(U * count)), and at a Smooth UCT selection
+U_1 < eta for the UCT branch, else U_2 * N(u) placed on the cumulative
+counts. UCT selections draw nothing. `simulations` draws them from the
+solver's PCG64 (numpy's `random()` inline, kernels/rng.py), bit for bit the
+np.random.Generator draws of the pure-Python reference.
+
+Two drivers run the one simulation (`_simulate`):
+  `simulations`: one after the other, each updating the tables before the
+    next starts (the algorithm of the seed).
+  `simulation_batches` (threads): batches of B iterations (2B simulations).
+    Phase 1 runs the simulations of a batch in parallel against the tables
+    as they were at the batch start, simulation k drawing from its own
+    counter stream (SplitMix64 keyed by the batch's key and k), and records
+    its path of (u, a) and its return. Phase 2 applies the records:
+    infosets are partitioned among the workers (u % workers), each worker
+    scans every record in simulation order and applies the UPDATEs of its
+    infosets exactly as `simulations` would. The tables depend on the seed
+    and B, not on the number of workers. Within a batch, selections see
+    stale counts (UCT picks the same action at an infoset for the whole
+    batch, and several simulations may expand the same node): a different
+    algorithm from the one-by-one search, whose effect on convergence is
+    measured (README, "Threads").
 """
 
 import math
 
 from numba import njit
+from numba import prange
+
+from mccfrb.kernels.rng import batch_end
+from mccfrb.kernels.rng import batch_key
+from mccfrb.kernels.rng import pcg64_next
+from mccfrb.kernels.rng import stream_start
+from mccfrb.kernels.rng import stream_uniform
 
 
 @njit(cache=True, error_model="numpy")
@@ -72,11 +98,117 @@ def smooth_eta(n, gamma, eta0, d):
 
 
 @njit(cache=True, error_model="numpy")
+def _draw(state, stream):
+  """The next uniform of `state` (uint64[4], advanced in place): numpy's
+  PCG64 (state high, low, increment high, low), or with `stream` the
+  SplitMix64 counter stream in state[0]."""
+  if stream:
+    state[0], u = stream_uniform(state[0])
+    return u
+  state[0], state[1], u = pcg64_next(state[0], state[1], state[2], state[3])
+  return u
+
+
+@njit(cache=True, error_model="numpy")
+def _simulate(kind, player, infoset, child_start, num_children, edge_prob,
+              utility, visits, counts, values, smooth, c, gamma, eta0, d,
+              opponent_uniform, learner, state, stream, path_infoset,
+              path_action):
+  """One simulation's path (Algorithm 1's SIMULATE without its UPDATE).
+
+  Returns:
+    (depth, r0, touched): the number of (u, a) pairs written to
+    `path_infoset`/`path_action` (those to update), player 0's return at
+    the terminal reached, and the nodes visited, the terminal included.
+  """
+  out0 = False
+  out1 = False
+  n = 0
+  depth = 0
+  touched = 0
+  while kind[n] != 2:
+    touched += 1
+    s = child_start[n]
+    count = num_children[n]
+    if kind[n] == 0:
+      u = _draw(state, stream)
+      a = -1
+      cumulative = 0.0
+      for j in range(count):
+        p = edge_prob[s + j]
+        if p > 0.0:
+          a = j
+          cumulative += p
+          if u < cumulative:
+            break
+    else:
+      p = player[n]
+      i = infoset[n]
+      rollout = (opponent_uniform and p != learner) or (
+          out0 if p == 0 else out1)
+      if rollout:
+        a = _uniform_action(_draw(state, stream), count)
+      else:
+        if visits[i] == 0:
+          a = _uniform_action(_draw(state, stream), count)
+          if p == 0:
+            out0 = True
+          else:
+            out1 = True
+        elif smooth and _draw(state, stream) >= smooth_eta(visits[i], gamma,
+                                                           eta0, d):
+          threshold = _draw(state, stream) * visits[i]
+          a = count - 1
+          cumulative = 0
+          for j in range(count):
+            cumulative += counts[i, j]
+            if threshold < cumulative:
+              a = j
+              break
+        else:
+          a = ucb_action(visits, counts, values, i, count, c)
+        path_infoset[depth] = i
+        path_action[depth] = a
+        depth += 1
+    n = s + a
+  return depth, utility[n], touched + 1
+
+
+@njit(cache=True, error_model="numpy")
+def _update(infoset_player, visits, counts, values, path_infoset, path_action,
+            depth, r0, r1, part, parts):
+  """UPDATE of Algorithm 2 for the path's (u, a) with u % parts == part:
+  N(u) += 1, N(u, a) += 1, Q(u, a) += (r - Q(u, a)) / N(u, a), r the
+  return of u's player."""
+  for m in range(depth):
+    i = path_infoset[m]
+    if i % parts != part:
+      continue
+    a = path_action[m]
+    r = r0 if infoset_player[i] == 0 else r1
+    visits[i] += 1
+    counts[i, a] += 1
+    values[i, a] += (r - values[i, a]) / counts[i, a]
+
+
+@njit(cache=True, error_model="numpy")
+def _add_reward(reward_sum, opponent_uniform, learner, r0, r1):
+  """Adds a simulation's returns to the seats' reward sums (with
+  `opponent_uniform`, only the learner's)."""
+  if opponent_uniform:
+    reward_sum[learner] += r0 if learner == 0 else r1
+  else:
+    reward_sum[0] += r0
+    reward_sum[1] += r1
+
+
+@njit(cache=True, error_model="numpy")
 def simulations(kind, player, infoset, child_start, num_children, edge_prob,
                 utility, utility_sum, infoset_player, visits, counts, values,
                 smooth, c, gamma, eta0, d, opponent_uniform, first_simulation,
-                num_simulations, rng, path_infoset, path_action, reward_sum):
-  """Runs MCTS simulations on the compiled tree; tables change in place.
+                num_simulations, rng_state, path_infoset, path_action,
+                reward_sum):
+  """Runs MCTS simulations one after the other; tables change in place.
 
   Simulation k (counted from 0 over the solver's life: `first_simulation`
   + the index in this call) trains both players (self-play) or, with
@@ -92,7 +224,8 @@ def simulations(kind, player, infoset, child_start, num_children, edge_prob,
       mixing schedule.
     opponent_uniform: train one learner per simulation against a uniform
       opponent (seed 003, Experiment 1).
-    rng: np.random.Generator, advanced in place.
+    rng_state: uint64[4], the solver's PCG64 state (kernels/rng.py),
+      advanced in place.
     path_infoset, path_action: int64[max_depth] scratch.
     reward_sum: float64[2], add per seat the returns of the simulations
       (with opponent_uniform: of the simulations where the seat learned).
@@ -103,70 +236,74 @@ def simulations(kind, player, infoset, child_start, num_children, edge_prob,
   touched = 0
   for k in range(num_simulations):
     learner = (first_simulation + k) % 2
-    out0 = False
-    out1 = False
-    n = 0
-    depth = 0
-    while kind[n] != 2:
-      touched += 1
-      s = child_start[n]
-      count = num_children[n]
-      if kind[n] == 0:
-        u = rng.random()
-        a = -1
-        cumulative = 0.0
-        for j in range(count):
-          p = edge_prob[s + j]
-          if p > 0.0:
-            a = j
-            cumulative += p
-            if u < cumulative:
-              break
-      else:
-        p = player[n]
-        i = infoset[n]
-        rollout = (opponent_uniform and p != learner) or (
-            out0 if p == 0 else out1)
-        if rollout:
-          a = _uniform_action(rng.random(), count)
-        else:
-          if visits[i] == 0:
-            a = _uniform_action(rng.random(), count)
-            if p == 0:
-              out0 = True
-            else:
-              out1 = True
-          elif smooth and rng.random() >= smooth_eta(visits[i], gamma, eta0,
-                                                     d):
-            threshold = rng.random() * visits[i]
-            a = count - 1
-            cumulative = 0
-            for j in range(count):
-              cumulative += counts[i, j]
-              if threshold < cumulative:
-                a = j
-                break
-          else:
-            a = ucb_action(visits, counts, values, i, count, c)
-          path_infoset[depth] = i
-          path_action[depth] = a
-          depth += 1
-      n = s + a
-    touched += 1
-    r0 = utility[n]
+    depth, r0, steps = _simulate(
+        kind, player, infoset, child_start, num_children, edge_prob, utility,
+        visits, counts, values, smooth, c, gamma, eta0, d, opponent_uniform,
+        learner, rng_state, False, path_infoset, path_action)
+    touched += steps
     r1 = utility_sum - r0
-    for m in range(depth):
-      i = path_infoset[m]
-      a = path_action[m]
-      r = r0 if infoset_player[i] == 0 else r1
-      visits[i] += 1
-      counts[i, a] += 1
-      values[i, a] += (r - values[i, a]) / counts[i, a]
-    if opponent_uniform:
-      reward_sum[learner] += r0 if learner == 0 else r1
-    else:
-      reward_sum[0] += r0
-      reward_sum[1] += r1
+    _update(infoset_player, visits, counts, values, path_infoset,
+            path_action, depth, r0, r1, 0, 1)
+    _add_reward(reward_sum, opponent_uniform, learner, r0, r1)
+  return touched
+
+
+@njit(cache=True, error_model="numpy", parallel=True)
+def simulation_batches(kind, player, infoset, child_start, num_children,
+                       edge_prob, utility, utility_sum, infoset_player,
+                       visits, counts, values, smooth, c, gamma, eta0, d,
+                       opponent_uniform, first_simulation, num_simulations,
+                       batch, rng_state, workers, worker_state, worker_touched,
+                       rec_infoset, rec_action, rec_depth, rec_r0, reward_sum):
+  """Runs MCTS simulations in batches, each batch's in parallel (module
+  docstring); tables change in place.
+
+  Batches end at multiples of 2 `batch` simulations over the solver's life
+  (or at this call's last simulation); each draws one key from `rng_state`.
+
+  Args:
+    As `simulations`, and
+    batch: iterations (two simulations each) per batch.
+    workers: the number of workers (numba threads) to split work among.
+    worker_state: uint64[workers, 4] scratch (each worker's stream state).
+    worker_touched: int64[workers] scratch.
+    rec_infoset, rec_action: int64[2 batch, max_depth], rec_depth:
+      int64[2 batch], rec_r0: float64[2 batch]: the records of a batch.
+
+  Returns:
+    The number of tree nodes visited, terminals included.
+  """
+  span = 2 * batch
+  last = first_simulation + num_simulations  # 1-based: simulation k is k + 1.
+  touched = 0
+  k0 = first_simulation + 1
+  while k0 <= last:
+    k1 = batch_end(k0, span, last)
+    count = k1 - k0 + 1
+    key = batch_key(rng_state)
+    for w in prange(workers):
+      worker_touched[w] = 0
+      for e in range(w * count // workers, (w + 1) * count // workers):
+        worker_state[w, 0] = stream_start(key, e)
+        depth, r0, steps = _simulate(
+            kind, player, infoset, child_start, num_children, edge_prob,
+            utility, visits, counts, values, smooth, c, gamma, eta0, d,
+            opponent_uniform, (k0 - 1 + e) % 2, worker_state[w], True,
+            rec_infoset[e], rec_action[e])
+        rec_depth[e] = depth
+        rec_r0[e] = r0
+        worker_touched[w] += steps
+    for part in prange(workers):
+      for e in range(count):
+        _update(infoset_player, visits, counts, values, rec_infoset[e],
+                rec_action[e], rec_depth[e], rec_r0[e],
+                utility_sum - rec_r0[e], part, workers)
+    for e in range(count):
+      _add_reward(reward_sum, opponent_uniform, (k0 - 1 + e) % 2, rec_r0[e],
+                  utility_sum - rec_r0[e])
+    for w in range(workers):
+      touched += worker_touched[w]
+    k0 = k1 + 1
   return touched
 
 

@@ -16,6 +16,8 @@ OPPONENTS = {"self": 0, "uniform": 1}
 # 0.1, eta0 = 0.9, d = 0.002; UCT c = 20.
 SMOOTH_UCT_DEFAULTS = {"c": 18.0, "gamma": 0.1, "eta0": 0.9, "d": 0.002}
 UCT_DEFAULT_C = 20.0
+# The batch size of threads > 1 when no batch is given (README, "Threads").
+DEFAULT_MCTS_BATCH = 256
 
 
 def _check_number(name, value, low, high=np.inf, low_open=False):
@@ -54,6 +56,13 @@ class SmoothUCTSolver(base.TabularSolverBase):
       plays uniformly at random; seed 003, Experiment 1).
     seed: seed of the solver's `np.random.Generator`.
     max_nodes, tree: as for `MCCFRbSolver`.
+    threads, batch: as for `MCCFRbSolver`: threads=1, batch=None (the
+      default) runs the simulations one after the other (the seed's
+      algorithm); otherwise batches of `batch` iterations (2 batch
+      simulations) run in parallel against the tables of the batch start
+      (kernels/mcts.py, `simulation_batches`; batch=None with threads > 1:
+      DEFAULT_MCTS_BATCH). The tables depend on (seed, batch), not on
+      `threads`.
   """
 
   _table_names = ("_visits", "_counts", "_values", "_reward_sum")
@@ -63,18 +72,25 @@ class SmoothUCTSolver(base.TabularSolverBase):
                gamma=SMOOTH_UCT_DEFAULTS["gamma"],
                eta0=SMOOTH_UCT_DEFAULTS["eta0"], d=SMOOTH_UCT_DEFAULTS["d"],
                opponent="self", seed=None,
-               max_nodes=tree_lib.DEFAULT_MAX_NODES, tree=None):
-    self._init_mcts(game, c, gamma, eta0, d, opponent, seed, max_nodes, tree)
+               max_nodes=tree_lib.DEFAULT_MAX_NODES, tree=None, threads=1,
+               batch=None):
+    self._init_mcts(game, c, gamma, eta0, d, opponent, seed, max_nodes, tree,
+                    threads, batch)
 
   def _init_mcts(self, game, c, gamma, eta0, d, opponent, seed, max_nodes,
-                 tree):
+                 tree, threads, batch):
     self._c = _check_number("c", c, 0.0, low_open=True)
     self._gamma = _check_number("gamma", gamma, 0.0, 1.0)
     self._eta0 = _check_number("eta0", eta0, 0.0, 1.0)
     self._d = _check_number("d", d, 0.0)
     base.check_choice("opponent", opponent, OPPONENTS)
     self._opponent = opponent
-    self._rng = base.rng_from_seed(seed)
+    self._batch = base.check_threads(threads, batch,
+                                     default=DEFAULT_MCTS_BATCH)
+    self._threads_option = dict(threads=int(threads),
+                                batch=None if batch is None else int(batch))
+    self._batch_buffers = None
+    self._init_rng(seed)
     self._init_game(game, max_nodes, tree)
     t = self._tree
     self._visits = np.zeros(t.num_infosets, dtype=np.int64)
@@ -86,7 +102,20 @@ class SmoothUCTSolver(base.TabularSolverBase):
 
   def _options(self):
     return {"c": self._c, "gamma": self._gamma, "eta0": self._eta0,
-            "d": self._d, "opponent": self._opponent}
+            "d": self._d, "opponent": self._opponent, **self._threads_option}
+
+  def _batch_scratch(self):
+    """Per-worker scratch and the records of a batch (allocated once)."""
+    if self._batch_buffers is None:
+      workers = self._threads_option["threads"]
+      span, depth = 2 * self._batch, max(self._tree.max_depth, 1)
+      self._batch_buffers = (
+          workers, np.zeros((workers, 4), dtype=np.uint64),
+          np.zeros(workers, dtype=np.int64),
+          np.zeros((span, depth), dtype=np.int64),
+          np.zeros((span, depth), dtype=np.int64),
+          np.zeros(span, dtype=np.int64), np.zeros(span))
+    return self._batch_buffers
 
   @property
   def opponent(self):
@@ -106,12 +135,18 @@ class SmoothUCTSolver(base.TabularSolverBase):
     if num_iterations == 0:
       return
     t = self._tree
-    self._nodes_touched += mcts.simulations(
-        *t.kernel_args(), t.utility_sum, t.infoset_player, self._visits,
-        self._counts, self._values, self._smooth, self._c, self._gamma,
-        self._eta0, self._d, OPPONENTS[self._opponent],
-        2 * self._num_iterations, 2 * num_iterations, self._rng, *self._path,
-        self._reward_sum)
+    args = (*t.kernel_args(), t.utility_sum, t.infoset_player, self._visits,
+            self._counts, self._values, self._smooth, self._c, self._gamma,
+            self._eta0, self._d, OPPONENTS[self._opponent],
+            2 * self._num_iterations, 2 * num_iterations)
+    if self._batch is None:
+      self._nodes_touched += mcts.simulations(
+          *args, self._rng_words, *self._path, self._reward_sum)
+    else:
+      buffers = self._batch_scratch()
+      with base.numba_threads(buffers[0]):
+        self._nodes_touched += mcts.simulation_batches(
+            *args, self._batch, self._rng_words, *buffers, self._reward_sum)
     self._num_iterations += num_iterations
 
   def average_policy_table(self):
@@ -181,15 +216,17 @@ class UCTSolver(SmoothUCTSolver):
     c: UCB exploration constant (> 0); the default is for Leduc hold'em.
     opponent: "self" (self-play; seed 003, Experiment 2) or "uniform"
       (against a uniformly random opponent; Experiment 1).
-    seed, max_nodes, tree: as for `SmoothUCTSolver`.
+    seed, max_nodes, tree, threads, batch: as for `SmoothUCTSolver`.
   """
 
   _smooth = 0
 
   def __init__(self, game, c=UCT_DEFAULT_C, opponent="self", seed=None,
-               max_nodes=tree_lib.DEFAULT_MAX_NODES, tree=None):
-    self._init_mcts(game, c, 0.0, 1.0, 0.0, opponent, seed, max_nodes, tree)
+               max_nodes=tree_lib.DEFAULT_MAX_NODES, tree=None, threads=1,
+               batch=None):
+    self._init_mcts(game, c, 0.0, 1.0, 0.0, opponent, seed, max_nodes, tree,
+                    threads, batch)
 
   def _options(self):
-    return {"c": self._c, "opponent": self._opponent}
+    return {"c": self._c, "opponent": self._opponent, **self._threads_option}
 
