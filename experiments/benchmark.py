@@ -12,7 +12,13 @@ Sections:
   external: ExternalSamplingSolver.run (plain, linear, discounted, pruned)
     against pyspiel.ExternalSamplingMCCFRSolver.
   cfr: CFRSolver.run for each variant against pyspiel.CFRSolver and
-    pyspiel.CFRPlusSolver.
+    pyspiel.CFRPlusSolver; for cfr+ and discounted the default pass
+    structure (passes="auto": rows mccfrb_cfr+, mccfrb_discounted), the two
+    sweeps (*_sweeps) and the former four sweeps (*_four_sweeps), timed in
+    turns, with the column vs_four_sweeps = rate / four-sweep rate.
+  cfr_goofspiel5: the same comparison of the pass structures on
+    goofspiel 5 (3.35 million histories: about 12 s to compile and 1 GB);
+    not in the default sections.
   regret: MCCFRbSolver with regret="rm+" (MCCFRb+) against the same
     configuration with regret="rm" (ratio = rm+ rate / rm rate; the goal is
     at most a 5% slowdown, ratio >= 0.95).
@@ -38,7 +44,10 @@ Sections:
     at k threads / rate at 1 thread with the same batch size (the same
     tables: they do not depend on the thread count); vs_unbatched = rate /
     the unbatched solver's (threads=1, batch=None, the single-core
-    algorithm).
+    algorithm). Then exact CFR+ iterations (CFRSolver(variant="cfr+",
+    threads=k)) and `mccfrb.exploitability(..., threads=k)` evaluations per
+    second at each thread count, timed in turns; ratio = rate at k threads
+    / rate at 1 thread (the same values at every thread count).
 Each rate is the best of --repeats timings of at least --seconds each; the
 ratio column divides by the OpenSpiel C++ rate of the same game and run.
 Every section but scaling runs on one core (numba.set_num_threads(1));
@@ -46,6 +55,7 @@ NUMBA_NUM_THREADS defaults to the machine's cores here, so that the scaling
 section can use them.
 """
 
+import math
 import os
 import platform
 import sys
@@ -65,12 +75,15 @@ from open_spiel.python.algorithms import outcome_sampling_mccfr as os_mccfr
 
 import mccfrb
 from experiments.common import GOOFSPIEL4
+from experiments.common import GOOFSPIEL5
 from experiments.common import rejoin_game_list
 
-SECTIONS = ("exploitability", "outcome", "external", "cfr", "regret",
-            "public", "mcts", "compile", "scaling")
+DEFAULT_SECTIONS = ("exploitability", "outcome", "external", "cfr", "regret",
+                    "public", "mcts", "compile", "scaling")
+SECTIONS = DEFAULT_SECTIONS + ("cfr_goofspiel5",)
 
-_SECTIONS = flags.DEFINE_list("sections", list(SECTIONS), "Which benchmarks.")
+_SECTIONS = flags.DEFINE_list("sections", list(DEFAULT_SECTIONS),
+                              f"Which benchmarks, of {', '.join(SECTIONS)}.")
 _SECONDS = flags.DEFINE_float("seconds", 1.0, "Minimum time of one timing.")
 _REPEATS = flags.DEFINE_integer("repeats", 3, "Timings per entry; best kept.")
 _EXPL_GAMES = flags.DEFINE_list("exploitability_games",
@@ -196,10 +209,58 @@ def external_rows(seconds, repeats):
   return rows
 
 
+def alternating_rates(runs, seconds, repeats):
+  """Iterations per second of each `run(n)` in `runs`, timed in turns on
+  the same iterations: every round runs each for the same n (about
+  `seconds` for the slowest), best of `repeats` rounds, so that solvers stay
+  at the same iteration and a busy moment of a shared machine hurts them
+  alike."""
+  chunk = 1
+  while True:
+    slowest = 0.0
+    for run in runs:
+      start = time.perf_counter()
+      run(chunk)
+      slowest = max(slowest, time.perf_counter() - start)
+    if slowest > 0.05 * seconds or chunk > 1 << 24:
+      break
+    chunk *= 4
+  n = chunk * max(1, math.ceil(seconds / slowest))
+  best = [0.0] * len(runs)
+  for _ in range(repeats):
+    for k, run in enumerate(runs):
+      start = time.perf_counter()
+      run(n)
+      best[k] = max(best[k], n / (time.perf_counter() - start))
+  return best
+
+
+PASS_VARIANTS = ("cfr+", "discounted")
+
+
+PASS_ROWS = (("", "auto"), ("_sweeps", "sweeps"),
+             ("_four_sweeps", "four_sweeps"))
+
+
+def pass_rows(game, tree, seconds, repeats):
+  """CFRSolver's default pass structure ("auto"), the two sweeps and the
+  former four sweeps for PASS_VARIANTS, timed in turns: [(name, rate,
+  rate / four-sweep rate)]."""
+  entries = []
+  for variant in PASS_VARIANTS:
+    solvers = [mccfrb.CFRSolver(game, variant=variant, tree=tree,
+                                passes=passes) for _, passes in PASS_ROWS]
+    rates = alternating_rates([s.run for s in solvers], seconds, repeats)
+    entries += [(f"mccfrb_{variant}{suffix}", r, r / rates[-1])
+                for (suffix, _), r in zip(PASS_ROWS, rates)]
+  return entries
+
+
 def cfr_rows(seconds, repeats):
   rows = []
   for game_string in rejoin_game_list(_SOLVER_GAMES.value):
     game = mccfrb.load_game(game_string)
+    tree = mccfrb.compile_tree(game)
     cpp = pyspiel.CFRSolver(game)
     cpp_rate = iterations_per_second(loop(cpp.evaluate_and_update_policy),
                                      seconds, repeats)
@@ -208,11 +269,29 @@ def cfr_rows(seconds, repeats):
                ("openspiel_cfr_plus_cpp", iterations_per_second(
                    loop(plus.evaluate_and_update_policy), seconds, repeats))]
     for variant in mccfrb.CFR_VARIANTS:
-      solver = mccfrb.CFRSolver(game, variant=variant)
-      entries.append((f"mccfrb_{variant}",
-                      iterations_per_second(solver.run, seconds, repeats)))
-    rows += rate_rows("cfr", game_string, entries, cpp_rate)
+      if variant not in PASS_VARIANTS:
+        solver = mccfrb.CFRSolver(game, variant=variant, tree=tree)
+        entries.append((f"mccfrb_{variant}",
+                        iterations_per_second(solver.run, seconds, repeats)))
+    passes = pass_rows(game, tree, seconds, repeats)
+    section = rate_rows("cfr", game_string,
+                        entries + [e[:2] for e in passes], cpp_rate)
+    against = {name: ratio for name, _, ratio in passes}
+    for row in section:
+      if row["algorithm"] in against:
+        row["vs_four_sweeps"] = against[row["algorithm"]]
+    rows += section
   return rows
+
+
+def cfr_goofspiel5_rows(seconds, repeats):
+  """The pass structures on goofspiel 5 (no OpenSpiel rate: its CFR
+  takes minutes an iteration here)."""
+  game = mccfrb.load_game(GOOFSPIEL5)
+  tree = mccfrb.compile_tree(game)
+  return [{"section": "cfr_goofspiel5", "game": GOOFSPIEL5, "algorithm": name,
+           "per_second": r, "ratio": ratio, "vs_four_sweeps": ratio}
+          for name, r, ratio in pass_rows(game, tree, seconds, repeats)]
 
 
 def regret_rows(seconds, repeats):
@@ -353,10 +432,33 @@ def scaling_sampling_rows(seconds, repeats, threads):
   return rows
 
 
+def scaling_exact_rows(seconds, repeats, threads):
+  """Exact CFR+ and exploitability at each thread count, timed in turns
+  (module docstring)."""
+  rows = []
+  for game_string in rejoin_game_list(_SOLVER_GAMES.value):
+    game = mccfrb.load_game(game_string)
+    tree = mccfrb.compile_tree(game)
+    solvers = [mccfrb.CFRSolver(game, variant="cfr+", tree=tree, threads=k)
+               for k in threads]
+    table = mccfrb.uniform_table(tree)
+    evaluations = [
+        loop(lambda k=k: mccfrb.exploitability(tree, table, threads=k))
+        for k in threads]
+    for name, runs in (("mccfrb_cfr+", [s.run for s in solvers]),
+                       ("mccfrb.exploitability", evaluations)):
+      rates = alternating_rates(runs, seconds, repeats)
+      rows += [{"section": "scaling", "game": game_string, "algorithm": name,
+                "threads": k, "per_second": r, "ratio": r / rates[0]}
+               for k, r in zip(threads, rates)]
+  return rows
+
+
 def scaling_rows(seconds, repeats):
   """Iterations per second by thread count (module docstring)."""
   threads = [int(k) for k in _THREADS.value]
-  return scaling_sampling_rows(seconds, repeats, threads)
+  return (scaling_sampling_rows(seconds, repeats, threads)
+          + scaling_exact_rows(seconds, repeats, threads))
 
 
 def main(argv):
@@ -374,13 +476,13 @@ def main(argv):
                          f"1, got {_THREADS.value}")
   print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
         f"pyspiel {getattr(pyspiel, '__version__', '?')}, "
-        f"mccfrb {mccfrb.__version__}, NUMBA_NUM_THREADS="
-        f"{os.environ['NUMBA_NUM_THREADS']}")
+        f"mccfrb {mccfrb.__version__}, one thread except in the scaling "
+        f"section (numba's limit: {numba.config.NUMBA_NUM_THREADS})")
   builders = {"exploitability": exploitability_rows, "outcome": outcome_rows,
               "external": external_rows, "cfr": cfr_rows,
               "regret": regret_rows, "public": public_rows,
               "mcts": mcts_rows, "compile": compile_rows,
-              "scaling": scaling_rows}
+              "scaling": scaling_rows, "cfr_goofspiel5": cfr_goofspiel5_rows}
   rows = []
   for section in _SECTIONS.value:
     numba.set_num_threads(1)  # Solvers with threads= raise it themselves.
@@ -388,6 +490,8 @@ def main(argv):
   table = pd.DataFrame(rows)
   table["per_second"] = table["per_second"].round(1)
   table["ratio"] = table["ratio"].round(2)
+  if "vs_four_sweeps" in table:
+    table["vs_four_sweeps"] = table["vs_four_sweeps"].round(2)
   if "nodes_per_second" in table:
     table["nodes_per_second"] = table["nodes_per_second"].round(-3)
   if "vs_unbatched" in table:

@@ -11,8 +11,10 @@ import pyspiel
 
 from mccfrb import games
 from mccfrb import policy as policy_lib
+from mccfrb import schedule as schedule_lib
 from mccfrb import tree as tree_lib
 from mccfrb.kernels import exact
+from mccfrb.solvers import base
 
 
 @functools.lru_cache(maxsize=8)
@@ -36,19 +38,30 @@ def _game_and_tree(game_or_tree):
   return game, _compile_cached(str(game))
 
 
-def best_response_values(tree, strategy):
-  """[BR_0(sigma_1), BR_1(sigma_0)] for an mccfrb strategy table."""
+def best_response_values(tree, strategy, threads=1):
+  """[BR_0(sigma_1), BR_1(sigma_0)] for an mccfrb strategy table.
+
+  Args:
+    tree: a `GameTree`.
+    strategy: float64[I, A].
+    threads: numba threads (default 1; at most numba's pool,
+      NUMBA_NUM_THREADS): the subtrees of the tree's schedule and the
+      infosets of a level are shared out; the values do not depend on the
+      thread count.
+  """
+  base.check_threads(threads, None)
+  schedule = schedule_lib.schedule_of(tree)
   n, i = tree.num_nodes, tree.num_infosets
   opp_reach, values = np.empty(n), np.empty(n)
-  own_level = np.empty(n, dtype=np.int32)
-  infoset_level = np.empty(i, dtype=np.int32)
-  best_action = np.empty(i, dtype=np.int32)
   cfv = np.empty((i, tree.max_actions))
-  return np.array([
-      exact.best_response_value(
-          *tree.kernel_args(), tree.utility_sum, tree.infoset_num_actions,
-          strategy, p, opp_reach, own_level, infoset_level, best_action, cfv,
-          values) for p in (0, 1)])
+  best_action = np.zeros(i, dtype=np.int32)
+  strategy = np.ascontiguousarray(strategy, dtype=np.float64)
+  with base.numba_threads(threads):
+    return np.array([
+        exact.best_response_levels(
+            *schedule.tree, tree.utility_sum, tree.infoset_num_actions,
+            strategy, p, *schedule.best_response_args(p), opp_reach, values,
+            cfv, best_action) for p in (0, 1)])
 
 
 def expected_value(tree, strategy):
@@ -81,22 +94,26 @@ def counterfactual_regrets(tree, strategy):
   return np.where(tree.legal_mask(), regrets, 0.0)
 
 
-def nash_conv(game_or_tree, policy):
+def nash_conv(game_or_tree, policy, threads=1):
   """NashConv of `policy` (sum of both players' best-response gains).
 
   Args:
     game_or_tree: game string, `pyspiel.Game` or compiled `GameTree`.
     policy: an mccfrb table, an OpenSpiel `TabularPolicy`, a pyspiel policy
       or a dict {information state string: [(action, prob)]}.
+    threads: numba threads (see `best_response_values`); the value does not
+      depend on it.
   """
+  base.check_threads(threads, None)
   game, tree = _game_and_tree(game_or_tree)
   strategy = policy_lib.table_from_policy(tree, policy, game=game)
-  return float(best_response_values(tree, strategy).sum() - tree.utility_sum)
+  return float(best_response_values(tree, strategy, threads).sum()
+               - tree.utility_sum)
 
 
-def exploitability(game_or_tree, policy):
+def exploitability(game_or_tree, policy, threads=1):
   """NashConv / 2, OpenSpiel's `exploitability` for two-player games."""
-  return nash_conv(game_or_tree, policy) / 2.0
+  return nash_conv(game_or_tree, policy, threads) / 2.0
 
 
 def expected_visits(tree, strategy, epsilon, episodes):

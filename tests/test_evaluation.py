@@ -1,5 +1,6 @@
 """Exact evaluation against OpenSpiel and closed-form values."""
 
+import numba
 import numpy as np
 import pyspiel
 import pytest
@@ -8,6 +9,8 @@ from open_spiel.python.algorithms import best_response as os_best_response
 
 import mccfrb
 from mccfrb import reference
+from mccfrb.kernels import exact
+from tests import test_cfr
 
 
 def random_table(tree, seed):
@@ -129,3 +132,67 @@ def test_cpp_mccfr_policy_needs_and_uses_the_game():
     mccfrb.exploitability(tree, policy)
   assert mccfrb.exploitability(game, policy) == pytest.approx(
       pyspiel.exploitability(game, policy), abs=1e-9)
+
+
+def four_sweep_best_responses(tree, table):
+  """The former kernel, `exact.best_response_value` (levels + 2 sweeps)."""
+  n, i = tree.num_nodes, tree.num_infosets
+  scratch = (np.empty(n), np.empty(n, dtype=np.int32),
+             np.empty(i, dtype=np.int32), np.empty(i, dtype=np.int32),
+             np.empty((i, tree.max_actions)), np.empty(n))
+  return np.array([
+      exact.best_response_value(*tree.kernel_args(), tree.utility_sum,
+                                tree.infoset_num_actions, table, p,
+                                *scratch) for p in (0, 1)])
+
+
+def cfr_plus_table(tree, game_name, iterations):
+  solver = mccfrb.CFRSolver(game_name, variant="cfr+", tree=tree)
+  solver.run(iterations)
+  return solver.average_policy_table()
+
+
+@pytest.mark.parametrize("game_name", ["kuhn_poker", "leduc_poker",
+                                       test_cfr.GOOFSPIEL4])
+def test_best_responses_with_threads_and_any_numbering(game_name):
+  """Bit for bit equal to the former kernel, with 1 and 2 threads, on the
+  compiled tree and on the same tree numbered breadth first; equal to
+  pyspiel.exploitability."""
+  game = mccfrb.load_game(game_name)
+  tree = mccfrb.compile_tree(game)
+  renumbered = test_cfr.bfs_tree(tree)
+  threads = [1, 2] if numba.config.NUMBA_NUM_THREADS >= 2 else [1]
+  for table in (random_table(tree, 5), cfr_plus_table(tree, game_name, 30)):
+    expected = four_sweep_best_responses(tree, table)
+    for t in (tree, renumbered):
+      for k in threads:
+        np.testing.assert_array_equal(
+            mccfrb.best_response_values(t, table, threads=k), expected)
+    theirs = pyspiel.exploitability(game, mccfrb.to_pyspiel_policy(tree, table))
+    for k in threads:
+      assert mccfrb.exploitability(tree, table, threads=k) == pytest.approx(
+          theirs, abs=1e-9)
+      assert mccfrb.nash_conv(game, table, threads=k) == pytest.approx(
+          2 * theirs, abs=1e-9)
+
+
+@test_cfr.needs_two_threads
+def test_exploitability_with_two_threads_is_the_same_value():
+  game = mccfrb.load_game("leduc_poker")
+  tree = mccfrb.compile_tree(game)
+  table = random_table(tree, 9)
+  assert (mccfrb.exploitability(tree, table, threads=2)
+          == mccfrb.exploitability(tree, table))
+
+
+def test_exploitability_threads_are_checked():
+  tree = mccfrb.compile_tree("kuhn_poker")
+  table = mccfrb.uniform_table(tree)
+  for bad in (0, 2.0, None):
+    with pytest.raises(ValueError, match="threads must be a positive integer"):
+      mccfrb.exploitability(tree, table, threads=bad)
+  # More threads than numba's pool runs on the pool (base.numba_threads).
+  np.testing.assert_array_equal(
+      mccfrb.best_response_values(
+          tree, table, threads=numba.config.NUMBA_NUM_THREADS + 1),
+      mccfrb.best_response_values(tree, table))

@@ -9,67 +9,345 @@ the pass RM+ clips regrets at 0 (CFR+), DCFR multiplies p's positive regrets by
 t^alpha / (t^alpha + 1) and negative ones by t^beta / (t^beta + 1) (Brown and
 Sandholm 2019; LCFR is alpha = beta = gamma = 1), and the current strategy is
 recomputed by regret matching.
+
+Two pass structures (the `passes` code), equal tables bit for bit (with
+LCFR/DCFR discounting a zero regret may differ in sign; BUILD_NOTES.md,
+"Exact CFR family"):
+  FOUR_SWEEPS (0): the original structure, kept as the yardstick of the
+    benchmark and the tests: per pass, a top-down sweep for every reach, a
+    bottom-up sweep for every value, a sweep over all nodes for the updates,
+    a loop over p's infosets and regret matching of every infoset.
+  SWEEPS (1): per pass, one top-down sweep for the opponent's reach (the
+    only reach that changed since the previous pass: p's own reach is the
+    one the previous pass swept, kept per decision node for p's averages)
+    and one bottom-up sweep
+    for the values that also stores p's regret increments in slots, over a
+    schedule of independent subtree tasks below a frontier depth
+    (mccfrb/schedule.py); both sweeps skip subtrees where the opponent's
+    or chance's reach has an exact zero factor (seed 002: "prune histories
+    whose opponent's reach is zero"). Then one loop over p's infosets adds each
+    infoset's regret and average terms in ascending node id order (the
+    order of the four sweeps' sums), clips or discounts and regret-matches.
+    Tasks and infosets run on numba's threads; the tables do not depend on
+    their number.
 """
 
+import math
+
 from numba import njit
+from numba import prange
 
 from mccfrb.kernels.exact import node_values
 from mccfrb.kernels.exact import reach_probabilities
 from mccfrb.kernels.exact import regret_matching
+from mccfrb.kernels.exact import regret_matching_row
+from mccfrb.kernels.exact import task_range
+
+FOUR_SWEEPS = 0
+SWEEPS = 1
+
+
+@njit(cache=True, error_model="numpy")
+def _four_sweep_pass(kind, player, infoset, child_start, num_children,
+                     edge_prob, utility, utility_sum, num_actions,
+                     infoset_player, regrets, avg, strategy, reach, values,
+                     p, weight, regret_matching_plus, discount, pos_factor,
+                     neg_factor):
+  """Player p's pass with the original four sweeps (reach float64[N, 3])."""
+  reach_probabilities(kind, player, infoset, child_start, num_children,
+                      edge_prob, strategy, reach)
+  node_values(kind, player, infoset, child_start, num_children, edge_prob,
+              utility, strategy, values)
+  for n in range(kind.shape[0]):
+    if kind[n] != 1 or player[n] != p:
+      continue
+    i = infoset[n]
+    s = child_start[n]
+    w = reach[n, 1 - p] * reach[n, 2]
+    own = reach[n, p]
+    v = values[n] if p == 0 else utility_sum - values[n]
+    for j in range(num_children[n]):
+      child = values[s + j] if p == 0 else utility_sum - values[s + j]
+      regrets[i, j] += w * (child - v)
+      avg[i, j] += own * strategy[i, j] * weight
+  for i in range(regrets.shape[0]):
+    if infoset_player[i] == p:
+      _clip_or_discount(regrets, i, num_actions[i], regret_matching_plus,
+                        discount, pos_factor, neg_factor)
+  regret_matching(regrets, num_actions, strategy)
+
+
+@njit(cache=True, error_model="numpy")
+def _clip_or_discount(regrets, i, count, regret_matching_plus, discount,
+                      pos_factor, neg_factor):
+  """RM+ clipping or DCFR discounting of row i after its owner's pass."""
+  for j in range(count):
+    r = regrets[i, j]
+    if regret_matching_plus and r < 0.0:
+      regrets[i, j] = 0.0
+    elif discount:
+      regrets[i, j] = r * (pos_factor if r >= 0.0 else neg_factor)
+
+
+@njit(cache=True, error_model="numpy", parallel=True)
+def _reach_down(first, last, prune, kind, player, infoset, child_start,
+                num_children, top_nodes, task_start, task_end, skip_end,
+                slot_of, strategy, q, col, own, stamp, visited):
+  """q's own reach top-down over tasks first .. last - 1 (T: the top), one
+  thread per task.
+
+  The same products as column q of `reach_probabilities` (a child copies
+  its parent's reach except below q's decisions) in col, and at q's
+  decision nodes also in own[slot] = (reach, stamp): the reach their
+  average updates use. With `prune`, a child reached through
+  an action of q of probability 0 gets -0.0 instead of +0.0, which its
+  descendants copy, so a node's reach is -0.0 exactly when a zero factor
+  of q lies on its path (an underflow gives +0.0); and the descendants of a
+  task node of reach -0.0 with a skip_end are skipped: every reach there is
+  0, and their slots keep an older stamp, which reads as 0. The skip is
+  marked in col, which holds no reach there, on the range's first internal
+  node (-skip_end: where this sweep continues) and on its last
+  (-child_start: where `_values_up`, going down, continues); a later sweep
+  writes a node's reach before reading it. Writes visited[k], the nodes
+  visited in task k (a prange reduction cannot sum what an inner loop
+  counts).
+  """
+  for k in prange(first, last):
+    listed, lo, hi = task_range(k, top_nodes, task_start, task_end)
+    resume = lo
+    skipped = 0
+    for m in range(lo, hi):
+      if prune and m < resume:
+        continue
+      n = top_nodes[m] if listed else m
+      if kind[n] == 2:
+        continue
+      x = col[n]
+      s = child_start[n]
+      if prune and x <= 0.0:
+        if x < 0.0:  # The first internal node of a skipped range.
+          resume = int(-x)
+          continue
+        if skip_end[n] > 0 and math.copysign(1.0, x) < 0.0:
+          e = skip_end[n]
+          first_internal = s
+          while kind[first_internal] == 2:
+            first_internal += 1
+          last_internal = e - 1
+          while kind[last_internal] == 2:
+            last_internal -= 1
+          col[first_internal] = -float(e)
+          col[last_internal] = -float(s)
+          skipped += e - s
+          continue
+      if kind[n] == 1 and player[n] == q:
+        h = slot_of[n]
+        own[h, 0] = x
+        own[h, 1] = stamp
+        i = infoset[n]
+        for j in range(num_children[n]):
+          f = strategy[i, j]
+          col[s + j] = -0.0 if prune and f == 0.0 else x * f
+      else:
+        for j in range(num_children[n]):
+          col[s + j] = x
+    visited[k] = hi - lo - skipped
+
+
+@njit(cache=True, error_model="numpy", parallel=True)
+def _values_up(first, last, p, prune, zero_chance, kind, player, infoset,
+               child_start, num_children, edge_prob, utility_sum, top_nodes,
+               task_start, task_end, chance, slot_of, strategy, col, values,
+               delta, stamp, visited):
+  """Player 0's values bottom-up over tasks first .. last - 1 (T: the top),
+  one thread per task, and p's regret increments.
+
+  The values are `node_values`' sums. The ranges `_reach_down` skipped are
+  skipped again (following its marks in col), and with `prune` so is every
+  node of q-reach -0.0 or chance reach 0: it has an exact zero factor on
+  its path, so its stale value is finite and only ever multiplied by an
+  exact 0 (BUILD_NOTES.md); chance's reach is tested only if `zero_chance`
+  (some internal node has chance reach 0). At each of p's decision nodes h
+  visited it writes slot m = slot_of[h]: delta[m, 0] = stamp and
+  delta[m, 1 + a] = pi_{-p}(h) (v_p(h a) - v_p(h)). Writes visited[k], the
+  nodes visited in task k.
+  """
+  for k in prange(first, last):
+    listed, lo, hi = task_range(k, top_nodes, task_start, task_end)
+    resume = hi
+    skipped = 0
+    for m in range(hi - 1, lo - 1, -1):
+      if prune and m >= resume:
+        continue
+      n = top_nodes[m] if listed else m
+      if kind[n] == 2:
+        continue
+      x = col[n]
+      if prune and (x <= 0.0 or (zero_chance and chance[n] == 0.0)):
+        if x < 0.0:  # The last internal node of a skipped range.
+          resume = int(-x)
+          skipped += m + 1 - resume
+          continue
+        if math.copysign(1.0, x) < 0.0 or chance[n] == 0.0:
+          continue
+      s = child_start[n]
+      c = num_children[n]
+      v = 0.0
+      if kind[n] == 0:
+        for j in range(c):
+          v += edge_prob[s + j] * values[s + j]
+        values[n] = v
+        continue
+      i = infoset[n]
+      for j in range(c):
+        v += strategy[i, j] * values[s + j]
+      values[n] = v
+      if player[n] == p:
+        h = slot_of[n]
+        delta[h, 0] = stamp
+        w = x * chance[n]
+        vp = v if p == 0 else utility_sum - v
+        for j in range(c):
+          child = values[s + j] if p == 0 else utility_sum - values[s + j]
+          delta[h, 1 + j] = w * (child - vp)
+    visited[k] = hi - lo - skipped
+
+
+@njit(cache=True, error_model="numpy")
+def _sweeps(p, q, stamp, prune, zero_chance, with_values, kind, player,
+            infoset, child_start, num_children, edge_prob, utility_sum,
+            top_nodes, task_start, task_end, skip_end, chance, slot_of,
+            strategy, col, values, own, delta, visited):
+  """q's reach top-down (the top, then the tasks), then if `with_values`
+  the values bottom-up (the tasks, then the top). Returns nodes visited."""
+  top = task_start.shape[0]
+  for first, last in ((top, top + 1), (0, top)):
+    _reach_down(first, last, prune, kind, player, infoset, child_start,
+                num_children, top_nodes, task_start, task_end, skip_end,
+                slot_of, strategy, q, col, own, stamp,
+                visited)
+  touched = visited.sum()
+  if with_values:
+    for first, last in ((0, top), (top, top + 1)):
+      _values_up(first, last, p, prune, zero_chance, kind, player, infoset,
+                 child_start, num_children, edge_prob, utility_sum,
+                 top_nodes, task_start, task_end, chance, slot_of, strategy,
+                 col, values, delta, stamp, visited)
+    touched += visited.sum()
+  return touched
+
+
+@njit(cache=True, error_model="numpy", parallel=True)
+def _update_infosets(p, num_actions, iset_start, iset_slot, player_iset_start,
+                     player_isets, own, own_expected, delta, stamp, regrets,
+                     avg, strategy, weight, regret_matching_plus, discount,
+                     pos_factor, neg_factor):
+  """Player p's infosets, one thread each: regret and average terms summed
+  over the infoset's slots (its nodes in ascending id order), then RM+
+  clipping or DCFR discounting and regret matching.
+
+  A regret slot not written this pass (delta[m, 0] != stamp) belongs to a
+  node with pi_{-p}(h) = 0, whose term would add +-0; an average slot not
+  written by the last sweep of p's reach (own[m, 1] != own_expected) has
+  pi_p(h) = 0, whose term would add +0.
+  """
+  for m in prange(player_iset_start[p], player_iset_start[p + 1]):
+    i = player_isets[m]
+    count = num_actions[i]
+    first = iset_slot[i]
+    for h in range(first, first + iset_start[i + 1] - iset_start[i]):
+      if delta[h, 0] == stamp:
+        for j in range(count):
+          regrets[i, j] += delta[h, 1 + j]
+      if own[h, 1] == own_expected:
+        x = own[h, 0]
+        for j in range(count):
+          avg[i, j] += x * strategy[i, j] * weight
+    _clip_or_discount(regrets, i, count, regret_matching_plus, discount,
+                      pos_factor, neg_factor)
+    regret_matching_row(regrets, i, count, strategy, i)
 
 
 @njit(cache=True, error_model="numpy")
 def cfr_iterations(kind, player, infoset, child_start, num_children,
                    edge_prob, utility, utility_sum, num_actions,
-                   infoset_player, regrets, avg, strategy, reach, values,
-                   regret_matching_plus, averaging_power, discount, alpha,
-                   beta, first_iteration, num_iterations):
+                   infoset_player, schedule, scratch, regrets, avg, strategy,
+                   passes, regret_matching_plus, averaging_power, discount,
+                   alpha, beta, resume, first_iteration, num_iterations):
   """Runs exact iterations first_iteration ..; tables change in place.
 
   Args:
+    schedule: `Schedule.cfr_args()` (mccfrb/schedule.py).
+    scratch: `cfr_scratch` in solvers/cfr.py: (reach, values, own, delta,
+      visited). FOUR_SWEEPS uses reach float64[N, 3] and values
+      float64[N]; SWEEPS uses reach float64[1, N] (one player's own reach,
+      root entry 1), values (terminal entries must hold `utility`: they are
+      never written), visited int64[T + 1], and per slot (decision node)
+      own float64[S, 2] (own reach, stamp) and delta float64[S, 1 + A]
+      (stamp, regret increments), stamps initially < 0. With SWEEPS, node
+      ids are the schedule's block order.
     regrets, avg: float64[I, A] cumulative regrets and average weights.
     strategy: float64[I, A], the current strategy (kept in step with regrets).
-    reach: float64[N, 3] and values: float64[N] scratch.
+    passes: FOUR_SWEEPS or SWEEPS (same tables). SWEEPS runs tasks and
+      infosets on numba's threads (the caller sets their number); the
+      tables do not depend on it.
     regret_matching_plus: clip regrets at 0 after every pass.
     averaging_power: w_t = t ** averaging_power (0: uniform averaging).
     discount: apply DCFR's regret discounting with `alpha` and `beta`.
+    resume: SWEEPS only: `scratch` is the one the previous call (which
+      ended at iteration first_iteration - 1) left, with the tables
+      unchanged since, so player 0's own reach is in it; else one more
+      top-down sweep computes it.
 
   Returns:
-    Nodes touched (4 sweeps of the tree per player and iteration).
+    Nodes touched: FOUR_SWEEPS counts 4 sweeps of the tree per pass;
+    SWEEPS counts the internal nodes each sweep visits.
   """
+  (top_nodes, task_start, task_end, skip_end, iset_start, iset_slot,
+   player_iset_start, player_isets, slot_of, chance, prune,
+   zero_chance) = schedule
+  reach, values, own, delta, visited = scratch
   n_nodes = kind.shape[0]
+  touched = 0
+  # Stamps: 3 t for the sweep of player 0's reach that starts a call at
+  # iteration t, 3 t + 1 + p for player p's pass of iteration t (player
+  # 1's pass sweeps player 0's reach).
+  own_expected = [0, 0]
+  if passes == SWEEPS and resume:
+    own_expected[0] = 3 * (first_iteration - 1) + 2
+  elif passes == SWEEPS:
+    own_expected[0] = 3 * first_iteration
+    touched += _sweeps(
+        0, 0, own_expected[0], prune, zero_chance, False, kind, player,
+        infoset, child_start, num_children, edge_prob, utility_sum, top_nodes,
+        task_start, task_end, skip_end, chance, slot_of, strategy, reach[0],
+        values, own, delta, visited)
   for t in range(first_iteration, first_iteration + num_iterations):
     weight = float(t) ** averaging_power
+    ta = float(t) ** alpha
+    tb = float(t) ** beta
+    pos_factor = ta / (ta + 1.0)
+    neg_factor = tb / (tb + 1.0)
     for p in range(2):
-      reach_probabilities(kind, player, infoset, child_start, num_children,
-                          edge_prob, strategy, reach)
-      node_values(kind, player, infoset, child_start, num_children, edge_prob,
-                  utility, strategy, values)
-      for n in range(n_nodes):
-        if kind[n] != 1 or player[n] != p:
-          continue
-        i = infoset[n]
-        s = child_start[n]
-        w = reach[n, 1 - p] * reach[n, 2]
-        own = reach[n, p]
-        v = values[n] if p == 0 else utility_sum - values[n]
-        for j in range(num_children[n]):
-          child = values[s + j] if p == 0 else utility_sum - values[s + j]
-          regrets[i, j] += w * (child - v)
-          avg[i, j] += own * strategy[i, j] * weight
-      for i in range(regrets.shape[0]):
-        if infoset_player[i] != p:
-          continue
-        for j in range(num_actions[i]):
-          r = regrets[i, j]
-          if regret_matching_plus and r < 0.0:
-            regrets[i, j] = 0.0
-          elif discount:
-            if r >= 0.0:
-              ta = float(t) ** alpha
-              regrets[i, j] = r * (ta / (ta + 1.0))
-            else:
-              tb = float(t) ** beta
-              regrets[i, j] = r * (tb / (tb + 1.0))
-      regret_matching(regrets, num_actions, strategy)
-  return 8 * n_nodes * num_iterations
+      if passes == FOUR_SWEEPS:
+        _four_sweep_pass(kind, player, infoset, child_start, num_children,
+                         edge_prob, utility, utility_sum, num_actions,
+                         infoset_player, regrets, avg, strategy, reach,
+                         values, p, weight, regret_matching_plus, discount,
+                         pos_factor, neg_factor)
+        touched += 4 * n_nodes
+        continue
+      q = 1 - p
+      stamp = 3 * t + 1 + p
+      touched += _sweeps(
+          p, q, stamp, prune, zero_chance, True, kind, player, infoset,
+          child_start, num_children, edge_prob, utility_sum, top_nodes,
+          task_start, task_end, skip_end, chance, slot_of, strategy,
+          reach[0], values, own, delta, visited)
+      own_expected[q] = stamp
+      _update_infosets(p, num_actions, iset_start, iset_slot,
+                       player_iset_start, player_isets, own,
+                       own_expected[p], delta, stamp, regrets,
+                       avg, strategy, weight, regret_matching_plus, discount,
+                       pos_factor, neg_factor)
+  return touched

@@ -8,6 +8,7 @@ ids is a top-down sweep and a reverse loop a bottom-up sweep. Node kinds:
 """
 
 from numba import njit
+from numba import prange
 
 
 @njit(cache=True, error_model="numpy")
@@ -244,4 +245,321 @@ def best_response_value(kind, player, infoset, child_start, num_children,
             if cfv[i, j] > cfv[i, best]:
               best = j
           best_action[i] = best
+  return values[0]
+
+
+# ---------------------------------------------------------------------------
+# Sweep schedules (mccfrb/schedule.py): built once per tree.
+
+
+@njit(cache=True)
+def node_depths(kind, child_start, num_children, depth):
+  """depth[n] = number of edges from the root to n; fills `depth` in place."""
+  depth[0] = 0
+  for n in range(kind.shape[0]):
+    if kind[n] == 2:
+      continue
+    s = child_start[n]
+    for j in range(num_children[n]):
+      depth[s + j] = depth[n] + 1
+
+
+@njit(cache=True)
+def subtree_tasks(kind, child_start, num_children, depth, frontier, task):
+  """task[n]: the index of n's ancestor at depth `frontier` (-1 above it).
+
+  Task roots (internal nodes at depth `frontier`) are numbered in ascending
+  id order; terminals at the frontier get no task. Fills `task` in place and
+  returns the number of tasks.
+  """
+  count = 0
+  task[0] = -1
+  for n in range(kind.shape[0]):
+    if depth[n] == frontier:
+      if kind[n] == 2:
+        task[n] = -1
+      else:
+        task[n] = count
+        count += 1
+    if kind[n] == 2:
+      continue
+    s = child_start[n]
+    for j in range(num_children[n]):
+      task[s + j] = task[n] if depth[n] >= frontier else -1
+  return count
+
+
+@njit(cache=True)
+def bucket_order(keys, num_keys, start, order):
+  """Stable counting sort: the indices with key k >= 0, in ascending order,
+  are order[start[k]:start[k + 1]]; negative keys are left out.
+
+  Args:
+    keys: int[M]. num_keys: the number of buckets.
+    start: int64[num_keys + 1] and order: int32[number of keys >= 0], filled
+      in place.
+  """
+  start[:] = 0
+  for m in range(keys.shape[0]):
+    if keys[m] >= 0:
+      start[keys[m] + 1] += 1
+  for k in range(num_keys):
+    start[k + 1] += start[k]
+  fill = start[:num_keys].copy()
+  for m in range(keys.shape[0]):
+    k = keys[m]
+    if k >= 0:
+      order[fill[k]] = m
+      fill[k] += 1
+
+
+@njit(cache=True, error_model="numpy")
+def chance_reach(kind, child_start, num_children, edge_prob, out):
+  """Chance's reach of every node (column 2 of `reach_probabilities`).
+
+  Returns:
+    True if a product underflowed to 0 (nonzero factors, zero product).
+  """
+  out[0] = 1.0
+  underflow = False
+  for n in range(kind.shape[0]):
+    k = kind[n]
+    if k == 2:
+      continue
+    s = child_start[n]
+    x = out[n]
+    for j in range(num_children[n]):
+      if k == 0:
+        y = x * edge_prob[s + j]
+        out[s + j] = y
+        if y == 0.0 and x != 0.0 and edge_prob[s + j] != 0.0:
+          underflow = True
+      else:
+        out[s + j] = x
+  return underflow
+
+
+@njit(cache=True)
+def own_levels(kind, player, infoset, child_start, num_children, br_player,
+               own_level, infoset_level):
+  """The responder's level of every node and infoset (`best_response_value`).
+
+  own_level[n] counts `br_player`'s decisions above n; infoset_level[I] is
+  the level of I's histories (equal under perfect recall), -1 for the other
+  player's infosets. Fills both in place; returns the largest infoset level
+  (0 if `br_player` never acts).
+  """
+  own_level[0] = 0
+  infoset_level[:] = -1
+  max_level = 0
+  for n in range(kind.shape[0]):
+    k = kind[n]
+    if k == 2:
+      continue
+    lev = own_level[n]
+    if k == 1 and player[n] == br_player:
+      infoset_level[infoset[n]] = lev
+      if lev > max_level:
+        max_level = lev
+      lev += 1
+    s = child_start[n]
+    for j in range(num_children[n]):
+      own_level[s + j] = lev
+  return max_level
+
+
+@njit(cache=True)
+def block_order(kind, child_start, num_children, order, stack):
+  """The node order of a depth-first expansion that numbers each node's
+  children as one block when the node is expanded, first child first.
+
+  This is the order `compile_tree` numbers nodes in; in it the descendants
+  of every node form one contiguous range of ids. Fills order[new id] = id
+  and uses `stack` (int64, max_depth * max_actions + 1) as scratch.
+  """
+  order[0] = 0
+  following = 1
+  sp = 0
+  stack[0] = 0
+  while sp >= 0:
+    n = stack[sp]
+    sp -= 1
+    s = child_start[n]
+    c = num_children[n]
+    for j in range(c):
+      order[following + j] = s + j
+    following += c
+    for j in range(c - 1, -1, -1):
+      if kind[s + j] != 2:
+        sp += 1
+        stack[sp] = s + j
+
+
+@njit(cache=True)
+def subtree_ends(kind, child_start, num_children, end):
+  """end[n] = 1 + the largest id in n's subtree (n included); in
+  `block_order` the descendants of n are ids child_start[n] .. end[n] - 1."""
+  for n in range(kind.shape[0] - 1, -1, -1):
+    e = n + 1
+    if kind[n] != 2:
+      s = child_start[n]
+      for j in range(num_children[n]):
+        if end[s + j] > e:
+          e = end[s + j]
+    end[n] = e
+
+
+@njit(cache=True)
+def task_range(k, top_nodes, task_start, task_end):
+  """(listed, lo, hi) of task k of a schedule (mccfrb/schedule.py): for the
+  top (k = T) the nodes top_nodes[lo:hi] (listed), else the ids lo .. hi - 1."""
+  if k == task_start.shape[0]:
+    return True, 0, top_nodes.shape[0]
+  return False, int(task_start[k]), int(task_end[k])
+
+
+@njit(cache=True, error_model="numpy", parallel=True)
+def _opponent_reach_down(first, last, kind, player, infoset, child_start,
+                         num_children, edge_prob, strategy, br_player,
+                         top_nodes, task_start, task_end, opp_reach):
+  """pi_{-i}(h) (chance and the opponent of `br_player`) top-down over the
+  tasks first .. last - 1 of a schedule (T: the top), one thread each: the
+  products `best_response_value` computes."""
+  for k in prange(first, last):
+    listed, lo, hi = task_range(k, top_nodes, task_start, task_end)
+    for m in range(lo, hi):
+      n = top_nodes[m] if listed else m
+      kn = kind[n]
+      if kn == 2:
+        continue
+      s = child_start[n]
+      x = opp_reach[n]
+      if kn == 0:
+        for j in range(num_children[n]):
+          opp_reach[s + j] = x * edge_prob[s + j]
+      elif player[n] == br_player:
+        for j in range(num_children[n]):
+          opp_reach[s + j] = x
+      else:
+        i = infoset[n]
+        for j in range(num_children[n]):
+          opp_reach[s + j] = x * strategy[i, j]
+
+
+@njit(cache=True, error_model="numpy", parallel=True)
+def _level_values_up(first, last, level, width, kind, player, infoset,
+                     child_start, num_children, edge_prob, utility,
+                     utility_sum, strategy, br_player, level_start,
+                     level_nodes, best_action, values):
+  """Values (in `br_player`'s utility) of the internal nodes of responder
+  level `level` of tasks first .. last - 1 (T: the top), children first,
+  one thread per task; the responder plays best_action."""
+  for k in prange(first, last):
+    for m in range(level_start[k * width + level],
+                   level_start[k * width + level + 1]):
+      n = level_nodes[m]
+      s = child_start[n]
+      c = num_children[n]
+      if kind[n] == 1 and player[n] == br_player:
+        c = s + best_action[infoset[n]]
+        if kind[c] == 2:
+          values[n] = utility[c] if br_player == 0 else utility_sum - utility[c]
+        else:
+          values[n] = values[c]
+        continue
+      v = 0.0
+      for j in range(c):
+        if kind[n] == 0:
+          f = edge_prob[s + j]
+        else:
+          f = strategy[infoset[n], j]
+        u = s + j
+        if kind[u] == 2:
+          v += f * (utility[u] if br_player == 0 else utility_sum - utility[u])
+        else:
+          v += f * values[u]
+      values[n] = v
+
+
+@njit(cache=True, error_model="numpy", parallel=True)
+def _decide_infosets(first, last, kind, child_start, utility, utility_sum,
+                     num_actions, br_player, level_isets, iset_start,
+                     iset_slot, slot_node, opp_reach, values, cfv,
+                     best_action):
+  """best_action of the responder's infosets level_isets[first:last], one
+  thread each: cfv(I, a) = sum_{h in I} pi_{-i}(h) v(h a), summed in
+  descending tree id order (as `best_response_value`'s reverse sweep),
+  then the first maximum."""
+  for m in prange(first, last):
+    i = level_isets[m]
+    count = num_actions[i]
+    for a in range(count):
+      cfv[i, a] = 0.0
+    slot = iset_slot[i]
+    for h in range(slot + iset_start[i + 1] - iset_start[i] - 1, slot - 1,
+                   -1):
+      n = slot_node[h]
+      w = opp_reach[n]
+      s = child_start[n]
+      for a in range(count):
+        u = s + a
+        if kind[u] == 2:
+          x = utility[u] if br_player == 0 else utility_sum - utility[u]
+        else:
+          x = values[u]
+        cfv[i, a] += w * x
+    best = 0
+    for a in range(1, count):
+      if cfv[i, a] > cfv[i, best]:
+        best = a
+    best_action[i] = best
+
+
+@njit(cache=True, error_model="numpy")
+def best_response_levels(kind, player, infoset, child_start, num_children,
+                         edge_prob, utility, utility_sum, num_actions,
+                         strategy, br_player, top_nodes, task_start, task_end,
+                         max_level, level_start, level_nodes, iset_level_start,
+                         level_isets, iset_start, iset_slot, slot_node,
+                         opp_reach, values, cfv, best_action):
+  """`best_response_value` over a schedule, on numba's threads.
+
+  The same decisions and sums in the same order (so the same value, bit
+  for bit), but each internal node's value is computed once: the nodes of
+  responder level l + 1 are final once the infosets of level l + 1 are
+  decided, so level by level from the deepest, the sweep computes the
+  values of the nodes of level l + 1 (tasks in parallel, then the top) and
+  decides the infosets of level l (in parallel); level -1 is the root's.
+  Cost: about one top-down and one bottom-up sweep, instead of
+  (levels + 2) sweeps of the whole tree.
+
+  Args:
+    kind .. utility: the schedule's block-order tree (`Schedule.tree`).
+    top_nodes .. slot_node: `Schedule.best_response_args(br_player)`.
+    opp_reach, values: float64[N] scratch; cfv: float64[I, A] scratch;
+      best_action: int32[I] scratch.
+
+  Returns:
+    The best-response value in `br_player`'s utility.
+  """
+  top = task_start.shape[0]
+  opp_reach[0] = 1.0
+  for first, last in ((top, top + 1), (0, top)):
+    _opponent_reach_down(first, last, kind, player, infoset, child_start,
+                         num_children, edge_prob, strategy, br_player,
+                         top_nodes, task_start, task_end, opp_reach)
+  width = max_level + 2
+  for level in range(max_level, -2, -1):
+    for first, last in ((0, top), (top, top + 1)):
+      _level_values_up(first, last, level + 1, width, kind, player, infoset,
+                       child_start, num_children, edge_prob, utility,
+                       utility_sum, strategy, br_player, level_start,
+                       level_nodes, best_action, values)
+    if level >= 0:
+      _decide_infosets(iset_level_start[level], iset_level_start[level + 1],
+                       kind, child_start, utility, utility_sum, num_actions,
+                       br_player, level_isets, iset_start, iset_slot,
+                       slot_node, opp_reach, values, cfv, best_action)
+  if kind[0] == 2:
+    return utility[0] if br_player == 0 else utility_sum - utility[0]
   return values[0]

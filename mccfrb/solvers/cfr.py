@@ -3,6 +3,7 @@
 import numpy as np
 
 from mccfrb import policy as policy_lib
+from mccfrb import schedule as schedule_lib
 from mccfrb import tree as tree_lib
 from mccfrb.kernels import cfr
 from mccfrb.solvers import base
@@ -14,6 +15,13 @@ CFR_VARIANTS = {
     "linear": (False, 1.0, True),
     "discounted": (False, None, True),
 }
+# Pass structures of kernels/cfr.py (equal tables; BUILD_NOTES.md).
+PASSES = {"auto": None, "sweeps": cfr.SWEEPS, "four_sweeps": cfr.FOUR_SWEEPS}
+# passes="auto" runs the two sweeps on trees of at least this many nodes
+# (or with threads > 1) and the four sweeps below, where they are faster
+# (two sweeps / four sweeps: Leduc, 9,457 nodes, 0.77-0.82; goofspiel 4,
+# 26,773 nodes, 1.15-1.20; README, "Faster exact CFR").
+AUTO_MIN_NODES = 16_384
 
 
 class CFRSolver(base.TabularSolverBase):
@@ -32,13 +40,32 @@ class CFRSolver(base.TabularSolverBase):
     variant: one of CFR_VARIANTS.
     alpha, beta, gamma: DCFR's parameters (variant "discounted" only).
     max_nodes, tree: as for `MCCFRbSolver`.
+    threads: numba threads for one solve (default 1; at most numba's pool,
+      NUMBA_NUM_THREADS): the subtrees below the schedule's frontier
+      (mccfrb/schedule.py) and the infosets of the updating player are
+      shared out; the tables do not depend on it.
+    passes: "sweeps" (two sweeps of the tree per player and iteration that
+      skip zero-reach subtrees, on any number of threads), "four_sweeps"
+      (the former kernel's four sweeps of the tree per player and
+      iteration, one thread only; faster on trees that fit in cache, and
+      the yardstick of the benchmark and the tests) or "auto" (default:
+      "sweeps" with threads > 1 or at least AUTO_MIN_NODES nodes, else
+      "four_sweeps"). All give the same tables (BUILD_NOTES.md, "Exact CFR
+      family").
   """
 
   _table_names = ("_regrets", "_avg", "_strategy")
 
   def __init__(self, game, variant="cfr", alpha=1.5, beta=0.0, gamma=2.0,
-               max_nodes=tree_lib.DEFAULT_MAX_NODES, tree=None):
+               max_nodes=tree_lib.DEFAULT_MAX_NODES, tree=None, threads=1,
+               passes="auto"):
     base.check_choice("variant", variant, CFR_VARIANTS)
+    base.check_choice("passes", passes, PASSES)
+    base.check_threads(threads, None)
+    self._threads = int(threads)
+    if passes == "four_sweeps" and threads != 1:
+      raise ValueError("passes='four_sweeps' runs on one thread; got "
+                       f"threads={threads}.")
     for name, value in (("alpha", alpha), ("beta", beta), ("gamma", gamma)):
       if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValueError(f"{name} must be a number, got {value!r}.")
@@ -54,12 +81,19 @@ class CFRSolver(base.TabularSolverBase):
     self._rng = np.random.default_rng(0)  # Unused: exact; kept for save().
     self._init_game(game, max_nodes, tree)
     t = self._tree
+    if passes == "auto":
+      passes = ("sweeps" if self._threads > 1 or t.num_nodes >= AUTO_MIN_NODES
+                else "four_sweeps")
+    self._passes = PASSES[passes]
     shape = (t.num_infosets, t.max_actions)
     self._regrets = np.zeros(shape)
     self._avg = np.zeros(shape)
     self._strategy = policy_lib.uniform_table(t)
-    self._reach = np.zeros((t.num_nodes, 3))
-    self._values = np.zeros(t.num_nodes)
+    self._schedule = (schedule_lib.schedule_of(t)
+                      if self._passes == cfr.SWEEPS else None)
+    self._scratch = cfr_scratch(t, self._schedule)
+    # Whether the scratch holds what the last run left (kernels/cfr.py).
+    self._resume = False
 
   def _options(self):
     options = {"variant": self._variant}
@@ -73,14 +107,45 @@ class CFRSolver(base.TabularSolverBase):
     if num_iterations == 0:
       return
     t = self._tree
-    self._nodes_touched += cfr.cfr_iterations(
-        *t.kernel_args(), t.utility_sum, t.infoset_num_actions,
-        t.infoset_player, self._regrets, self._avg, self._strategy,
-        self._reach, self._values, self._plus, self._power, self._discount,
-        self._alpha, self._beta, self._num_iterations + 1, num_iterations)
+    with base.numba_threads(self._threads):
+      self._nodes_touched += cfr.cfr_iterations(
+          *(self._schedule.tree if self._schedule else t.kernel_args()),
+          t.utility_sum, t.infoset_num_actions,
+          t.infoset_player, _schedule_args(self._schedule), self._scratch,
+          self._regrets, self._avg, self._strategy, self._passes, self._plus,
+          self._power, self._discount, self._alpha, self._beta,
+          self._resume, self._num_iterations + 1, num_iterations)
     self._num_iterations += num_iterations
+    self._resume = True
 
   def current_policy_table(self):
     return self._strategy.copy()
 
 
+def _schedule_args(schedule):
+  """`Schedule.cfr_args()`, or placeholders for the four-sweep kernel."""
+  if schedule is not None:
+    return schedule.cfr_args()
+  empty = np.zeros(0, dtype=np.int32)
+  return (empty, empty, empty, empty, np.zeros(1, dtype=np.int64),
+          np.zeros(0, dtype=np.int64), np.zeros(3, dtype=np.int64), empty,
+          empty, np.zeros(0), False, False)
+
+
+def cfr_scratch(tree, schedule):
+  """The scratch tuple of `kernels.cfr.cfr_iterations` (see there), for the
+  four sweeps if `schedule` is None."""
+  n, a = tree.num_nodes, tree.max_actions
+  if schedule is None:
+    reach, values, slots, tasks = np.zeros((n, 3)), np.zeros(n), 0, -1
+  else:
+    reach = np.ones((1, n))  # The root's entry stays 1.
+    # Terminal values never change and are never written by the kernel.
+    kind, utility = schedule.tree[0], schedule.tree[6]
+    values = np.where(kind == tree_lib.TERMINAL, utility, 0.0)
+    slots, tasks = schedule.num_slots, schedule.num_tasks
+  own = np.zeros((slots, 2))  # (own reach, stamp); stamps start at -1.
+  own[:, 1] = -1.0
+  delta = np.zeros((slots, 1 + a))  # (stamp, regret increments).
+  delta[:, 0] = -1.0
+  return reach, values, own, delta, np.zeros(tasks + 1, dtype=np.int64)
