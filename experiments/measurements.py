@@ -57,6 +57,9 @@ Every set is deterministic (fixed seeds), so a rerun prints the same numbers:
                  seeds' range.
   batching_mcts  the same for SmoothUCTSolver (defaults, 2^14 to 2^22
                  iterations of two simulations).
+  mcts_phases    Smooth UCT on Leduc, batches of 4,096 iterations, 1 and 2
+                 threads: batched simulations per second, and phase 1 (the
+                 parallel simulations) alone.
   parallel_region
                  the cost of one empty numba parallel region (prange over
                  the threads) at 1 and 2 threads: what every batch of the
@@ -83,6 +86,8 @@ import pyspiel
 import mccfrb
 from experiments import common
 from mccfrb import reference
+from mccfrb.kernels import mcts as mcts_lib
+from mccfrb.kernels import rng as rng_lib
 
 _SETS = flags.DEFINE_list("sets", None, "Which sets (default: all).")
 
@@ -511,6 +516,58 @@ def batching_mcts():
                     (16, 64, 256, 1024, 4096))])
 
 
+def mcts_phases():
+  """Smooth UCT on Leduc in batches of 4,096 iterations at 1 and 2 threads:
+  the whole batched run, and its phase 1 (the simulations against frozen
+  tables) alone, timed in turns."""
+  tree = mccfrb.compile_tree("leduc_poker")
+  trained = mccfrb.SmoothUCTSolver("leduc_poker", seed=0, tree=tree)
+  trained.run(1_000_000)
+  count = 8192  # The simulations of a batch of 4,096 iterations.
+  records = (np.zeros((count, tree.max_depth), dtype=np.int64),
+             np.zeros((count, tree.max_depth), dtype=np.int64))
+  for threads in (1, 2, 1, 2):
+    if threads > numba.config.NUMBA_NUM_THREADS:
+      print(f"{threads} threads: NUMBA_NUM_THREADS is "
+            f"{numba.config.NUMBA_NUM_THREADS}")
+      continue
+    solver = mccfrb.SmoothUCTSolver("leduc_poker", seed=0, tree=tree,
+                                    threads=threads, batch=count // 2)
+    solver.run(200_000)
+    start = time.perf_counter()
+    solver.run(1_000_000)
+    whole = 2e6 / (time.perf_counter() - start)
+    numba.set_num_threads(threads)
+    _phase1(tree.kernel_args(), trained, count, threads, *records, 1)
+    start = time.perf_counter()
+    _phase1(tree.kernel_args(), trained, count, threads, *records, 250)
+    phase1 = 250 * count / (time.perf_counter() - start)
+    print(f"{threads} threads: {whole / 1e6:.2f}M simulations/s batched, "
+          f"phase 1 alone {phase1 / 1e6:.2f}M/s", flush=True)
+
+
+def _phase1(args, solver, count, workers, rec_infoset, rec_action, batches):
+  mcts_kernel_phase1(args, solver._visits, solver._counts, solver._values,  # pylint: disable=protected-access
+                     count, workers, rec_infoset, rec_action, batches)
+
+
+@numba.njit(parallel=True)
+def mcts_kernel_phase1(args, visits, counts, values, count, workers,
+                       rec_infoset, rec_action, batches):
+  """Phase 1 of kernels/mcts.py `simulation_batches` alone, `batches` times
+  on the same tables (Smooth UCT, Leduc defaults)."""
+  kind, player, infoset, child_start, num_children, edge_prob, utility = args
+  for b in range(batches):
+    for w in numba.prange(workers):
+      state = np.zeros(4, dtype=np.uint64)
+      for e in range(w * count // workers, (w + 1) * count // workers):
+        state[0] = rng_lib.stream_start(b, e)
+        mcts_lib._simulate(kind, player, infoset, child_start, num_children,  # pylint: disable=protected-access
+                           edge_prob, utility, visits, counts, values, 1,
+                           18.0, 0.1, 0.9, 0.002, False, e % 2, state, True,
+                           rec_infoset[e], rec_action[e])
+
+
 @numba.njit(parallel=True)
 def _empty_regions(count, workers, out):
   for _ in range(count):
@@ -542,7 +599,7 @@ SETS = {"weighting": weighting, "pruning_short": pruning_short,
         "nfsp_kuhn": nfsp_kuhn,
         "nfsp_warmup": nfsp_warmup, "nfsp_crash": nfsp_crash,
         "nfsp_rate": nfsp_rate, "batching": batching,
-        "batching_mcts": batching_mcts,
+        "batching_mcts": batching_mcts, "mcts_phases": mcts_phases,
         "parallel_region": parallel_region}
 
 

@@ -52,6 +52,7 @@ Two drivers run the one simulation (`_simulate`):
 
 import math
 
+import numpy as np
 from numba import njit
 from numba import prange
 
@@ -294,17 +295,21 @@ def simulation_batches(kind, player, infoset, child_start, num_children,
     count = k1 - k0 + 1
     key = batch_key(rng_state)
     for w in prange(workers):
-      worker_touched[w] = 0
+      # Worker-local state and count: rows of a shared array would sit in
+      # one cache line, written by both workers every simulation.
+      state = np.zeros(4, dtype=np.uint64)
+      steps_w = 0
       for e in range(w * count // workers, (w + 1) * count // workers):
-        worker_state[w, 0] = stream_start(key, e)
+        state[0] = stream_start(key, e)
         depth, r0, steps = _simulate(
             kind, player, infoset, child_start, num_children, edge_prob,
             utility, visits, counts, values, smooth, c, gamma, eta0, d,
-            opponent_uniform, (k0 - 1 + e) % 2, worker_state[w], True,
+            opponent_uniform, (k0 - 1 + e) % 2, state, True,
             rec_infoset[e], rec_action[e])
         rec_depth[e] = depth
         rec_r0[e] = r0
-        worker_touched[w] += steps
+        steps_w += steps
+      worker_touched[w] = steps_w
     for part in prange(workers):
       for e in range(count):
         _update(infoset_player, visits, counts, values, rec_infoset[e],
