@@ -21,7 +21,7 @@ Sections:
     not in the default sections.
   regret: MCCFRbSolver with regret="rm+" (MCCFRb+) against the same
     configuration with regret="rm" (ratio = rm+ rate / rm rate; the goal is
-    at most a 5% slowdown, ratio >= 0.95).
+    at most 5 percent slower, ratio >= 0.95).
   public: PublicSamplingSolver iterations and histories touched per second
     (one node counted per evaluated edge, the predictive pass included)
     against pyspiel.CFRPlusSolver's node throughput, counted as two full
