@@ -129,7 +129,9 @@ class SmoothUCTSolver(base.TabularSolverBase):
   def run(self, num_iterations):
     """Runs `num_iterations` iterations (2 simulations each) in one call.
 
-    `run(a); run(b)` leaves exactly the tables of `run(a + b)`.
+    `run(a); run(b)` leaves exactly the tables of `run(a + b)` (in batches:
+    when `a` is a multiple of the batch size, as batches never span two
+    calls).
     """
     base.check_num_iterations(num_iterations)
     if num_iterations == 0:
