@@ -266,22 +266,30 @@ def simulation_batches(kind, player, infoset, child_start, num_children,
                        edge_prob, utility, utility_sum, infoset_player,
                        visits, counts, values, smooth, c, gamma, eta0, d,
                        opponent_uniform, first_simulation, num_simulations,
-                       batch, rng_state, workers, worker_state, worker_touched,
-                       rec_infoset, rec_action, rec_depth, rec_r0, reward_sum):
+                       batch, rng_state, workers, bucket_e, bucket_m,
+                       bucket_n, worker_touched, rec_infoset, rec_action,
+                       rec_r0, reward_sum):
   """Runs MCTS simulations in batches, each batch's in parallel (module
   docstring); tables change in place.
 
   Batches end at multiples of 2 `batch` simulations over the solver's life
   (or at this call's last simulation); each draws one key from `rng_state`.
+  Phase 1 also sorts each record's (u, a) pairs into buckets by the worker
+  that applies them (u % workers), so that phase 2 reads only its own:
+  worker w runs a contiguous block of simulations in ascending order, so
+  reading the buckets of workers 0, 1, ... in turn keeps simulation order.
 
   Args:
     As `simulations`, and
     batch: iterations (two simulations each) per batch.
     workers: the number of workers (numba threads) to split work among.
-    worker_state: uint64[workers, 4] scratch (each worker's stream state).
+    bucket_e, bucket_m: int32[workers, workers, C], C a bound on the pairs
+      one worker records in a batch: bucket [w, p] holds the simulation and
+      depth of the pairs worker w recorded for part p; bucket_n:
+      int64[workers, workers], their counts.
     worker_touched: int64[workers] scratch.
-    rec_infoset, rec_action: int64[2 batch, max_depth], rec_depth:
-      int64[2 batch], rec_r0: float64[2 batch]: the records of a batch.
+    rec_infoset, rec_action: int64[2 batch, max_depth], rec_r0:
+      float64[2 batch]: the records of a batch.
 
   Returns:
     The number of tree nodes visited, terminals included.
@@ -295,9 +303,10 @@ def simulation_batches(kind, player, infoset, child_start, num_children,
     count = k1 - k0 + 1
     key = batch_key(rng_state)
     for w in prange(workers):
-      # Worker-local state and count: rows of a shared array would sit in
-      # one cache line, written by both workers every simulation.
+      # Worker-local state and counts: rows of a shared array would sit in
+      # one cache line, written by every worker every simulation.
       state = np.zeros(4, dtype=np.uint64)
+      filled = np.zeros(workers, dtype=np.int64)
       steps_w = 0
       for e in range(w * count // workers, (w + 1) * count // workers):
         state[0] = stream_start(key, e)
@@ -306,15 +315,28 @@ def simulation_batches(kind, player, infoset, child_start, num_children,
             utility, visits, counts, values, smooth, c, gamma, eta0, d,
             opponent_uniform, (k0 - 1 + e) % 2, state, True,
             rec_infoset[e], rec_action[e])
-        rec_depth[e] = depth
+        for m in range(depth):
+          part = rec_infoset[e, m] % workers if workers > 1 else 0
+          bucket_e[w, part, filled[part]] = e
+          bucket_m[w, part, filled[part]] = m
+          filled[part] += 1
         rec_r0[e] = r0
         steps_w += steps
+      for part in range(workers):
+        bucket_n[w, part] = filled[part]
       worker_touched[w] = steps_w
     for part in prange(workers):
-      for e in range(count):
-        _update(infoset_player, visits, counts, values, rec_infoset[e],
-                rec_action[e], rec_depth[e], rec_r0[e],
-                utility_sum - rec_r0[e], part, workers)
+      for w in range(workers):
+        for j in range(bucket_n[w, part]):
+          e = bucket_e[w, part, j]
+          m = bucket_m[w, part, j]
+          i = rec_infoset[e, m]
+          a = rec_action[e, m]
+          r0 = rec_r0[e]
+          r = r0 if infoset_player[i] == 0 else utility_sum - r0
+          visits[i] += 1
+          counts[i, a] += 1
+          values[i, a] += (r - values[i, a]) / counts[i, a]
     for e in range(count):
       _add_reward(reward_sum, opponent_uniform, (k0 - 1 + e) % 2, rec_r0[e],
                   utility_sum - rec_r0[e])

@@ -109,12 +109,15 @@ class SmoothUCTSolver(base.TabularSolverBase):
     if self._batch_buffers is None:
       workers = self._threads_option["threads"]
       span, depth = 2 * self._batch, max(self._tree.max_depth, 1)
+      # A worker runs at most span // workers + 1 simulations of a batch.
+      pairs = (span // workers + 1) * depth
       self._batch_buffers = (
-          workers, np.zeros((workers, 4), dtype=np.uint64),
+          workers, np.zeros((workers, workers, pairs), dtype=np.int32),
+          np.zeros((workers, workers, pairs), dtype=np.int32),
+          np.zeros((workers, workers), dtype=np.int64),
           np.zeros(workers, dtype=np.int64),
           np.zeros((span, depth), dtype=np.int64),
-          np.zeros((span, depth), dtype=np.int64),
-          np.zeros(span, dtype=np.int64), np.zeros(span))
+          np.zeros((span, depth), dtype=np.int64), np.zeros(span))
     return self._batch_buffers
 
   @property
