@@ -177,6 +177,17 @@ class TabularSolverBase:
     """The current strategy as an `open_spiel.python.policy.TabularPolicy`."""
     return self._to_tabular(self.current_policy_table())
 
+  def _init_threads(self, threads, batch, default=DEFAULT_BATCH):
+    """Validates `threads=` and `batch=` (`check_threads`) and keeps the
+    batch size to run with (`_batch`), the number of workers (`_threads`),
+    the two options as saved (`_threads_option`), and no batch scratch yet
+    (`_batch_buffers`, allocated by the first batched run)."""
+    self._batch = check_threads(threads, batch, default=default)
+    self._threads = int(threads)
+    self._threads_option = dict(threads=self._threads,
+                                batch=None if batch is None else int(batch))
+    self._batch_buffers = None
+
   def _init_rng(self, seed):
     """The solver's np.random.Generator (PCG64) and its state as uint64[4]
     (`_rng_words`), which kernels advance in place (kernels/rng.py); the

@@ -57,8 +57,7 @@ class ExternalSamplingSolver(base.WeightingMixin, base.TabularSolverBase):
                max_nodes=tree_lib.DEFAULT_MAX_NODES, tree=None, threads=1,
                batch=None):
     averaging = averaging_name(averaging)
-    self._batch = base.check_threads(threads, batch, default=DEFAULT_ES_BATCH)
-    self._threads = int(threads)
+    self._init_threads(threads, batch, default=DEFAULT_ES_BATCH)
     base.check_choice("averaging", averaging, ES_AVERAGINGS)
     self._init_weighting(weighting, linear_iterations, alpha, beta, gamma)
     if pruning not in PRUNINGS:
@@ -81,7 +80,7 @@ class ExternalSamplingSolver(base.WeightingMixin, base.TabularSolverBase):
         prune_threshold=float(prune_threshold),
         prune_probability=float(prune_probability), prune_k=float(prune_k),
         prune_floor=float(prune_floor), prune_after=int(prune_after),
-        threads=int(threads), batch=None if batch is None else int(batch))
+        **self._threads_option)
     self._init_game(game, max_nodes, tree)
     t = self._tree
     shape = (t.num_infosets, t.max_actions)
@@ -90,7 +89,6 @@ class ExternalSamplingSolver(base.WeightingMixin, base.TabularSolverBase):
     self._through = np.zeros(t.num_infosets, dtype=np.int64)
     self._counters = np.zeros(2, dtype=np.int64)
     self._scratch = self._frames(None)
-    self._batch_buffers = None
 
   def _frames(self, workers):
     """The traversal's frames (`_traversals`), with a leading axis of

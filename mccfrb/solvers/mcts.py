@@ -85,11 +85,7 @@ class SmoothUCTSolver(base.TabularSolverBase):
     self._d = _check_number("d", d, 0.0)
     base.check_choice("opponent", opponent, OPPONENTS)
     self._opponent = opponent
-    self._batch = base.check_threads(threads, batch,
-                                     default=DEFAULT_MCTS_BATCH)
-    self._threads_option = dict(threads=int(threads),
-                                batch=None if batch is None else int(batch))
-    self._batch_buffers = None
+    self._init_threads(threads, batch, default=DEFAULT_MCTS_BATCH)
     self._init_rng(seed)
     self._init_game(game, max_nodes, tree)
     t = self._tree
@@ -107,7 +103,7 @@ class SmoothUCTSolver(base.TabularSolverBase):
   def _batch_scratch(self):
     """Per-worker scratch and the records of a batch (allocated once)."""
     if self._batch_buffers is None:
-      workers = self._threads_option["threads"]
+      workers = self._threads
       span, depth = 2 * self._batch, max(self._tree.max_depth, 1)
       # A worker runs at most span // workers + 1 simulations of a batch.
       pairs = (span // workers + 1) * depth

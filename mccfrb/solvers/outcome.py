@@ -146,9 +146,7 @@ class MCCFRbSolver(base.WeightingMixin, base.OptimisticAverageMixin,
                max_nodes=tree_lib.DEFAULT_MAX_NODES, tree=None,
                weighting=None, linear_iterations=None, alpha=1.5, beta=0.0,
                gamma=2.0, regret="rm+", threads=1, batch=None):
-    self._batch = base.check_threads(threads, batch)
-    self._threads_option = dict(threads=int(threads),
-                                batch=None if batch is None else int(batch))
+    self._init_threads(threads, batch)
     base.check_choice("baseline", baseline, BASELINES)
     base.check_choice("averaging", averaging, AVERAGINGS)
     base.check_choice("regret", regret, REGRETS)
@@ -184,7 +182,6 @@ class MCCFRbSolver(base.WeightingMixin, base.OptimisticAverageMixin,
     self._through = np.zeros(tree.num_infosets, dtype=np.int64)
     self._strategy = np.zeros(shape)
     self._tables_loaded()
-    self._batch_buffers = None
     size, count_size = self._baseline_sizes()
     self._baseline = np.zeros(size)
     self._baseline_count = np.zeros(count_size, dtype=np.int64)
@@ -220,7 +217,7 @@ class MCCFRbSolver(base.WeightingMixin, base.OptimisticAverageMixin,
   def _batch_scratch(self):
     """Scratch and records of a batched run (allocated once)."""
     if self._batch_buffers is None:
-      workers = self._threads_option["threads"]
+      workers = self._threads
       self._batch_buffers = (self._path_scratch(workers)
                              + self._records(self._batch, workers))
     return self._batch_buffers

@@ -71,9 +71,7 @@ class PublicSamplingSolver(base.OptimisticAverageMixin, base.TabularSolverBase):
                baseline_decay="default", partition="auto", seed=None,
                max_nodes=tree_lib.DEFAULT_MAX_NODES, tree=None,
                public_tree=None, threads=1, batch=None):
-    self._batch = base.check_threads(threads, batch,
-                                     default=DEFAULT_PUBLIC_BATCH)
-    self._threads = int(threads)
+    self._init_threads(threads, batch, default=DEFAULT_PUBLIC_BATCH)
     base.check_choice("baseline", baseline, PUBLIC_BASELINES)
     base.check_choice("regret", regret, outcome.REGRETS)
     base.check_choice("averaging", averaging, outcome.AVERAGINGS)
@@ -88,8 +86,7 @@ class PublicSamplingSolver(base.OptimisticAverageMixin, base.TabularSolverBase):
                           averaging=averaging, sampling=sampling,
                           epsilon=float(epsilon),
                           baseline_decay=baseline_decay, partition=partition,
-                          threads=int(threads),
-                          batch=None if batch is None else int(batch))
+                          **self._threads_option)
     self._baseline_code = PUBLIC_BASELINES[baseline]
     self._regret_code = outcome.REGRETS[regret]
     self._averaging_code = outcome.AVERAGINGS[averaging]
@@ -120,7 +117,6 @@ class PublicSamplingSolver(base.OptimisticAverageMixin, base.TabularSolverBase):
     self._baseline = np.zeros(size)
     self._baseline_count = np.zeros(size, dtype=np.int64)
     self._scratch = self._worker_scratch(None)
-    self._batch_buffers = None
 
   def _worker_scratch(self, workers, predicted=True):
     """The episode's scratch (`_public_episodes`): reach, value, predicted,
