@@ -1,0 +1,75 @@
+"""What every engine shares: the player codes and the hashing of
+information and public states (see `protocol`)."""
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+CHANCE = -1
+TERMINAL = -2
+
+
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+@njit(cache=True, inline="always")
+def mix64(z):
+  """SplitMix64's finalizer, a bijection of uint64 (for engines' hashes)."""
+  z = (z ^ (z >> np.uint64(30))) * _M1
+  z = (z ^ (z >> np.uint64(27))) * _M2
+  return z ^ (z >> np.uint64(31))
+
+
+@njit(cache=True, inline="always")
+def hash_step(h, value):
+  """The running hash h extended by one int64 `value` (order matters)."""
+  return mix64(h ^ (np.uint64(value) + _GOLDEN + (h << np.uint64(6))
+                    + (h >> np.uint64(2))))
+
+
+@njit(cache=True)
+def hash_words(words, count, seed):
+  """(uint64, uint64): two independent 64-bit hashes of words[:count], never
+  (0, 0); engines without incremental hashes call this on an exact
+  encoding of the information state."""
+  a = np.uint64(seed) + np.uint64(0x243F6A8885A308D3)
+  b = np.uint64(seed) + np.uint64(0x13198A2E03707344)
+  for k in range(count):
+    a = hash_step(a, words[k])
+    b = hash_step(b, words[k] ^ 0x5A5A5A5A)
+  if a == 0 and b == 0:
+    a = np.uint64(1)
+  return a, b
+
+
+class Engine(NamedTuple):
+  """A native engine for one game instance (see `protocol`).
+
+  Attributes:
+    name: OpenSpiel's short name of the game ("goofspiel", "liars_dice").
+    code: the engine's code in `protocol.CODES` (the kernels' dispatch).
+    params: int64 array of the instance's parameters, the engine's layout.
+    state_size: length of a state array.
+    max_moves: the largest number of legal actions or chance outcomes.
+    max_depth: the largest number of moves on a root-to-terminal path.
+    utility_sum: u0 + u1 at every terminal (0 for zero-sum games).
+    game: the `pyspiel.Game` it plays (as `games.load_game` returns it).
+  """
+  name: str
+  code: int
+  params: np.ndarray
+  state_size: int
+  max_moves: int
+  max_depth: int
+  utility_sum: float
+  game: object
+
+  def new_state(self):
+    """The initial state (int64[state_size])."""
+    from mccfrb.engines import protocol  # pylint: disable=import-outside-toplevel
+    state = np.zeros(self.state_size, dtype=np.int64)
+    protocol.reset(self.code, self.params, state)
+    return state
