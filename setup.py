@@ -22,6 +22,7 @@ setuptools.setup(
         "pandas>=2.0",
         "matplotlib>=3.8",
         "scipy>=1.10",
+        "tqdm>=4.60",
     ],
     extras_require={
         # selenium drives Debian's chromium in tests/test_play_browser.py.
