@@ -1,0 +1,830 @@
+"""Exact walks of a native engine's game, grouped by public state.
+
+A game too large to compile (mccfrb/engines) is walked depth first, but
+one *public state* at a time instead of one history at a time: a frame
+holds every history of one public state S (their engine states, the
+reaches they carry), expands each by each move, groups the non-terminal
+children by `protocol.public_hash` (a hash table, in order of first
+appearance) and walks the groups one after the other; the values of the
+children then come back up and the frame combines them. Every infoset lies
+inside one public state, so when a frame combines, all the histories of
+each infoset it holds are present: a best response takes the argmax per
+infoset of the summed counterfactual values, and CFR has every regret
+term of the infoset, exactly as on the full tree. Within a frame the
+histories of one infoset are found by grouping their `infoset_hash` keys.
+
+Memory is the frames along the current path, never the game: a frame
+keeps its children (engine states, float and int columns) in three arenas
+(int64, float64 and int64 states) that grow and shrink like a stack, so
+the walk allocates nothing per history. The walk is an explicit stack of
+frames (`frames`, one row per depth) whose whole state lives in arrays, so
+a kernel call can stop at any frame boundary and the next call resumes:
+after `budget` children (progress bars), or when an arena, the infoset
+tables or a hash set is short of room (the Python side grows it and calls
+again).
+
+Modes:
+  BR: two best responses in one walk. A history h carries
+    w_0(h) = pi_1(h) pi_c(h) and w_1(h) = pi_0(h) pi_c(h) under the
+    evaluated profile sigma, and the own reaches c_0(h), c_1(h) under the
+    tables' current strategy (for the flush below). Values, in the
+    responder's utility, bottom-up:
+      v_i(h) = sum_a sigma(h, a) v_i(h a)           at the other player's
+                                                    and at chance nodes,
+      v_i(h) = v_i(h a*(I)),  a*(I) = argmax_a sum_{h' in I} w_i(h')
+               v_i(h' a)                            at i's infosets I,
+    so v_0(root) = BR_0(sigma_1) and v_1(root) = BR_1(sigma_0). sigma is
+    the tables' *average* policy: for the row r of the acting player's
+    infoset I (`find_row`),
+      cum_a = avg[r, a] + W c_p(h) strategy[r, a],
+      W = 0 (flush 0), T - L (flush 1), (T (T + 1) - L (L + 1)) / 2
+      (flush 2), L = avg_last[r],
+    sigma(I, a) = cum_a / sum_b cum_b, uniform if the sum is <= 0 or I has
+    no row: the lazy catch-up of optimistic averaging (Lanctot 2013
+    section 4) read at iteration T, as `OptimisticAverageMixin` does on a
+    tree (c_p under the current strategy, uniform where I has no row).
+  CFR: player p's pass of the exact CFR family (kernels/cfr.py). A history
+    carries pi_p(h) and w(h) = pi_{-p}(h) pi_c(h) under the current
+    strategy sigma^t (`strategy`, uniform where there is no row yet) and
+    its value is v_p(h) = sum_a sigma^t(h, a) v_p(h a). At p's infosets
+      regrets[I, a] += sum_{h in I} w(h) (v_p(h a) - v_p(h)),
+      avg[I, a]     += sum_{h in I} pi_p(h) sigma^t(I, a) w_t,
+    and `through[I]` gets the pass's stamp; `finish_pass` then clips (RM+)
+    or discounts (DCFR) exactly the stamped rows and regret-matches them.
+    Rows are inserted as the walk meets infosets (both players', uniform
+    strategy), so sigma^t stays fixed during a pass and the pass equals the
+    tree's four sweeps up to the order of the sums.
+
+Histories whose every carried reach is 0 (w_0 = w_1 = 0; pi_p = w = 0)
+are pruned: their values are multiplied by 0 wherever they would be used.
+Infosets with a single legal action get no row: their strategy is 1.
+
+Public states that merge (two public paths reaching one public key: a DAG,
+e.g. goofspiel without imp_info, whose information states lack perfect
+recall) are walked once per path, so an infoset may be split over frames.
+Every frame's public key goes into a hash set and a key seen twice sets
+ctl[C_DAG]: CFR is unaffected (its updates are sums, applied after the
+pass), a best response is then recomputed level by level (`level` >= -1,
+the tree's `best_response_value` order): responder i's infosets with l
+own earlier decisions are decided in walk l (deepest first), their
+counterfactual values summed over frames in a second table (`dec`).
+
+Every function takes arrays and fills them in place; `code` is the
+engine's code (mccfrb/engines/protocol.py), a compile-time constant.
+"""
+
+import numba
+import numpy as np
+from numba import njit
+
+from mccfrb.engines import protocol
+from mccfrb.kernels.table import CELLS
+from mccfrb.kernels.table import ROWS
+from mccfrb.kernels.table import find_row
+from mccfrb.kernels.table import row_of
+
+# Modes.
+BR = 0
+CFR = 1
+
+# Walk statuses.
+DONE = 0
+PAUSED = 1
+SHORT_ARENA = 2  # ctl[C_NEED_*] say how much.
+SHORT_TABLE = 3  # ctl[C_NEED_ROWS], ctl[C_NEED_CELLS]: more rows needed.
+SHORT_DEC = 4  # The level mode's decision table, likewise.
+SHORT_PUBLIC = 5  # The set of public keys is half full.
+SHORT_FRAMES = 6  # The path is deeper than `frames` has rows.
+
+# ctl (int64[CTL_SIZE]).
+C_DEPTH = 0  # The current frame.
+C_ITOP = 1  # Arena tops.
+C_FTOP = 2
+C_STOP = 3
+C_STAMP = 4  # Stamp of the grouping hash table's last use.
+C_NEED_INTS = 5
+C_NEED_FLOATS = 6
+C_NEED_STATES = 7
+C_NEED_KEYS = 8  # Entries of ukeys; the hash table needs 2x (power of 2).
+C_NEED_ROWS = 9
+C_NEED_CELLS = 10
+C_DAG = 11  # 1 once a public key was met by two frames.
+C_MAX_LEVEL = 12  # The largest responder level met (level mode).
+C_WORK = 13  # Children expanded so far.
+C_PUBLIC = 14  # Keys in the public set.
+C_FRAMES = 15  # Frames entered.
+CTL_SIZE = 16
+
+# Frame fields (frames: int64[depth, FRAME_SIZE]). A frame's histories are
+# children of the frame above: ints[F_HIST + i] is the index of history i
+# among the parent's children.
+F_PHASE = 0  # 0: to enter; 1: walking its groups.
+F_N = 1  # Histories.
+F_HIST = 2
+F_WHO = 3  # Acting player, CHANCE.
+F_MC = 4  # Children.
+F_CSTATE = 5  # Row of child 0 in `states`.
+F_CFLOAT = 6  # Offset of child 0's float columns (KW per child).
+F_CINT = 7  # Offset of child 0's int columns (KI per child).
+F_CSTART = 8  # child_start[n + 1] (ints): children of h are cs .. ce - 1.
+F_ORDER = 9  # The non-terminal children, grouped (ints).
+F_GSTART = 10  # Group g is order[gstart[g]:gstart[g + 1]] (ints).
+F_NG = 11  # Groups.
+F_G = 12  # Groups walked so far.
+F_ISET = 13  # iset[n]: history -> local infoset (ints).
+F_NI = 14  # Local infosets.
+F_IROW = 15  # Row of each local infoset in the tables, -1 (ints).
+F_IFIRST = 16  # First history of each local infoset (ints).
+F_IDEC = 17  # Row of each local infoset in the decision table (ints).
+F_SIGMA = 18  # sigma per local infoset, stride M (floats).
+F_CUR = 19  # The current strategy per local infoset (BR; floats).
+F_CFV = 20  # Counterfactual values per local infoset (BR; floats).
+F_ITOP = 21  # Arena tops before the frame (restored when it leaves).
+F_FTOP = 22
+F_STOP = 23
+FRAME_SIZE = 24
+
+# `level` of a best-response walk that decides infosets frame by frame.
+NO_LEVEL = -2
+
+
+@njit(cache=True)
+def widths(mode, level):
+  """(KR, KV, KI): float reach columns, float value columns and int columns
+  each child carries.
+
+  BR: (w_0, w_1, c_0, c_1), (v_0, v_1), and with level >= -1 the two
+  responders' levels (own earlier decisions). CFR: (pi_p, w), (v_p), none.
+  """
+  if mode == BR:
+    return 4, 2, 2 if level >= -1 else 0
+  return 2, 1, 0
+
+
+@njit(cache=True, inline="always")
+def _probe(tkeys, tstamp, tval, mask, stamp, a, b, fresh):
+  """The value of key (a, b) in the grouping hash table (entries with
+  another stamp are empty), or `fresh` after inserting it with that value."""
+  s = np.int64(a & np.uint64(mask))
+  while True:
+    if tstamp[s] != stamp:
+      tstamp[s] = stamp
+      tkeys[s, 0] = a
+      tkeys[s, 1] = b
+      tval[s] = fresh
+      return fresh
+    if tkeys[s, 0] == a and tkeys[s, 1] == b:
+      return tval[s]
+    s = (s + 1) & mask
+
+
+@njit(cache=True, inline="always")
+def _table_size(count):
+  """The grouping hash table's size for `count` keys: a power of 2 >= 2
+  count."""
+  size = 2
+  while size < 2 * count:
+    size *= 2
+  return size
+
+
+@njit(cache=True)
+def match_cells(regrets, strategy, start, count):
+  """sigma of one row by regret matching (kernels/exact.py's
+  `regret_matching_row`, the same operations):
+  sigma(a) = R+(a) / sum_b R+(b), uniform if the sum is 0."""
+  total = 0.0
+  for a in range(count):
+    r = regrets[start + a]
+    if r > 0.0:
+      total += r
+  if total > 0.0:
+    for a in range(count):
+      r = regrets[start + a]
+      strategy[start + a] = r / total if r > 0.0 else 0.0
+  else:
+    for a in range(count):
+      strategy[start + a] = 1.0 / count
+
+
+@njit(cache=True, error_model="numpy")
+def finish_pass(meta, row_start, row_actions, through, regrets, strategy,
+                stamp, regret_matching_plus, discount, pos_factor,
+                neg_factor):
+  """After player p's pass: the rows it stamped get RM+ clipping
+  (R <- max(R, 0)) or DCFR discounting (R <- R t^a / (t^a + 1) if R >= 0,
+  R t^b / (t^b + 1) if R < 0, as kernels/cfr.py's `_clip_or_discount`),
+  then sigma by regret matching. Returns the rows updated."""
+  count = 0
+  for r in range(meta[ROWS]):
+    if through[r] != stamp:
+      continue
+    count += 1
+    s = row_start[r]
+    c = row_actions[r]
+    for j in range(c):
+      x = regrets[s + j]
+      if regret_matching_plus and x < 0.0:
+        regrets[s + j] = 0.0
+      elif discount:
+        regrets[s + j] = x * (pos_factor if x >= 0.0 else neg_factor)
+    match_cells(regrets, strategy, s, c)
+  return count
+
+
+@njit(cache=True)
+def rehash_public(pub, new_pub):
+  """Moves the set of public keys into an empty larger one."""
+  mask = new_pub.shape[0] - 1
+  for s in range(pub.shape[0]):
+    a = pub[s, 0]
+    if a == 0:
+      continue
+    t = np.int64(a & np.uint64(mask))
+    while new_pub[t, 0] != 0:
+      t = (t + 1) & mask
+    new_pub[t, 0] = a
+    new_pub[t, 1] = pub[s, 1]
+
+
+@njit(cache=True, error_model="numpy")
+def decide_level(dec, level):
+  """Level mode: the best action of every decision-table row of `level`
+  (the first maximum of its summed counterfactual values)."""
+  meta, row_start, row_actions, row_level, best, cfv = (
+      dec[2], dec[3], dec[4], dec[5], dec[6], dec[7])
+  for r in range(meta[ROWS]):
+    if row_level[r] != level:
+      continue
+    s = row_start[r]
+    b = 0
+    for j in range(1, row_actions[r]):
+      if cfv[s + j] > cfv[s + b]:
+        b = j
+    best[r] = b
+
+
+@njit(cache=True)
+def start_walk(code, params, mode, level, utility_sum, p, wk):
+  """Resets a walk: frame 0 is a pseudo-frame whose one child is the root
+  (reaches 1). Returns False if the root is terminal (then its values are
+  already in child 0's value columns)."""
+  numba.literally(code)
+  ctl, frames, ints, floats, states = wk[0], wk[1], wk[2], wk[3], wk[4]
+  kr, kv, ki = widths(mode, level)
+  kw = kr + kv
+  stamp = ctl[C_STAMP]  # tstamp keeps the stamps of earlier walks.
+  ctl[:] = 0
+  ctl[C_STAMP] = stamp
+  ctl[C_MAX_LEVEL] = -1
+  frames[:, :] = 0
+  wk[9][:, :] = 0
+  protocol.reset(code, params, states[0])
+  for x in range(kr):
+    floats[x] = 1.0
+  for x in range(kv):
+    floats[kr + x] = 0.0
+  for x in range(ki):
+    ints[3 + x] = 0
+  frames[0, F_PHASE] = 1
+  frames[0, F_N] = 1
+  frames[0, F_MC] = 1
+  frames[0, F_CSTATE] = 0
+  frames[0, F_CFLOAT] = 0
+  frames[0, F_ORDER] = 0
+  frames[0, F_GSTART] = 1
+  frames[0, F_CINT] = 3
+  ints[0] = 0  # order
+  ints[1] = 0  # gstart
+  ints[2] = 1
+  ctl[C_ITOP] = 3 + ki
+  ctl[C_FTOP] = kw
+  ctl[C_STOP] = 1
+  if protocol.player(code, params, states[0]) == protocol.TERMINAL:
+    u0 = protocol.returns0(code, params, states[0])
+    if mode == BR:
+      floats[kr] = u0
+      floats[kr + 1] = utility_sum - u0
+    else:
+      floats[kr] = u0 if p == 0 else utility_sum - u0
+    frames[0, F_NG] = 0
+    return False
+  frames[0, F_NG] = 1
+  return True
+
+
+@njit(cache=True, error_model="numpy")
+def _enter(code, params, mode, p, level, flush, big_t, utility_sum, prune,
+           max_moves, d, wk, tab, dec):
+  """Expands frame d: infosets and their rows and sigma, every child
+  (reaches, engine state, terminal values), the groups of the non-terminal
+  children. Returns DONE or a SHORT_* status (then nothing persistent
+  changed: the frame is entered again after the Python side grew what was
+  short)."""
+  numba.literally(code)
+  ctl, frames, ints, floats, states = wk[0], wk[1], wk[2], wk[3], wk[4]
+  ukeys, tkeys, tstamp, tval, pub = wk[5], wk[6], wk[7], wk[8], wk[9]
+  keys, slot_row, meta, row_start, row_actions = (tab[0], tab[1], tab[2],
+                                                  tab[3], tab[4])
+  avg_last, regrets, strategy, avg = tab[5], tab[7], tab[8], tab[9]
+  kr, kv, ki = widths(mode, level)
+  kw = kr + kv
+  big_m = max_moves
+  width = states.shape[1]
+  n = frames[d, F_N]
+  hist = frames[d, F_HIST]
+  psb = frames[d - 1, F_CSTATE]
+  pfb = frames[d - 1, F_CFLOAT]
+  pib = frames[d - 1, F_CINT]
+  itop = ctl[C_ITOP]
+  ftop = ctl[C_FTOP]
+  stop = ctl[C_STOP]
+  first = states[psb + ints[hist]]
+  who = protocol.player(code, params, first)
+  if 2 * (ctl[C_PUBLIC] + 1) > pub.shape[0]:
+    return SHORT_PUBLIC
+  if itop + n + 1 > ints.shape[0]:
+    ctl[C_NEED_INTS] = itop + n + 1
+    return SHORT_ARENA
+  cst = itop
+  ints[cst] = 0
+  for i in range(n):
+    ints[cst + i + 1] = ints[cst + i] + protocol.num_moves(
+        code, params, states[psb + ints[hist + i]])
+  mc = ints[cst + n]
+  order = cst + n + 1
+  gid = order + mc
+  gst = gid + mc
+  iset = gst + mc + 1
+  ifirst = iset + n
+  irow = ifirst + n
+  idec = irow + n
+  cint = idec + n
+  iend = cint + mc * ki
+  sig = ftop
+  cur = sig + n * big_m
+  cfv = cur + n * big_m
+  cfl = cfv + n * big_m
+  fend = cfl + mc * kw
+  send = stop + mc
+  nkeys = max(n, mc)
+  tsize = _table_size(nkeys)
+  if (iend > ints.shape[0] or fend > floats.shape[0]
+      or send > states.shape[0] or nkeys > ukeys.shape[0]
+      or tsize > tkeys.shape[0]):
+    ctl[C_NEED_INTS] = iend
+    ctl[C_NEED_FLOATS] = fend
+    ctl[C_NEED_STATES] = send
+    ctl[C_NEED_KEYS] = nkeys
+    return SHORT_ARENA
+  # Infosets of the acting player: grouped keys, rows, sigma.
+  ni = 0
+  if who >= 0:
+    stamp = ctl[C_STAMP] + 1
+    ctl[C_STAMP] = stamp
+    mask = _table_size(n) - 1
+    for i in range(n):
+      a, b = protocol.infoset_hash(code, params, states[psb + ints[hist + i]],
+                                   who)
+      ukeys[i, 0] = a
+      ukeys[i, 1] = b
+      k = _probe(tkeys, tstamp, tval, mask, stamp, a, b, ni)
+      if k == ni:
+        ints[ifirst + ni] = i
+        ni += 1
+      ints[iset + i] = k
+    if mode == CFR:
+      rows_needed = meta[ROWS] + ni
+      if (rows_needed > row_start.shape[0]
+          or 2 * rows_needed > slot_row.shape[0]
+          or meta[CELLS] + ni * big_m > regrets.shape[0]):
+        ctl[C_NEED_ROWS] = ni
+        ctl[C_NEED_CELLS] = ni * big_m
+        return SHORT_TABLE
+    if level >= -1:
+      dmeta = dec[2]
+      rows_needed = dmeta[ROWS] + ni
+      if (rows_needed > dec[3].shape[0] or 2 * rows_needed > dec[1].shape[0]
+          or dmeta[CELLS] + ni * big_m > dec[7].shape[0]):
+        ctl[C_NEED_ROWS] = ni
+        ctl[C_NEED_CELLS] = ni * big_m
+        return SHORT_DEC
+    for k in range(ni):
+      i = ints[ifirst + k]
+      c = ints[cst + i + 1] - ints[cst + i]
+      a = ukeys[i, 0]
+      b = ukeys[i, 1]
+      r = -1
+      if c > 1:
+        if mode == CFR:
+          r, new = row_of(keys, slot_row, meta, row_start, row_actions, a, b,
+                          c, True)
+          if new:
+            s = row_start[r]
+            for j in range(c):
+              regrets[s + j] = 0.0
+              avg[s + j] = 0.0
+              strategy[s + j] = 1.0 / c
+            avg_last[r] = 0
+            tab[6][r] = 0
+        else:
+          r = find_row(keys, slot_row, a, b)
+          if r < 0:
+            r = -1
+      ints[irow + k] = r
+      o = k * big_m
+      if mode == CFR:
+        if r >= 0:
+          s = row_start[r]
+          for j in range(c):
+            floats[sig + o + j] = strategy[s + j]
+        else:
+          for j in range(c):
+            floats[sig + o + j] = 1.0 / c
+      else:
+        if r >= 0:
+          s = row_start[r]
+          for j in range(c):
+            floats[cur + o + j] = strategy[s + j]
+          w = 0.0
+          if flush == 1:
+            w = big_t - avg_last[r]
+          elif flush == 2:
+            last = float(avg_last[r])
+            w = (big_t * (big_t + 1.0) - last * (last + 1.0)) / 2.0
+          own = floats[pfb + ints[hist + i] * kw + 2 + who]
+          cum = 0.0
+          for j in range(c):
+            y = avg[s + j]
+            if w != 0.0:
+              y += w * own * strategy[s + j]
+            floats[sig + o + j] = y
+            cum += y
+          if cum > 0.0:
+            for j in range(c):
+              floats[sig + o + j] /= cum
+          else:
+            for j in range(c):
+              floats[sig + o + j] = 1.0 / c
+        else:
+          for j in range(c):
+            floats[cur + o + j] = 1.0 / c
+            floats[sig + o + j] = 1.0 / c
+        if level >= -1:
+          lev = ints[pib + ints[hist + i] * ki + who]
+          if lev > ctl[C_MAX_LEVEL]:
+            ctl[C_MAX_LEVEL] = lev
+          dr = -1
+          if c > 1 and lev == level:
+            dr, new = row_of(dec[0], dec[1], dec[2], dec[3], dec[4], a, b, c,
+                             True)
+            if new:
+              dec[5][dr] = lev
+              dec[6][dr] = 0
+              s = dec[3][dr]
+              for j in range(c):
+                dec[7][s + j] = 0.0
+          elif c > 1 and lev > level:
+            dr = find_row(dec[0], dec[1], a, b)
+          ints[idec + k] = dr
+  # Children: played on the scratch state `one` (from the parent's copy
+  # `par`), stored in the arena only if not terminal.
+  par, one = wk[10], wk[11]
+  for i in range(n):
+    cp = ints[hist + i]
+    prow = psb + cp
+    pbase = pfb + cp * kw
+    k = ints[iset + i] if who >= 0 else 0
+    o = k * big_m
+    cs = ints[cst + i]
+    for x in range(width):
+      par[x] = states[prow, x]
+    for j in range(ints[cst + i + 1] - cs):
+      c = cs + j
+      cb = cfl + c * kw
+      for x in range(kr):
+        floats[cb + x] = floats[pbase + x]
+      for x in range(kv):
+        floats[cb + kr + x] = 0.0
+      if who < 0:
+        pr = protocol.chance_prob(code, params, par, j)
+        if mode == BR:
+          floats[cb] *= pr
+          floats[cb + 1] *= pr
+        else:
+          floats[cb + 1] *= pr
+      elif mode == BR:
+        floats[cb + 1 - who] *= floats[sig + o + j]
+        floats[cb + 2 + who] *= floats[cur + o + j]
+      elif who == p:
+        floats[cb] *= floats[sig + o + j]
+      else:
+        floats[cb + 1] *= floats[sig + o + j]
+      if ki > 0:
+        for x in range(ki):
+          ints[cint + c * ki + x] = ints[pib + cp * ki + x]
+        if who >= 0:
+          ints[cint + c * ki + who] += 1
+      if prune and floats[cb] == 0.0 and floats[cb + 1] == 0.0:
+        ints[gid + c] = -1
+        continue
+      for x in range(width):
+        one[x] = par[x]
+      protocol.apply(code, params, one, j)
+      if protocol.player(code, params, one) == protocol.TERMINAL:
+        u0 = protocol.returns0(code, params, one)
+        if mode == BR:
+          floats[cb + kr] = u0
+          floats[cb + kr + 1] = utility_sum - u0
+        else:
+          floats[cb + kr] = u0 if p == 0 else utility_sum - u0
+        ints[gid + c] = -1
+      else:
+        crow = stop + c
+        for x in range(width):
+          states[crow, x] = one[x]
+        a, b = protocol.public_hash(code, params, one)
+        ukeys[c, 0] = a
+        ukeys[c, 1] = b
+        ints[gid + c] = 0
+  # Groups of the non-terminal children (a counting sort by group).
+  stamp = ctl[C_STAMP] + 1
+  ctl[C_STAMP] = stamp
+  mask = tsize - 1
+  ng = 0
+  last_a = np.uint64(0)
+  last_b = np.uint64(0)
+  last_g = -1
+  for c in range(mc):
+    if ints[gid + c] < 0:
+      continue
+    a = ukeys[c, 0]
+    b = ukeys[c, 1]
+    if last_g >= 0 and a == last_a and b == last_b:
+      g = last_g
+    else:
+      g = _probe(tkeys, tstamp, tval, mask, stamp, a, b, ng)
+      if g == ng:
+        ints[gst + ng] = 0
+        ng += 1
+      last_a = a
+      last_b = b
+      last_g = g
+    ints[gid + c] = g
+    ints[gst + g] += 1
+  run = 0
+  for g in range(ng):
+    size = ints[gst + g]
+    ints[gst + g] = run
+    run += size
+  for c in range(mc):
+    g = ints[gid + c]
+    if g >= 0:
+      ints[order + ints[gst + g]] = c
+      ints[gst + g] += 1
+  for g in range(ng, 0, -1):
+    ints[gst + g] = ints[gst + g - 1]
+  ints[gst] = 0
+  # The frame's public key, once per frame: a key met twice is a DAG.
+  a, b = protocol.public_hash(code, params, first)
+  if a == 0:
+    a = np.uint64(1)
+  pmask = pub.shape[0] - 1
+  s = np.int64(a & np.uint64(pmask))
+  while True:
+    if pub[s, 0] == 0:
+      pub[s, 0] = a
+      pub[s, 1] = b
+      ctl[C_PUBLIC] += 1
+      break
+    if pub[s, 0] == a and pub[s, 1] == b:
+      ctl[C_DAG] = 1
+      break
+    s = (s + 1) & pmask
+  frames[d, F_WHO] = who
+  frames[d, F_MC] = mc
+  frames[d, F_CSTATE] = stop
+  frames[d, F_CFLOAT] = cfl
+  frames[d, F_CINT] = cint
+  frames[d, F_CSTART] = cst
+  frames[d, F_ORDER] = order
+  frames[d, F_GSTART] = gst
+  frames[d, F_NG] = ng
+  frames[d, F_G] = 0
+  frames[d, F_ISET] = iset
+  frames[d, F_NI] = ni
+  frames[d, F_IROW] = irow
+  frames[d, F_IFIRST] = ifirst
+  frames[d, F_IDEC] = idec
+  frames[d, F_SIGMA] = sig
+  frames[d, F_CUR] = cur
+  frames[d, F_CFV] = cfv
+  frames[d, F_ITOP] = itop
+  frames[d, F_FTOP] = ftop
+  frames[d, F_STOP] = stop
+  ctl[C_ITOP] = iend
+  ctl[C_FTOP] = fend
+  ctl[C_STOP] = send
+  ctl[C_WORK] += mc
+  ctl[C_FRAMES] += 1
+  return DONE
+
+
+@njit(cache=True, error_model="numpy")
+def _combine(code, params, mode, p, level, weight, stamp, max_moves, d, wk,
+             tab, dec):
+  """The values of frame d's histories from their children's (written into
+  the parent frame's child columns), and at the updating player's infosets
+  the CFR increments."""
+  numba.literally(code)
+  frames, ints, floats, states = wk[1], wk[2], wk[3], wk[4]
+  row_start, through, regrets, avg = tab[3], tab[6], tab[7], tab[9]
+  kr, kv, ki = widths(mode, level)
+  kw = kr + kv
+  big_m = max_moves
+  n = frames[d, F_N]
+  hist = frames[d, F_HIST]
+  psb = frames[d - 1, F_CSTATE]
+  pfb = frames[d - 1, F_CFLOAT]
+  pib = frames[d - 1, F_CINT]
+  who = frames[d, F_WHO]
+  cst = frames[d, F_CSTART]
+  cfl = frames[d, F_CFLOAT]
+  iset = frames[d, F_ISET]
+  ni = frames[d, F_NI]
+  irow = frames[d, F_IROW]
+  ifirst = frames[d, F_IFIRST]
+  idec = frames[d, F_IDEC]
+  sig = frames[d, F_SIGMA]
+  cfv = frames[d, F_CFV]
+  if who < 0:
+    for i in range(n):
+      cp = ints[hist + i]
+      dst = pfb + cp * kw + kr
+      cs = ints[cst + i]
+      ce = ints[cst + i + 1]
+      for x in range(kv):
+        v = 0.0
+        for j in range(ce - cs):
+          pr = protocol.chance_prob(code, params, states[psb + cp], j)
+          v += pr * floats[cfl + (cs + j) * kw + kr + x]
+        floats[dst + x] = v
+    return
+  if mode == CFR:
+    for i in range(n):
+      cp = ints[hist + i]
+      pbase = pfb + cp * kw
+      cs = ints[cst + i]
+      c = ints[cst + i + 1] - cs
+      k = ints[iset + i]
+      o = sig + k * big_m
+      v = 0.0
+      for j in range(c):
+        v += floats[o + j] * floats[cfl + (cs + j) * kw + kr]
+      floats[pbase + kr] = v
+      r = ints[irow + k]
+      if who == p and r >= 0:
+        own = floats[pbase]
+        w = floats[pbase + 1]
+        s = row_start[r]
+        for j in range(c):
+          regrets[s + j] += w * (floats[cfl + (cs + j) * kw + kr] - v)
+          avg[s + j] += own * floats[o + j] * weight
+    if who == p:
+      for k in range(ni):
+        r = ints[irow + k]
+        if r >= 0:
+          through[r] = stamp
+    return
+  # Best responses: the other player's value under sigma.
+  other = 1 - who
+  for i in range(n):
+    cp = ints[hist + i]
+    cs = ints[cst + i]
+    c = ints[cst + i + 1] - cs
+    o = sig + ints[iset + i] * big_m
+    v = 0.0
+    for j in range(c):
+      v += floats[o + j] * floats[cfl + (cs + j) * kw + kr + other]
+    floats[pfb + cp * kw + kr + other] = v
+  if level < -1:
+    # The responder's argmax per infoset of sum_h w_who(h) v_who(h a).
+    for k in range(ni):
+      for j in range(big_m):
+        floats[cfv + k * big_m + j] = 0.0
+    for i in range(n):
+      cp = ints[hist + i]
+      w = floats[pfb + cp * kw + who]
+      cs = ints[cst + i]
+      o = cfv + ints[iset + i] * big_m
+      for j in range(ints[cst + i + 1] - cs):
+        floats[o + j] += w * floats[cfl + (cs + j) * kw + kr + who]
+    for k in range(ni):
+      i = ints[ifirst + k]
+      c = ints[cst + i + 1] - ints[cst + i]
+      o = cfv + k * big_m
+      best = 0
+      for j in range(1, c):
+        if floats[o + j] > floats[o + best]:
+          best = j
+      ints[irow + k] = best  # The rows are not needed any more.
+    for i in range(n):
+      cp = ints[hist + i]
+      best = ints[irow + ints[iset + i]]
+      floats[pfb + cp * kw + kr + who] = floats[
+          cfl + (ints[cst + i] + best) * kw + kr + who]
+    return
+  # Level mode: decided deeper infosets play their best action, this
+  # level's sum their counterfactual values, shallower ones are not needed.
+  best_action, cfv_cells, dec_start = dec[6], dec[7], dec[3]
+  for i in range(n):
+    cp = ints[hist + i]
+    cs = ints[cst + i]
+    c = ints[cst + i + 1] - cs
+    dst = pfb + cp * kw + kr + who
+    lev = ints[pib + cp * ki + who]
+    dr = ints[idec + ints[iset + i]]
+    if c == 1:
+      floats[dst] = floats[cfl + cs * kw + kr + who]
+    elif lev > level:
+      a = best_action[dr] if dr >= 0 else 0
+      floats[dst] = floats[cfl + (cs + a) * kw + kr + who]
+    else:
+      floats[dst] = 0.0
+      if lev == level:
+        w = floats[pfb + cp * kw + who]
+        s = dec_start[dr]
+        for j in range(c):
+          cfv_cells[s + j] += w * floats[cfl + (cs + j) * kw + kr + who]
+
+
+@njit(cache=True, error_model="numpy")
+def walk(code, params, mode, p, level, flush, big_t, utility_sum, weight,
+         prune, stamp, max_moves, budget, wk, tab, dec):
+  """Runs the walk from where `wk` stands until it is done, `budget` more
+  children were expanded, or something is short of room.
+
+  Args:
+    code, params: the engine (mccfrb/engines/protocol.py).
+    mode: BR or CFR (module docstring).
+    p: CFR: the updating player.
+    level: BR: NO_LEVEL (decide each infoset in its frame) or the level
+      mode's target level (>= -1; -1 is the final walk, every infoset
+      decided).
+    flush, big_t: BR: the optimistic-averaging catch-up code (0, 1, 2) and
+      the iteration T it catches up to.
+    utility_sum: u_0 + u_1 at terminals.
+    weight: CFR: w_t of the averages.
+    prune: skip children whose carried reaches are all 0.
+    stamp: CFR: written to `through` of the updating player's rows.
+    max_moves: the engine's largest number of moves (the stride M of the
+      per-infoset scratch).
+    budget: children to expand before pausing.
+    wk: (ctl, frames, ints, floats, states, ukeys, tkeys, tstamp, tval,
+      pub, par, one), the walk's state (set up by `start_walk`); ukeys,
+      tkeys uint64[*, 2], tstamp, tval int64, tkeys' length a power of 2
+      (the grouping hash table), pub uint64[power of 2, 2] (the set of
+      public keys), par and one int64[state_size] scratch states.
+    tab: (keys, slot_row, meta, row_start, row_actions, avg_last, through,
+      regrets, strategy, avg), an `InfosetTables`' arrays.
+    dec: the level mode's decision table (keys, slot_row, meta, row_start,
+      row_actions, row level, best action, counterfactual values).
+
+  Returns:
+    DONE (the root's values in `floats[KR:KR + KV]`), PAUSED, or a SHORT_*
+    status with ctl[C_NEED_*] set.
+  """
+  numba.literally(code)
+  ctl, frames, ints = wk[0], wk[1], wk[2]
+  start = ctl[C_WORK]
+  while True:
+    d = ctl[C_DEPTH]
+    if frames[d, F_PHASE] == 0:
+      status = _enter(code, params, mode, p, level, flush, big_t,
+                      utility_sum, prune, max_moves, d, wk, tab, dec)
+      if status != DONE:
+        return status
+      frames[d, F_PHASE] = 1
+      continue
+    g = frames[d, F_G]
+    if g < frames[d, F_NG]:
+      if ctl[C_WORK] - start >= budget:
+        return PAUSED
+      if d + 2 > frames.shape[0]:
+        return SHORT_FRAMES
+      gs = ints[frames[d, F_GSTART] + g]
+      ge = ints[frames[d, F_GSTART] + g + 1]
+      frames[d, F_G] = g + 1
+      frames[d + 1, F_PHASE] = 0
+      frames[d + 1, F_N] = ge - gs
+      frames[d + 1, F_HIST] = frames[d, F_ORDER] + gs
+      ctl[C_DEPTH] = d + 1
+      continue
+    if d == 0:
+      return DONE
+    _combine(code, params, mode, p, level, weight, stamp, max_moves, d, wk,
+             tab, dec)
+    ctl[C_ITOP] = frames[d, F_ITOP]
+    ctl[C_FTOP] = frames[d, F_FTOP]
+    ctl[C_STOP] = frames[d, F_STOP]
+    ctl[C_DEPTH] = d - 1

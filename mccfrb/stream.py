@@ -1,0 +1,577 @@
+"""Exploitability and exact CFR on native engines, by streaming walks.
+
+A game with a native engine (mccfrb/engines) but too large to compile is
+walked public state by public state (kernels/stream.py): memory is the
+histories of the public states along the current path, never the game.
+Infoset tables live in a growing hash table keyed by the engine's 128-bit
+infoset keys (`InfosetTables`, kernels/table.py), as the sampling solvers
+on engines keep them.
+
+  engine_best_response_values(engine, tables, flush_code, T)
+      [BR_0(sigma_1), BR_1(sigma_0)] of the tables' average policy.
+  engine_nash_conv / engine_exploitability
+      NashConv = BR_0 + BR_1 - (u_0 + u_1); exploitability = NashConv / 2
+      (OpenSpiel's definitions).
+  StreamingCFR(engine, variant)
+      the exact CFR family (kernels/cfr.py's variants and update order)
+      with the tables in an `InfosetTables`.
+  tables_from_policy(engine, policy_fn), policy_dict(engine, tables),
+  infoset_keys(engine)
+      conversions on small games (a walk of the pyspiel tree in lockstep
+      with the engine).
+
+Walks that take more than a few seconds show a tqdm progress bar (the
+kernel pauses every `budget` children and resumes where it stopped).
+"""
+
+import time
+
+import numba
+from numba import types
+import numpy as np
+
+from mccfrb import games
+from mccfrb.engines import Engine
+from mccfrb.engines import engine_for
+from mccfrb.engines import protocol
+from mccfrb.kernels import stream as kernels
+from mccfrb.kernels import table as table_kernels
+from mccfrb.solvers.tables import InfosetTables
+
+# Optimistic-averaging catch-up codes of `engine_best_response_values`.
+FLUSH_NONE = 0
+FLUSH_UNIFORM = 1  # (T - L) pi_own sigma^T (regret matching).
+FLUSH_LINEAR = 2  # (T (T + 1) - L (L + 1)) / 2 pi_own sigma^T (RM+).
+FLUSH_CODES = (FLUSH_NONE, FLUSH_UNIFORM, FLUSH_LINEAR)
+
+# variant -> (regret matching+, averaging power or None for gamma, discount),
+# as solvers/cfr.py's CFR_VARIANTS.
+CFR_VARIANTS = {
+    "cfr": (False, 0.0, False),
+    "cfr+": (True, 1.0, False),
+    "linear": (False, 1.0, True),
+    "discounted": (False, None, True),
+}
+
+# Children expanded per kernel call (a progress bar's step, ~0.1-0.5 s).
+BUDGET = 1 << 23
+# A walk shows a progress bar once it has run this many seconds.
+PROGRESS_AFTER = 3.0
+
+
+def as_engine(engine_or_game):
+  """The `Engine` of an `Engine`, a game string or a `pyspiel.Game`.
+
+  Raises:
+    ValueError: the game has no native engine.
+  """
+  if isinstance(engine_or_game, Engine):
+    return engine_or_game
+  game = games.load_game(engine_or_game)
+  engine = engine_for(game)
+  if engine is None:
+    raise ValueError(f"{game} has no native engine (mccfrb/engines); "
+                     "compile its tree and use the tree solvers instead.")
+  return engine
+
+
+def _literal_call(function, code, *args):
+  """function(code, *args) for a kernel that makes `code` literal
+  (`numba.literally`), called from Python: a plain call would retype the
+  kernel at every call (numba tries the non-literal signature first),
+  seconds per call; this calls the compiled literal overload once it
+  exists."""
+  key = (types.literal(code),) + tuple(numba.typeof(a) for a in args)
+  compiled = function.overloads.get(key)
+  if compiled is None:
+    return function(code, *args)
+  return compiled.entry_point(code, *args)
+
+
+class _Walk:
+  """The state and arenas of a kernel walk (kernels/stream.py), kept from
+  one walk to the next so that arenas grow only once."""
+
+  def __init__(self, engine, mode, level=kernels.NO_LEVEL):
+    self.engine = engine
+    self.mode = mode
+    self.level = level
+    self.kr, self.kv, self.ki = kernels.widths(mode, level)
+    self.ctl = np.zeros(kernels.CTL_SIZE, dtype=np.int64)
+    self.frames = np.zeros((engine.max_depth + 3, kernels.FRAME_SIZE),
+                           dtype=np.int64)
+    self.ints = np.zeros(1 << 12, dtype=np.int64)
+    self.floats = np.zeros(1 << 12)
+    self.states = np.zeros((1 << 8, engine.state_size), dtype=np.int64)
+    self.ukeys = np.zeros((1 << 8, 2), dtype=np.uint64)
+    self._new_table(1 << 9)
+    self.pub = np.zeros((1 << 10, 2), dtype=np.uint64)
+    self.par = np.zeros(engine.state_size, dtype=np.int64)
+    self.one = np.zeros(engine.state_size, dtype=np.int64)
+
+  def _new_table(self, size):
+    self.tkeys = np.zeros((size, 2), dtype=np.uint64)
+    self.tstamp = np.zeros(size, dtype=np.int64)
+    self.tval = np.zeros(size, dtype=np.int64)
+
+  def args(self):
+    return (self.ctl, self.frames, self.ints, self.floats, self.states,
+            self.ukeys, self.tkeys, self.tstamp, self.tval, self.pub,
+            self.par, self.one)
+
+  def nbytes(self):
+    return sum(a.nbytes for a in self.args())
+
+  def grow(self, status):
+    """Grows what the kernel found short (status SHORT_ARENA, SHORT_PUBLIC,
+    SHORT_FRAMES), keeping the content."""
+    ctl = self.ctl
+    if status == kernels.SHORT_PUBLIC:
+      pub = np.zeros((2 * len(self.pub), 2), dtype=np.uint64)
+      kernels.rehash_public(self.pub, pub)
+      self.pub = pub
+    elif status == kernels.SHORT_FRAMES:
+      self.frames = _grown(self.frames, 2 * len(self.frames))
+    else:
+      self.ints = _grown(self.ints, ctl[kernels.C_NEED_INTS])
+      self.floats = _grown(self.floats, ctl[kernels.C_NEED_FLOATS])
+      self.states = _grown(self.states, ctl[kernels.C_NEED_STATES])
+      need = int(ctl[kernels.C_NEED_KEYS])
+      self.ukeys = _grown(self.ukeys, need)
+      size = 2
+      while size < 2 * need:
+        size *= 2
+      if size > len(self.tkeys):
+        self._new_table(size)  # Its content lives within one frame's entry.
+
+  def start(self, utility_sum, p=0):
+    """Resets the walk; False if the root is terminal."""
+    e = self.engine
+    # The root's pseudo-frame: 3 + KI ints, KR + KV floats, one state.
+    self.ints = _grown(self.ints, 3 + self.ki)
+    self.floats = _grown(self.floats, self.kr + self.kv)
+    self.states = _grown(self.states, 1)
+    self.frames = _grown(self.frames, 2)
+    return _literal_call(kernels.start_walk, e.code, e.params, self.mode,
+                         self.level, float(utility_sum), p, self.args())
+
+  def values(self):
+    """The root's value columns once the walk is done."""
+    return self.floats[self.kr:self.kr + self.kv].copy()
+
+  def progress(self):
+    """The fraction of the walk done, counting the children of the frames
+    along the path (an estimate: subtrees differ in size)."""
+    frames, ints = self.frames, self.ints
+    depth = int(self.ctl[kernels.C_DEPTH])
+    done, share = 0.0, 1.0
+    for f in range(depth + 1):
+      ng, g = int(frames[f, kernels.F_NG]), int(frames[f, kernels.F_G])
+      if frames[f, kernels.F_PHASE] == 0 or ng == 0:
+        break
+      gs = ints[frames[f, kernels.F_GSTART]:frames[f, kernels.F_GSTART]
+                + ng + 1]
+      total = float(gs[ng])
+      if f == depth or g == 0:
+        done += share * gs[g] / total
+        break
+      done += share * gs[g - 1] / total
+      share *= (gs[g] - gs[g - 1]) / total
+    return min(max(done, 0.0), 1.0)
+
+
+def _grown(array, need):
+  """`array`, or a copy at least twice as long (at least `need` rows) with
+  its content in front."""
+  need = int(need)
+  if need <= len(array):
+    return array
+  size = max(need, 2 * len(array))
+  new = np.zeros((size,) + array.shape[1:], dtype=array.dtype)
+  new[:len(array)] = array
+  return new
+
+
+def _table_args(tables):
+  """The `tab` tuple of kernels/stream.py."""
+  t = tables
+  return (t.keys, t.slot_row, t.meta, t.row_start, t.row_actions,
+          t.avg_last, t.through, t.regrets, t.strategy, t.avg)
+
+
+def _dec_args(dec):
+  """The `dec` tuple: an `InfosetTables` with `through` as the row's level,
+  `avg_last` as its best action and `regrets` as its counterfactual
+  values."""
+  return (dec.keys, dec.slot_row, dec.meta, dec.row_start, dec.row_actions,
+          dec.through, dec.avg_last, dec.regrets)
+
+
+def _run(walk, tables, dec, p=0, flush=0, big_t=0.0, weight=0.0,
+         prune=True, stamp=0, desc="walk", progress=True):
+  """One whole walk; grows what runs short; returns the root's values."""
+  e = walk.engine
+  if not walk.start(e.utility_sum, p):
+    return walk.values()
+  begin = time.time()
+  bar = None
+  try:
+    while True:
+      status = _literal_call(
+          kernels.walk, e.code, e.params, walk.mode, p, walk.level, flush, float(big_t),
+          e.utility_sum, float(weight), bool(prune), int(stamp),
+          e.max_moves, BUDGET, walk.args(), _table_args(tables),
+          _dec_args(dec))
+      if status == kernels.DONE:
+        break
+      if status == kernels.PAUSED:
+        if (bar is None and progress
+            and time.time() - begin > PROGRESS_AFTER):
+          from tqdm.auto import tqdm  # pylint: disable=import-outside-toplevel
+          bar = tqdm(total=1000, desc=desc, unit="‰", leave=False)
+        if bar is not None:
+          bar.n = int(1000 * walk.progress())
+          bar.refresh()
+      elif status in (kernels.SHORT_TABLE, kernels.SHORT_DEC):
+        target = tables if status == kernels.SHORT_TABLE else dec
+        ctl = walk.ctl
+        if not target.grow(int(ctl[kernels.C_NEED_ROWS]),
+                           int(ctl[kernels.C_NEED_CELLS])):
+          raise MemoryError(
+              f"the infoset tables would pass max_memory="
+              f"{target.max_memory} bytes ({target.num_rows} rows stored);"
+              " pass a larger max_memory.")
+      else:
+        walk.grow(status)
+  finally:
+    if bar is not None:
+      bar.close()
+  return walk.values()
+
+
+def _empty_tables(engine):
+  return InfosetTables(engine.max_moves, rows=2)
+
+
+def _check_flush(flush_code, big_t):
+  if flush_code not in FLUSH_CODES:
+    raise ValueError(f"flush_code must be one of {FLUSH_CODES}, got "
+                     f"{flush_code!r}.")
+  if flush_code and big_t < 0:
+    raise ValueError(f"T must be >= 0, got {big_t!r}.")
+
+
+def engine_best_response_values(engine, tables=None, flush_code=FLUSH_NONE,
+                                big_t=0, progress=True):
+  """[BR_0(sigma_1), BR_1(sigma_0)] of the average policy in `tables`.
+
+  sigma is read from the tables' rows (kernels/stream.py, mode BR): for the
+  row r of an infoset I of player p,
+    cum_a = avg[r, a] + W pi_p^cur(h) strategy[r, a],
+    W = 0 (flush_code 0), T - L (1) or (T (T + 1) - L (L + 1)) / 2 (2),
+    L = avg_last[r],
+    sigma(I, a) = cum_a / sum_b cum_b,
+  uniform if the sum is <= 0 or I has no row; pi_p^cur(h) is p's own reach
+  under the current strategy `strategy` (optimistic averaging's lazy
+  catch-up to iteration T, as `OptimisticAverageMixin` flushes on a tree).
+  One walk of the game by public states computes both best responses; on
+  games whose public states merge (goofspiel without imp_info) a walk per
+  responder level follows (the tree's level order).
+
+  Args:
+    engine: an `Engine`, or a game string / `pyspiel.Game` with one.
+    tables: an `InfosetTables` (None: the uniform policy).
+    flush_code: 0, 1 or 2 (above).
+    big_t: T, the iteration the averages are caught up to.
+    progress: show a tqdm bar when the walk takes more than a few seconds.
+
+  Returns:
+    float64[2], in each responder's own utility.
+  """
+  engine = as_engine(engine)
+  _check_flush(flush_code, big_t)
+  if tables is None:
+    tables = _empty_tables(engine)
+  dec = _empty_tables(engine)
+  walk = _Walk(engine, kernels.BR)
+  values = _run(walk, tables, dec, flush=flush_code, big_t=big_t,
+                desc="best response", progress=progress)
+  if not walk.ctl[kernels.C_DAG]:
+    return values
+  return _level_best_responses(engine, tables, flush_code, big_t, progress)
+
+
+def _level_best_responses(engine, tables, flush_code, big_t, progress):
+  """Best responses when public states merge: one walk to find the deepest
+  responder level, one per level deciding its infosets with the deeper ones
+  decided (kernels/exact.py's `best_response_value` order), a final one."""
+  dec = InfosetTables(engine.max_moves)
+  walk = _Walk(engine, kernels.BR, level=1 << 40)
+  _run(walk, tables, dec, flush=flush_code, big_t=big_t,
+       desc="best response levels", progress=progress)
+  max_level = int(walk.ctl[kernels.C_MAX_LEVEL])
+  for level in range(max_level, -2, -1):
+    walk = _Walk(engine, kernels.BR, level=level)
+    values = _run(walk, tables, dec, flush=flush_code, big_t=big_t,
+                  desc=f"best response level {level}", progress=progress)
+    if level >= 0:
+      kernels.decide_level(_dec_args(dec), level)
+  return values
+
+
+def engine_nash_conv(engine, tables=None, flush_code=FLUSH_NONE, big_t=0,
+                     progress=True):
+  """NashConv = BR_0(sigma_1) + BR_1(sigma_0) - (u_0 + u_1) of the average
+  policy in `tables` (see `engine_best_response_values`)."""
+  engine = as_engine(engine)
+  values = engine_best_response_values(engine, tables, flush_code, big_t,
+                                       progress)
+  return float(values.sum() - engine.utility_sum)
+
+
+def engine_exploitability(engine, tables=None, flush_code=FLUSH_NONE,
+                          big_t=0, progress=True):
+  """NashConv / 2, OpenSpiel's exploitability for two-player games."""
+  return engine_nash_conv(engine, tables, flush_code, big_t, progress) / 2.0
+
+
+class StreamingCFR:
+  """The exact CFR family on a native engine, without a tree.
+
+  Iterations of kernels/cfr.py's variants with OpenSpiel's alternating
+  updates: at iteration t, player 0's pass then player 1's with the updated
+  sigma. A pass is one walk of the game by public states (kernels/stream.py,
+  mode CFR) that adds, at every infoset I of the updating player p,
+    R(I, a) += sum_{h in I} pi_{-p}(h) (v_p(h a) - v_p(h)),
+    S(I, a) += sum_{h in I} pi_p(h) sigma^t(I, a) w_t,
+  with w_t = 1 (cfr), t (cfr+, linear) or t^gamma (discounted); then
+  `finish_pass` clips (RM+) or discounts (DCFR: positive regrets by
+  t^alpha / (t^alpha + 1), negative by t^beta / (t^beta + 1)) p's rows and
+  regret-matches them. The tables equal `CFRSolver`'s up to the order of
+  the sums. Rows are inserted as the walks meet infosets (the first
+  iteration grows the tables); infosets with one legal action have none.
+
+  Attributes:
+    engine: the `Engine`.
+    tables: the `InfosetTables`: `regrets`, `avg` (cumulative average
+      weights), `strategy` (sigma^t); `through` holds the stamp of the last
+      pass that updated a row.
+    num_iterations: iterations run.
+    variant, alpha, beta, gamma: as `CFRSolver`.
+  """
+
+  def __init__(self, engine, variant="cfr", alpha=1.5, beta=0.0, gamma=2.0,
+               max_memory=None, progress=True):
+    if variant not in CFR_VARIANTS:
+      raise ValueError(f"variant must be one of {sorted(CFR_VARIANTS)}, got "
+                       f"{variant!r}.")
+    for name, value in (("alpha", alpha), ("beta", beta), ("gamma", gamma)):
+      if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{name} must be a number, got {value!r}.")
+    self.engine = as_engine(engine)
+    self.variant = variant
+    plus, power, discount = CFR_VARIANTS[variant]
+    if variant == "linear":
+      alpha = beta = 1.0
+    self.alpha, self.beta, self.gamma = float(alpha), float(beta), float(gamma)
+    self._plus, self._discount = plus, discount
+    self._power = self.gamma if power is None else power
+    self.progress = progress
+    self.tables = InfosetTables(self.engine.max_moves, max_memory)
+    self.num_iterations = 0
+    self._walk = _Walk(self.engine, kernels.CFR)
+    self._dec = _empty_tables(self.engine)
+
+  def run(self, num_iterations):
+    """Runs `num_iterations` iterations (two walks each)."""
+    if (isinstance(num_iterations, bool)
+        or not isinstance(num_iterations, (int, np.integer))
+        or num_iterations < 0):
+      raise ValueError("num_iterations must be an int >= 0, got "
+                       f"{num_iterations!r}.")
+    for _ in range(int(num_iterations)):
+      t = self.num_iterations + 1
+      weight = float(t) ** self._power
+      ta, tb = float(t) ** self.alpha, float(t) ** self.beta
+      for p in (0, 1):
+        stamp = 2 * t + p
+        # Discounting touches every row of p each pass: no pruning then.
+        _run(self._walk, self.tables, self._dec, p=p, weight=weight,
+             prune=not self._discount, stamp=stamp,
+             desc=f"CFR iteration {t}, player {p}", progress=self.progress)
+        t_ = self.tables
+        kernels.finish_pass(t_.meta, t_.row_start, t_.row_actions,
+                            t_.through, t_.regrets, t_.strategy, stamp,
+                            self._plus, self._discount, ta / (ta + 1.0),
+                            tb / (tb + 1.0))
+      self.num_iterations = t
+
+  def best_response_values(self):
+    """[BR_0, BR_1] of the average policy."""
+    return engine_best_response_values(self.engine, self.tables,
+                                       progress=self.progress)
+
+  def nash_conv(self):
+    """NashConv of the average policy."""
+    return engine_nash_conv(self.engine, self.tables, progress=self.progress)
+
+  def exploitability(self):
+    """Exploitability (NashConv / 2) of the average policy."""
+    return self.nash_conv() / 2.0
+
+  def average_strategy(self, key):
+    """The average strategy at infoset key (h1, h2) (None: no row)."""
+    return _row_probabilities(self.tables, key, self.tables.avg)
+
+  def current_strategy(self, key):
+    """sigma^t at infoset key (h1, h2) (None: no row)."""
+    return _row_probabilities(self.tables, key, self.tables.strategy)
+
+
+def _row_probabilities(tables, key, cells):
+  """The normalised cells of a row (uniform if they sum to <= 0), None if
+  the key has no row."""
+  r = tables.find(*key)
+  if r < 0:
+    return None
+  s, c = tables.row_start[r], tables.row_actions[r]
+  x = cells[s:s + c].copy()
+  total = x.sum()
+  return x / total if total > 0 else np.full(c, 1.0 / c)
+
+
+# --------------------------------------------------------------------------
+# Small games: the pyspiel tree in lockstep with the engine.
+
+
+def _lockstep(engine):
+  """Yields (pyspiel state, engine state, moves' action ids) at every
+  decision node of the game, walking the pyspiel tree and the engine
+  together (and checking they agree on the moves)."""
+  code, params = engine.code, engine.params
+  root = engine.game.new_initial_state()
+  stack = [(root, engine.new_state())]
+  while stack:
+    state, es = stack.pop()
+    if state.is_terminal():
+      if protocol.player(code, params, es) != protocol.TERMINAL:
+        raise AssertionError(f"engine not terminal at {state.history()}")
+      continue
+    if state.is_chance_node():
+      actions = [a for a, _ in state.chance_outcomes()]
+    else:
+      actions = state.legal_actions()
+    count = protocol.num_moves(code, params, es)
+    moves = [int(protocol.move_action(code, params, es, j))
+             for j in range(count)]
+    if moves != list(actions):
+      raise AssertionError(f"engine moves {moves} != OpenSpiel's {actions} "
+                           f"at {state.history()}")
+    if not state.is_chance_node():
+      yield state, es, moves
+    for j, a in enumerate(actions):
+      child = es.copy()
+      protocol.apply(code, params, child, j)
+      stack.append((state.child(a), child))
+
+
+def infoset_keys(engine):
+  """{information state string: (player, (h1, h2))} of every decision of a
+  small game, by walking its pyspiel tree with the engine."""
+  code, params = engine.code, engine.params
+  keys = {}
+  for state, es, _ in _lockstep(engine):
+    p = state.current_player()
+    h1, h2 = protocol.infoset_hash(code, params, es, p)
+    keys[state.information_state_string(p)] = (p, (int(h1), int(h2)))
+  return keys
+
+
+def tables_from_policy(engine, policy_fn, max_memory=None):
+  """An `InfosetTables` whose rows hold a policy: avg = strategy = the
+  probabilities policy_fn(state) gives (dict action -> probability, e.g. an
+  OpenSpiel TabularPolicy's `action_probabilities`), for every infoset
+  with more than one legal action, by walking a small game's pyspiel tree
+  in lockstep with the engine. policy_fn returning None leaves the infoset
+  without a row (uniform)."""
+  engine = as_engine(engine)
+  code, params = engine.code, engine.params
+  tables = InfosetTables(engine.max_moves, max_memory)
+  for state, es, moves in _lockstep(engine):
+    if len(moves) < 2:
+      continue
+    p = state.current_player()
+    h1, h2 = protocol.infoset_hash(code, params, es, p)
+    if tables.find(h1, h2) >= 0:
+      continue
+    probs = policy_fn(state)
+    if probs is None:
+      continue
+    if not tables.grow(1, len(moves)):
+      raise MemoryError("tables_from_policy: max_memory reached.")
+    r, _ = table_kernels.row_of(tables.keys, tables.slot_row, tables.meta,
+                                tables.row_start, tables.row_actions,
+                                np.uint64(h1), np.uint64(h2), len(moves),
+                                True)
+    s = tables.row_start[r]
+    for j, a in enumerate(moves):
+      x = float(probs.get(a, 0.0))
+      tables.avg[s + j] = x
+      tables.strategy[s + j] = x
+  return tables
+
+
+def policy_dict(engine, tables, flush_code=FLUSH_NONE, big_t=0):
+  """{information state string: [(action, probability)]}: the average
+  policy of `tables` (as the best responses read it, the optimistic
+  catch-up included) at every infoset of a small game; a policy that
+  `mccfrb.nash_conv` accepts."""
+  engine = as_engine(engine)
+  _check_flush(flush_code, big_t)
+  code, params = engine.code, engine.params
+  out = {}
+  # Own reaches under the current strategy ride down the lockstep walk.
+  root = engine.game.new_initial_state()
+  stack = [(root, engine.new_state(), 1.0, 1.0)]
+  while stack:
+    state, es, c0, c1 = stack.pop()
+    if state.is_terminal():
+      continue
+    count = int(protocol.num_moves(code, params, es))
+    if state.is_chance_node():
+      for j, (a, _) in enumerate(state.chance_outcomes()):
+        child = es.copy()
+        protocol.apply(code, params, child, j)
+        stack.append((state.child(a), child, c0, c1))
+      continue
+    p = state.current_player()
+    moves = [int(protocol.move_action(code, params, es, j))
+             for j in range(count)]
+    h1, h2 = protocol.infoset_hash(code, params, es, p)
+    r = tables.find(h1, h2) if count > 1 else -1
+    if r >= 0:
+      s = tables.row_start[r]
+      cur = tables.strategy[s:s + count].copy()
+      last = float(tables.avg_last[r])
+      w = {0: 0.0, 1: big_t - last,
+           2: (big_t * (big_t + 1) - last * (last + 1)) / 2}[flush_code]
+      reach = c0 if p == 0 else c1
+      cum = tables.avg[s:s + count] + (w * reach * cur if w else 0.0)
+      total = cum.sum()
+      sigma = cum / total if total > 0 else np.full(count, 1.0 / count)
+    else:
+      cur = np.full(count, 1.0 / count)
+      sigma = cur
+    out[state.information_state_string(p)] = list(zip(moves, map(float, sigma)))
+    for j, a in enumerate(moves):
+      child = es.copy()
+      protocol.apply(code, params, child, j)
+      stack.append((state.child(a), child,
+                    c0 * cur[j] if p == 0 else c0,
+                    c1 * cur[j] if p == 1 else c1))
+  return out
+
+
+__all__ = ["StreamingCFR", "engine_best_response_values", "engine_nash_conv",
+           "engine_exploitability", "tables_from_policy", "policy_dict",
+           "infoset_keys", "as_engine", "FLUSH_CODES"]
