@@ -111,8 +111,10 @@ def table_from_policy(tree, policy, game=None):
   Args:
     tree: the compiled `GameTree` of the game the policy plays.
     policy: an mccfrb table (array), an `open_spiel.python.policy.
-      TabularPolicy`, a `pyspiel.TabularPolicy` or other `pyspiel.Policy`,
-      or a dict {information state string: [(action, prob), ...]}.
+      TabularPolicy` or any other `open_spiel.python.policy.Policy` (asked
+      for one state of every infoset, found by walking the game once), a
+      `pyspiel.TabularPolicy` or other `pyspiel.Policy`, or a dict
+      {information state string: [(action, prob), ...]}.
     game: the `pyspiel.Game`; used for pyspiel policies other than
       `pyspiel.TabularPolicy` (OpenSpiel's C++ solvers' policies), which
       are then asked for one state of every infoset, found by walking the
@@ -161,6 +163,15 @@ def table_from_policy(tree, policy, game=None):
       raise TypeError(
           "This pyspiel policy answers state queries only; pass game= so "
           "mccfrb can find one state per infoset.") from None
+  if isinstance(policy, os_policy.Policy):
+    # Any Python policy (UniformRandomPolicy, an engine solver's
+    # EnginePolicy, a user's subclass): asked for one state of every infoset.
+    if game is None:
+      game = policy.game
+    states = _representative_states(str(game))
+    return validate_table(tree, _table_from_pairs(
+        tree, lambda key: (policy.action_probabilities(states[key])
+                           if key in states else None)))
   if isinstance(policy, dict):
     _check_known_infostates(tree, policy, "This policy dict", game)
     return validate_table(tree, _table_from_pairs(tree, policy.get))

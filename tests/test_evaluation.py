@@ -117,8 +117,22 @@ def test_bad_tables_are_refused():
   with pytest.raises(ValueError, match="beyond"):
     mccfrb.exploitability(tree, np.ones((12, 3)) / 3)
   with pytest.raises(TypeError, match="Unsupported policy type"):
-    mccfrb.exploitability(tree, os_policy.UniformRandomPolicy(
-        pyspiel.load_game("kuhn_poker")))
+    mccfrb.exploitability(tree, [[0.5, 0.5]])
+
+
+def test_any_python_policy_is_tabulated_state_by_state():
+  """OpenSpiel's Python policies (here the uniform one and a subclass that
+  always plays the first action) are asked for one state per infoset."""
+  game = pyspiel.load_game("kuhn_poker")
+  tree = mccfrb.compile_tree(game)
+  assert mccfrb.exploitability(
+      tree, os_policy.UniformRandomPolicy(game)) == pytest.approx(
+          mccfrb.exploitability(tree, mccfrb.uniform_table(tree)), abs=1e-15)
+  first = os_policy.FirstActionPolicy(game)
+  table = np.zeros((tree.num_infosets, tree.max_actions))
+  table[:, 0] = 1.0
+  assert mccfrb.exploitability(game, first) == pytest.approx(
+      mccfrb.exploitability(tree, table), abs=1e-15)
 
 
 def test_cpp_mccfr_policy_needs_and_uses_the_game():

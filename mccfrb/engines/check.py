@@ -25,6 +25,7 @@ import pyspiel
 from mccfrb import tree as tree_lib
 from mccfrb.engines import protocol
 from mccfrb.engines.common import CHANCE
+from mccfrb.engines.common import call_literal
 from mccfrb.engines.common import TERMINAL
 
 # `enumerate_tree`'s default bound on the number of nodes.
@@ -43,22 +44,6 @@ _TOO_DEEP = 2
 _NO_MOVES = 3
 
 _OPENSPIEL_TERMINAL = int(pyspiel.PlayerId.TERMINAL)
-
-
-def call_literal(function, code, *args):
-  """`function(code, *args)` for an njit function that makes `code` literal
-  (`numba.literally`, as the protocol and the kernels do), called from
-  Python.
-
-  A plain call retypes the function at every call from Python (numba tries
-  the non-literal signature first and fails), 10-500 ms a call; this calls
-  the compiled literal overload once it exists.
-  """
-  key = (types.literal(code),) + tuple(numba.typeof(a) for a in args)
-  compiled = function.overloads.get(key)
-  if compiled is None:
-    return function(code, *args)
-  return compiled.entry_point(code, *args)
 
 
 class EngineTree(NamedTuple):

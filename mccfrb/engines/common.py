@@ -3,8 +3,10 @@ information and public states (see `protocol`)."""
 
 from typing import NamedTuple
 
+import numba
 import numpy as np
 from numba import njit
+from numba import types
 
 CHANCE = -1
 TERMINAL = -2
@@ -45,6 +47,21 @@ def hash_words(words, count, seed):
   return a, b
 
 
+def call_literal(function, code, *args):
+  """`function(code, *args)` for an njit function that makes `code` literal
+  (`numba.literally`, as the protocol and the kernels do), called from
+  Python.
+
+  A plain call retypes the function at every call from Python (numba tries
+  the non-literal signature first and fails), 10-500 ms a call; this calls
+  the compiled literal overload once it exists.
+  """
+  key = (types.literal(code),) + tuple(numba.typeof(a) for a in args)
+  compiled = function.overloads.get(key)
+  if compiled is None:
+    return function(code, *args)
+  return compiled.entry_point(code, *args)
+
 class Engine(NamedTuple):
   """A native engine for one game instance (see `protocol`).
 
@@ -71,5 +88,5 @@ class Engine(NamedTuple):
     """The initial state (int64[state_size])."""
     from mccfrb.engines import protocol  # pylint: disable=import-outside-toplevel
     state = np.zeros(self.state_size, dtype=np.int64)
-    protocol.reset(self.code, self.params, state)
+    call_literal(protocol.reset, self.code, self.params, state)
     return state

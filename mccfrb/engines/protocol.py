@@ -5,8 +5,8 @@ turn-based form of a simultaneous game) move by move. Kernels are written
 against the functions below and never against one engine: each takes the
 engine's integer `code` first and dispatches on it. Kernels call them with
 a `code` that numba sees as a compile-time constant (`numba.literally`),
-so the branches of the other engines are compiled away and a kernel is
-specialised per engine, with a cache entry per engine.
+so a kernel is compiled (and cached) per engine; the dispatchers are
+inlined into it, where the engine's branch is the only one taken.
 
 State: an int64 array of `Engine.state_size` entries that the engine owns
 (cards, bids, running hashes...). `params`: an int64 array of the game's
@@ -47,6 +47,7 @@ from numba import njit
 
 from mccfrb.engines import goofspiel
 from mccfrb.engines import liars_dice
+from mccfrb.kernels import table
 
 from mccfrb.engines.common import CHANCE  # pylint: disable=unused-import
 from mccfrb.engines.common import TERMINAL  # pylint: disable=unused-import
@@ -56,75 +57,113 @@ LIARS_DICE = 2
 CODES = {"goofspiel": GOOFSPIEL, "liars_dice": LIARS_DICE}
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def reset(code, params, state):
-  numba.literally(code)
   if code == GOOFSPIEL:
     goofspiel.reset(params, state)
   else:
     liars_dice.reset(params, state)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def player(code, params, state):
-  numba.literally(code)
   if code == GOOFSPIEL:
     return goofspiel.player(params, state)
   return liars_dice.player(params, state)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def num_moves(code, params, state):
-  numba.literally(code)
   if code == GOOFSPIEL:
     return goofspiel.num_moves(params, state)
   return liars_dice.num_moves(params, state)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def move_action(code, params, state, j):
-  numba.literally(code)
   if code == GOOFSPIEL:
     return goofspiel.move_action(params, state, j)
   return liars_dice.move_action(params, state, j)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def chance_prob(code, params, state, j):
-  numba.literally(code)
   if code == GOOFSPIEL:
     return goofspiel.chance_prob(params, state, j)
   return liars_dice.chance_prob(params, state, j)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def apply(code, params, state, j):
-  numba.literally(code)
   if code == GOOFSPIEL:
     goofspiel.apply(params, state, j)
   else:
     liars_dice.apply(params, state, j)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def returns0(code, params, state):
-  numba.literally(code)
   if code == GOOFSPIEL:
     return goofspiel.returns0(params, state)
   return liars_dice.returns0(params, state)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def infoset_hash(code, params, state, p):
-  numba.literally(code)
   if code == GOOFSPIEL:
     return goofspiel.infoset_hash(params, state, p)
   return liars_dice.infoset_hash(params, state, p)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def public_hash(code, params, state):
-  numba.literally(code)
   if code == GOOFSPIEL:
     return goofspiel.public_hash(params, state)
   return liars_dice.public_hash(params, state)
+
+
+@njit(cache=True)
+def replay(code, params, state, actions):
+  """Resets `state` and plays the OpenSpiel action ids `actions` (a
+  history); returns the index of the first action that is not a legal
+  move, or -1 when all were played."""
+  numba.literally(code)
+  reset(code, params, state)
+  for k in range(actions.shape[0]):
+    if player(code, params, state) == TERMINAL:
+      return k
+    found = -1
+    for j in range(num_moves(code, params, state)):
+      if move_action(code, params, state, j) == actions[k]:
+        found = j
+        break
+    if found < 0:
+      return k
+    apply(code, params, state, found)
+  return -1
+
+
+@njit(cache=True)
+def own_reach(code, params, state, actions, p, keys, slot_row, row_start,
+              strategy):
+  """pi_p(h): the product of player p's probabilities of its own actions
+  in the history `actions`, under the strategy of a hash table of rows
+  (kernels/table.py; uniform where an infoset has no row). `state` is
+  scratch, left at the end of the history."""
+  numba.literally(code)
+  reset(code, params, state)
+  reach = 1.0
+  for k in range(actions.shape[0]):
+    q = player(code, params, state)
+    c = num_moves(code, params, state)
+    found = 0
+    for j in range(c):
+      if move_action(code, params, state, j) == actions[k]:
+        found = j
+        break
+    if q == p:
+      h1, h2 = infoset_hash(code, params, state, q)
+      row = table.find_row(keys, slot_row, h1, h2)
+      reach *= strategy[row_start[row] + found] if row >= 0 else 1.0 / c
+    apply(code, params, state, found)
+  return reach

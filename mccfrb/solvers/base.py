@@ -198,6 +198,23 @@ class TabularSolverBase:
   def _options(self):
     raise NotImplementedError
 
+  def _tables_to_save(self):
+    """{name in the checkpoint: array} of every table `save` writes."""
+    return {name.lstrip("_"): getattr(self, name) for name in self._table_names}
+
+  def _restore_tables(self, tables, path):
+    """Copies a checkpoint's tables into this (new) solver's."""
+    for name in self._table_names:
+      saved = tables.get(name.lstrip("_"))
+      if saved is None:
+        raise ValueError(f"{path} is not a complete {type(self).__name__} "
+                         f"checkpoint: it lacks the table {name.lstrip('_')!r}.")
+      target = getattr(self, name)
+      if saved.shape != target.shape:
+        raise ValueError(f"{path}: table {name} has shape {saved.shape}, the "
+                         f"game needs {target.shape}.")
+      target[...] = saved
+
   def _tables_loaded(self):
     """Called by `load` after the tables are restored (derived tables)."""
 
@@ -220,7 +237,7 @@ class TabularSolverBase:
         "nodes_touched": self._nodes_touched,
         "rng_state": self._rng.bit_generator.state,
     }
-    tables = {name.lstrip("_"): getattr(self, name) for name in self._table_names}
+    tables = self._tables_to_save()
     files.write_atomically(path, lambda f: np.savez(
         f, meta=np.array(json.dumps(meta)), **tables))
 
@@ -250,16 +267,7 @@ class TabularSolverBase:
       if str(game) != meta["game"]:
         raise ValueError(f"{path} was saved for {meta['game']}, not {game}.")
     solver = _construct(cls, game, meta["options"], path)
-    for name in cls._table_names:
-      saved = tables.get(name.lstrip("_"))
-      if saved is None:
-        raise ValueError(f"{path} is not a complete {cls.__name__} checkpoint:"
-                         f" it lacks the table {name.lstrip('_')!r}.")
-      target = getattr(solver, name)
-      if saved.shape != target.shape:
-        raise ValueError(f"{path}: table {name} has shape {saved.shape}, the "
-                         f"game needs {target.shape}.")
-      target[...] = saved
+    solver._restore_tables(tables, path)
     solver._num_iterations = meta["num_iterations"]
     solver._nodes_touched = meta["nodes_touched"]
     solver._rng.bit_generator.state = meta["rng_state"]

@@ -6,7 +6,10 @@ from mccfrb import policy as policy_lib
 from mccfrb import schedule as schedule_lib
 from mccfrb import tree as tree_lib
 from mccfrb.kernels import cfr
+from mccfrb import games
 from mccfrb.solvers import base
+from mccfrb.solvers import engine as engine_lib
+from mccfrb.solvers import representation as representation_lib
 
 # variant -> (regret matching+, averaging power, discount, alpha, beta, gamma)
 CFR_VARIANTS = {
@@ -24,7 +27,7 @@ PASSES = {"auto": None, "sweeps": cfr.SWEEPS, "four_sweeps": cfr.FOUR_SWEEPS}
 AUTO_MIN_NODES = 16_384
 
 
-class CFRSolver(base.TabularSolverBase):
+class CFRSolver(engine_lib.EngineSampling, base.TabularSolverBase):
   """Exact CFR family on the full compiled tree, with OpenSpiel's interface.
 
   Variants, with OpenSpiel's update order (alternating updates):
@@ -52,13 +55,19 @@ class CFRSolver(base.TabularSolverBase):
       "sweeps" with threads > 1 or at least AUTO_MIN_NODES nodes, else
       "four_sweeps"). All give the same tables (BUILD_NOTES.md, "Exact CFR
       family").
+    representation: "auto" (default), "tree" or "engine"
+      (solvers/representation.py). On an engine an iteration streams over
+      the public tree (mccfrb/stream.py): two walks of the game, per-infoset
+      tables only; the averages equal the tree's up to the order of sums.
+    max_memory: bytes the engine's tables may take (default: half the
+      memory available).
   """
 
   _table_names = ("_regrets", "_avg", "_strategy")
 
   def __init__(self, game, variant="cfr", alpha=1.5, beta=0.0, gamma=2.0,
                max_nodes=tree_lib.DEFAULT_MAX_NODES, tree=None, threads=1,
-               passes="auto"):
+               passes="auto", representation="auto", max_memory=None):
     base.check_choice("variant", variant, CFR_VARIANTS)
     base.check_choice("passes", passes, PASSES)
     base.check_threads(threads, None)
@@ -79,7 +88,26 @@ class CFRSolver(base.TabularSolverBase):
     self._plus, self._discount = plus, discount
     self._power = self._gamma if power is None else power
     self._rng = np.random.default_rng(0)  # Unused: exact; kept for save().
-    self._init_game(game, max_nodes, tree)
+    if tree is not None and representation == "auto":
+      representation = "tree"
+    loaded = games.load_game(game)
+    kind, engine = representation_lib.resolve(loaded, representation,
+                                              max_nodes)
+    self._representation = kind
+    if kind == "engine":
+      if threads != 1 or passes not in ("auto", "sweeps"):
+        raise ValueError("CFRSolver on an engine streams on one thread; "
+                         f"got threads={threads}, passes={passes!r}.")
+      from mccfrb import stream  # pylint: disable=import-outside-toplevel
+      self._game, self._tree, self._converter = loaded, None, None
+      self._num_iterations = self._nodes_touched = 0
+      self._engine = engine
+      self._averaging_code = self._regret_code = 0  # Averages: no catch-up.
+      self._stream = stream.StreamingCFR(
+          engine, variant, self._alpha, self._beta, self._gamma, max_memory)
+      self._tables = self._stream.tables
+      return
+    self._init_game(loaded, max_nodes, tree)
     t = self._tree
     if passes == "auto":
       passes = ("sweeps" if self._threads > 1 or t.num_nodes >= AUTO_MIN_NODES
@@ -97,6 +125,9 @@ class CFRSolver(base.TabularSolverBase):
 
   def _options(self):
     options = {"variant": self._variant}
+    if self._representation == "engine":
+      options.update(representation="engine",
+                     max_memory=self._tables.max_memory)
     if self._variant == "discounted":
       options.update(alpha=self._alpha, beta=self._beta, gamma=self._gamma)
     return options
@@ -105,6 +136,12 @@ class CFRSolver(base.TabularSolverBase):
     """Runs `num_iterations` exact iterations in one kernel call."""
     base.check_num_iterations(num_iterations)
     if num_iterations == 0:
+      return
+    if self._representation == "engine":
+      self._stream.tables = self._tables  # As loaded, if it was.
+      self._stream.num_iterations = self._num_iterations
+      self._stream.run(int(num_iterations))
+      self._num_iterations = self._stream.num_iterations
       return
     t = self._tree
     with base.numba_threads(self._threads):
@@ -119,6 +156,7 @@ class CFRSolver(base.TabularSolverBase):
     self._resume = True
 
   def current_policy_table(self):
+    self._require_tree("current_policy_table()")
     return self._strategy.copy()
 
 

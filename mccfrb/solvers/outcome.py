@@ -5,11 +5,14 @@ import warnings
 
 import numpy as np
 
+from mccfrb import games
 from mccfrb import tree as tree_lib
 from mccfrb.kernels import exact
 from mccfrb.kernels import outcome
 from mccfrb.kernels import rng as rng_lib
 from mccfrb.solvers import base
+from mccfrb.solvers import engine as engine_lib
+from mccfrb.solvers import representation as representation_lib
 
 # Baseline kind -> kernel code (see mccfrb/kernels/outcome.py).
 BASELINES = {
@@ -25,6 +28,11 @@ AVERAGINGS = {"stochastic": 0, "optimistic": 1}
 # Regret update -> kernel code: regret matching, or regret matching+ with
 # linear averaging (MCCFRb+, ALGORITHMS.md).
 REGRETS = {"rm": 0, "rm+": 1}
+# Baselines keyed by infoset only: the ones an engine (no node ids) runs.
+ENGINE_BASELINES = ("none", "thesis", "thesis_exponential", "learned")
+# baseline=None: the kind that measured best on each representation
+# (README, "Baselines that pay off" and "Big games").
+DEFAULT_BASELINE = {"tree": "predictive", "engine": "learned"}
 # thesis_exponential without an explicit decay uses Schmid et al.'s alpha.
 DEFAULT_EXPONENTIAL_DECAY = 0.5
 
@@ -89,8 +97,8 @@ def conditional_summary(tree, nodes, weights, sums, squares, continuations):
       nodes.astype(np.int64), weights, action_var, var[:, -1].copy())
 
 
-class MCCFRbSolver(base.WeightingMixin, base.OptimisticAverageMixin,
-                   base.TabularSolverBase):
+class MCCFRbSolver(engine_lib.EngineSampling, base.WeightingMixin,
+                   base.OptimisticAverageMixin, base.TabularSolverBase):
   """Outcome-sampling MCCFR with baselines, with OpenSpiel's solver interface.
 
   Usage, as with `open_spiel.python.algorithms.outcome_sampling_mccfr`:
@@ -108,7 +116,9 @@ class MCCFRbSolver(base.WeightingMixin, base.OptimisticAverageMixin,
 
   Args:
     game: a game string or `pyspiel.Game` (see `mccfrb.load_game`).
-    baseline: one of BASELINES (ALGORITHMS.md, "Baselines").
+    baseline: one of BASELINES (docs, "Baselines"), or None (the default):
+      "predictive" on a compiled tree, "learned" on an engine. An engine
+      runs the kinds keyed by infoset only (ENGINE_BASELINES).
     epsilon: exploration of the update player's sampling policy, in (0, 1].
     averaging: "optimistic" (the thesis's, Lanctot 2013) or "stochastic"
       (OpenSpiel's).
@@ -136,18 +146,56 @@ class MCCFRbSolver(base.WeightingMixin, base.OptimisticAverageMixin,
       not on `threads`. Batches end at multiples of `batch` in the
       iteration count, so `run(a); run(b)` equals `run(a + b)` when a is a
       multiple of `batch`.
+    representation: "auto" (default), "tree" or "engine"
+      (solvers/representation.py): "auto" compiles the tree when the game
+      fits in max_nodes and uses a native engine when it does not and the
+      game has one (goofspiel, liars_dice). On an engine infoset tables
+      grow as episodes visit them; a run equals the tree's run with the
+      same seed, bit for bit (threads=1).
+    max_memory: bytes the engine's tables may take (default: half the
+      memory available at construction); past it they stop growing, and
+      infosets not stored by then play uniform and are not updated
+      (`memory()` reports it).
+    hogwild: with threads > 1 on an engine, workers run episodes against
+      the shared tables without locks (Hogwild): fast, not reproducible run
+      to run. Required for threads > 1 on an engine; not on a tree.
   """
 
   _table_names = ("_regrets", "_avg", "_avg_last", "_baseline",
                   "_baseline_count", "_through")
 
-  def __init__(self, game, baseline="predictive", epsilon=0.6,
+  def __init__(self, game, baseline=None, epsilon=0.6,
                averaging="optimistic", baseline_decay=None, seed=None,
                max_nodes=tree_lib.DEFAULT_MAX_NODES, tree=None,
                weighting=None, linear_iterations=None, alpha=1.5, beta=0.0,
-               gamma=2.0, regret="rm+", threads=1, batch=None):
-    self._init_threads(threads, batch)
-    base.check_choice("baseline", baseline, BASELINES)
+               gamma=2.0, regret="rm+", threads=1, batch=None,
+               representation="auto", max_memory=None, hogwild=False):
+    if not isinstance(hogwild, bool):
+      raise ValueError(f"hogwild must be True or False, got {hogwild!r}.")
+    self._hogwild = hogwild
+    self._init_threads(threads, None if hogwild else batch)
+    if tree is not None and representation == "auto":
+      representation = "tree"
+    if baseline is not None:
+      base.check_choice("baseline", baseline, BASELINES)
+    loaded = games.load_game(game)
+    kind, engine = representation_lib.resolve(loaded, representation,
+                                              max_nodes)
+    if baseline is None:
+      baseline = DEFAULT_BASELINE[kind]
+    if kind == "engine" and baseline not in ENGINE_BASELINES:
+      raise ValueError(
+          f"baseline={baseline!r} is kept per history (node ids of a "
+          "compiled tree); on an engine use one keyed by infoset: "
+          f"{', '.join(ENGINE_BASELINES)}.")
+    if hogwild and (kind != "engine" or batch is not None):
+      raise ValueError(
+          "hogwild=True runs on an engine, without batches; on a compiled "
+          "tree, threads > 1 run deterministic batches (batch=).")
+    if kind == "engine" and self._threads > 1 and not hogwild:
+      raise ValueError(
+          f"threads={threads} on an engine needs hogwild=True (lock-free "
+          "updates of the shared tables, not reproducible run to run).")
     base.check_choice("averaging", averaging, AVERAGINGS)
     base.check_choice("regret", regret, REGRETS)
     if weighting is not None and regret == "rm+":
@@ -173,7 +221,16 @@ class MCCFRbSolver(base.WeightingMixin, base.OptimisticAverageMixin,
     self._averaging_code = AVERAGINGS[averaging]
     self._regret_name = regret
     self._regret_code = REGRETS[regret]
-    self._init_game(game, max_nodes, tree)
+    self._representation = kind
+    if kind == "engine":
+      self._game = loaded
+      self._tree = None
+      self._converter = None
+      self._num_iterations = 0
+      self._nodes_touched = 0
+      self._init_engine(engine, max_memory)
+      return
+    self._init_game(loaded, max_nodes, tree)
     tree = self._tree
     shape = (tree.num_infosets, tree.max_actions)
     self._regrets = np.zeros(shape)
@@ -223,6 +280,8 @@ class MCCFRbSolver(base.WeightingMixin, base.OptimisticAverageMixin,
     return self._batch_buffers
 
   def _tables_loaded(self):
+    if self._representation == "engine":
+      return  # The engine's strategy cells are saved with the tables.
     exact.regret_matching(self._regrets, self._tree.infoset_num_actions,
                           self._strategy)
 
@@ -238,10 +297,16 @@ class MCCFRbSolver(base.WeightingMixin, base.OptimisticAverageMixin,
     return tree.num_nodes, tree.num_nodes
 
   def _options(self):
-    return {"baseline": self._baseline_name, "epsilon": self._epsilon,
-            "averaging": self._averaging_name,
-            "baseline_decay": self._decay_option, "regret": self._regret_name,
-            **self._weighting, **self._threads_option}
+    options = {"baseline": self._baseline_name, "epsilon": self._epsilon,
+               "averaging": self._averaging_name,
+               "baseline_decay": self._decay_option,
+               "regret": self._regret_name, **self._weighting,
+               **self._threads_option}
+    if self._representation == "engine":
+      options.update(representation="engine",
+                     max_memory=self._tables.max_memory,
+                     hogwild=self._hogwild)
+    return options
 
   @property
   def baseline(self):
@@ -262,6 +327,9 @@ class MCCFRbSolver(base.WeightingMixin, base.OptimisticAverageMixin,
     """
     base.check_num_iterations(num_iterations)
     if num_iterations == 0:
+      return
+    if self._representation == "engine":
+      self._run_engine(int(num_iterations))
       return
     tree = self._tree
     common = (*tree.kernel_args(), tree.utility_sum, tree.infoset_num_actions,
@@ -325,6 +393,7 @@ class MCCFRbSolver(base.WeightingMixin, base.OptimisticAverageMixin,
     Returns:
       An `EstimatorSample`.
     """
+    self._require_tree("sample_estimates()")
     base.check_num_iterations(num_episodes)
     tree = self._tree
     shape = self._regrets.shape
@@ -370,6 +439,7 @@ class MCCFRbSolver(base.WeightingMixin, base.OptimisticAverageMixin,
     Returns:
       A `ConditionalVariance`.
     """
+    self._require_tree("conditional_variance()")
     check_continuations(continuations)
     tree = self._tree
     regrets = self._caught_up_regrets()
@@ -429,13 +499,16 @@ class OutcomeSamplingSolver(MCCFRbSolver):
 
   def __init__(self, game, epsilon=0.6, averaging="stochastic", seed=None,
                max_nodes=tree_lib.DEFAULT_MAX_NODES, baseline="none",
-               baseline_decay=None, tree=None, threads=1, batch=None):
+               baseline_decay=None, tree=None, threads=1, batch=None,
+               representation="auto", max_memory=None, hogwild=False):
     if baseline != "none":
       raise ValueError("OutcomeSamplingSolver has no baseline; use "
                        f"MCCFRbSolver(baseline={baseline!r}).")
     super().__init__(game, baseline="none", epsilon=epsilon,
                      averaging=averaging, baseline_decay=baseline_decay,
                      seed=seed, max_nodes=max_nodes, tree=tree, regret="rm",
-                     threads=threads, batch=batch)
+                     threads=threads, batch=batch,
+                     representation=representation, max_memory=max_memory,
+                     hogwild=hogwild)
 
 

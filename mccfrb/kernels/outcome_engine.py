@@ -1,0 +1,354 @@
+"""Outcome-sampling MCCFR with baselines on a native engine (no tree).
+
+The episode of kernels/outcome.py (`_episodes`, mode 0; Schmid et al.
+2019, Eqs. 9-11; the thesis's Fig. 3.1), played by an engine
+(mccfrb/engines/protocol.py) instead of read from a compiled tree, with
+infoset rows found by the engine's 128-bit key in a growing hash table
+(kernels/table.py). The arithmetic is the tree kernel's, operation for
+operation, and so are the random draws (one uniform per node on the path,
+the solver's PCG64 inline), so on a game that compiles a run equals the
+tree run with the same seed bit for bit (tests/test_engine_solvers.py).
+
+Variants are the tree kernel's integer codes. Baselines keyed by infoset
+only: 0 none, 1 thesis (per update player and infoset, row-major by
+(row, update player)), 3 learned (per infoset and action); the per-history
+kinds (history, predictive, oracle) need node ids and are refused by the
+solver. Averaging: 0 stochastic, 1 optimistic. regret_plus: RM+ with linear
+averaging. Weighting: 0 none, 1 linear, 2 discounted (rows catch up
+lazily, kernels/weighting.py).
+
+Threads (Hogwild, `hogwild_episodes`): workers run their own episodes,
+each from its own counter-based random stream, against the shared tables
+with no locks: increments may be lost to races, new rows are inserted
+atomically (kernels/table.py). Not reproducible run to run.
+
+Tables (kernels/table.py): row r owns cells row_start[r] .. + row_actions[r]
+of `regrets`, `strategy` (sigma^t, regret matching of the row), `avg`
+and, for the learned baseline, `baseline` and `baseline_count`; the thesis
+baseline uses cells 2 row_start[r] .. + 2 row_actions[r] (update player 0
+first) of `baseline` and entries 2 r, 2 r + 1 of `baseline_count`.
+"""
+
+import numba
+import numpy as np
+from numba import njit
+from numba import prange
+
+from mccfrb.engines import protocol
+from mccfrb.kernels.outcome import averaged
+from mccfrb.kernels.outcome import sample_index
+from mccfrb.kernels.rng import batch_key
+from mccfrb.kernels.rng import pcg64_next
+from mccfrb.kernels.rng import stream_start
+from mccfrb.kernels.rng import stream_uniform
+from mccfrb.kernels.table import ROWS
+from mccfrb.kernels.table import CELLS
+from mccfrb.kernels.table import uniform_row_of
+from mccfrb.kernels.weighting import iteration_weight
+
+STOP = 3  # meta[STOP] = 1: a worker found the table short of room.
+
+
+@njit(cache=True, error_model="numpy")
+def catch_up_cells(regrets, start, count, through, row, t, log_pos, log_neg):
+  """kernels/weighting.py's `catch_up` for one row of flat cells."""
+  d = through[row]
+  if d < t - 1:
+    fp = np.exp(log_pos[t - 1] - log_pos[d])
+    fn = np.exp(log_neg[t - 1] - log_neg[d])
+    for j in range(count):
+      r = regrets[start + j]
+      regrets[start + j] = r * fp if r >= 0.0 else r * fn
+    through[row] = t - 1
+
+
+@njit(cache=True, error_model="numpy")
+def match_cells(regrets, strategy, start, count):
+  """sigma of one row by regret matching (kernels/exact.py's
+  `regret_matching_row`, the same operations)."""
+  total = 0.0
+  for a in range(count):
+    r = regrets[start + a]
+    if r > 0.0:
+      total += r
+  if total > 0.0:
+    for a in range(count):
+      r = regrets[start + a]
+      strategy[start + a] = r / total if r > 0.0 else 0.0
+  else:
+    for a in range(count):
+      strategy[start + a] = 1.0 / count
+
+
+@njit(cache=True, error_model="numpy")
+def has_room(meta, row_start, regrets, slot_row, margin_rows, margin_cells):
+  """True while `margin_rows` more rows and `margin_cells` cells fit, with
+  the hash table at most half full."""
+  rows = meta[ROWS] + margin_rows
+  return (rows <= row_start.shape[0] and 2 * rows <= slot_row.shape[0]
+          and meta[CELLS] + margin_cells <= regrets.shape[0])
+
+
+@njit(cache=True, error_model="numpy")
+def engine_episodes(code, params, utility_sum, keys, slot_row, meta,
+                    row_start, row_actions, avg_last, through, regrets,
+                    strategy, avg, baseline, baseline_count, baseline_kind,
+                    averaging, regret_plus, epsilon, decay, first_iteration,
+                    first_episode, num_episodes, allow_insert, weighting,
+                    linear_until, gamma, log_pos, log_neg, rng_state, key,
+                    worker, workers, state, path_row, path_info, path_reach,
+                    path_probs, child_est):
+  """Episodes first_episode .. num_episodes - 1 (worker w of W: every W-th
+  of them from first_episode + w); tables change in place.
+
+  Episode e updates player e % 2 at iteration t = first_iteration + e // 2.
+  With one worker the uniforms come from the solver's PCG64 (`rng_state`,
+  advanced in place), as the tree kernel draws them; with several, episode
+  e draws from the stream `stream_start(key, e)`.
+
+  Down the path the engine is played from its initial state; at a decision
+  the row of the acting player's infoset is looked up (inserted on first
+  visit while `allow_insert`; an infoset not stored plays uniform and is
+  not updated). Up the path, Schmid et al. 2019, Eqs. 9-10:
+    u(h, a) = b(h, a) + (u(h a*) - b(h, a*)) / xi(h, a*)   if a = a*,
+    u(h, a) = b(h, a)                                      otherwise,
+    u(h) = sum_a sigma(h, a) u(h, a);
+  at the update player's rows R_I(a) += pi_{-i}(h) / q(h) (u(h, a) - u(h))
+  (Eq. 11 with Eq. 2), and the averages and baselines as kernels/outcome.py
+  describes (stochastic or optimistic averaging, RM+, the thesis's and the
+  learned baselines).
+
+  Args:
+    state: int64[W, state size]; path_row, path_info: int64[W, D] (row and
+      (player, count, action) packed as player + 4 (count + 1 << 20 ...));
+      path_reach: float64[W, D, 4]; path_probs: float64[W, D, A] (chance
+      probabilities on the path); child_est: float64[W, A]: each worker's
+      scratch (D: the engine's max_depth, A: its max_moves).
+    Others: as kernels/outcome.py's `_episodes`.
+
+  Returns:
+    (the next episode this worker would run: num_episodes or beyond
+    unless the table ran short of room with `allow_insert`, nodes touched).
+  """
+  numba.literally(code)
+  max_depth = path_row.shape[1]
+  max_moves = child_est.shape[1]
+  s_hi = rng_state[0]
+  s_lo = rng_state[1]
+  inc_hi = rng_state[2]
+  inc_lo = rng_state[3]
+  touched = 0
+  st = state[worker]
+  # Worker w runs episodes first_episode + w, + w + W, ...: the workers
+  # advance through the iterations together (Hogwild).
+  e = first_episode + worker
+  while e < num_episodes:
+    if allow_insert and not has_room(meta, row_start, regrets, slot_row,
+                                     workers * max_depth,
+                                     workers * max_depth * max_moves):
+      meta[STOP] = 1
+      break
+    if workers > 1 and meta[STOP] != 0:
+      break
+    update_player = e % 2
+    t = first_iteration + e // 2
+    avg_w = iteration_weight(weighting, t, linear_until, gamma)
+    regret_w = avg_w if weighting == 1 else 1.0
+    if regret_plus:
+      avg_w = float(t)
+    rstream = stream_start(key, e)
+    protocol.reset(code, params, st)
+    d = 0
+    my_reach = 1.0
+    opp_reach = 1.0
+    opp_own_reach = 1.0
+    sample_reach = 1.0
+    while True:
+      p = protocol.player(code, params, st)
+      if p == protocol.TERMINAL:
+        break
+      path_reach[worker, d, 0] = my_reach
+      path_reach[worker, d, 1] = opp_reach
+      path_reach[worker, d, 2] = opp_own_reach
+      path_reach[worker, d, 3] = sample_reach
+      c = protocol.num_moves(code, params, st)
+      if workers > 1:
+        rstream, u = stream_uniform(rstream)
+      else:
+        s_hi, s_lo, u = pcg64_next(s_hi, s_lo, inc_hi, inc_lo)
+      row = -1
+      if p == protocol.CHANCE:
+        probs = path_probs[worker, d]
+        for j in range(c):
+          probs[j] = protocol.chance_prob(code, params, st, j)
+        a = sample_index(probs, 0, c, u, 0.0)
+        sig = probs[a]
+        opp_reach *= sig
+        sample_reach *= sig
+      else:
+        h1, h2 = protocol.infoset_hash(code, params, st, p)
+        row, _ = uniform_row_of(keys, slot_row, meta, row_start,
+                                row_actions, strategy, h1, h2, c,
+                                allow_insert)
+        if row >= 0:
+          start = row_start[row]
+          if weighting == 2:
+            catch_up_cells(regrets, start, c, through, row, t, log_pos,
+                           log_neg)
+            match_cells(regrets, strategy, start, c)
+          if p == update_player:
+            a = sample_index(strategy, start, c, u, epsilon)
+          else:
+            a = sample_index(strategy, start, c, u, 0.0)
+          sig = strategy[start + a]
+        else:  # Not stored: uniform.
+          a = min(int(u * c), c - 1)
+          sig = 1.0 / c
+        if p == update_player:
+          my_reach *= sig
+          sample_reach *= epsilon / c + (1.0 - epsilon) * sig
+        else:
+          opp_reach *= sig
+          opp_own_reach *= sig
+          sample_reach *= sig
+      path_row[worker, d] = row
+      path_info[worker, d] = (p + 2) | (c << 8) | (a << 32)
+      protocol.apply(code, params, st, a)
+      d += 1
+    depth = d
+    u0 = protocol.returns0(code, params, st)
+    value = u0 if update_player == 0 else utility_sum - u0
+    offset = 0.0
+    sign = 1.0
+    if update_player == 1 and baseline_kind != 1:
+      offset = utility_sum
+      sign = -1.0
+    for d in range(depth - 1, -1, -1):
+      info = path_info[worker, d]
+      p = (info & 255) - 2
+      c = (info >> 8) & 0xFFFFFF
+      a_s = info >> 32
+      row = path_row[worker, d]
+      chance = p == protocol.CHANCE
+      mine = p == update_player and row >= 0
+      start = row_start[row] if row >= 0 else 0
+      base = -1
+      if row >= 0:
+        if baseline_kind == 1:
+          base = 2 * start + update_player * c
+        elif baseline_kind == 3:
+          base = start
+      if chance:
+        xi_s = path_probs[worker, d, a_s]
+      elif row < 0:
+        xi_s = 1.0 / c
+        if p == update_player:
+          xi_s = epsilon / c + (1.0 - epsilon) * xi_s
+      elif mine:
+        xi_s = epsilon / c + (1.0 - epsilon) * strategy[start + a_s]
+      else:
+        xi_s = strategy[start + a_s]
+      b_s = 0.0
+      if base >= 0:
+        b_s = offset + sign * baseline[base + a_s]
+      corrected = b_s + (value - b_s) / xi_s
+      est = 0.0
+      for j in range(c):
+        ce = 0.0
+        if base >= 0:
+          ce = offset + sign * baseline[base + j]
+        if chance:
+          sj = path_probs[worker, d, j]
+        elif row < 0:
+          sj = 1.0 / c
+        else:
+          sj = strategy[start + j]
+        ce = corrected if j == a_s else ce
+        child_est[worker, j] = ce
+        est += sj * ce
+      if mine:
+        weight = path_reach[worker, d, 1] / path_reach[worker, d, 3]
+        total = 0.0
+        for j in range(c):
+          x = weight * (child_est[worker, j] - est)
+          rr = regrets[start + j] + regret_w * x
+          if regret_plus and rr < 0.0:
+            rr = 0.0
+          regrets[start + j] = rr
+          if rr > 0.0:
+            total += rr
+        if averaging == 0:
+          for j in range(c):
+            avg[start + j] += avg_w * (path_reach[worker, d, 0]
+                                       * strategy[start + j]
+                                       / path_reach[worker, d, 3])
+        if total > 0.0:
+          for j in range(c):
+            rr = regrets[start + j]
+            strategy[start + j] = rr / total if rr > 0.0 else 0.0
+        else:
+          for j in range(c):
+            strategy[start + j] = 1.0 / c
+      elif not chance and row >= 0 and averaging == 1:
+        last = avg_last[row]
+        if last < t:  # Always, but for Hogwild workers' races.
+          if regret_plus:
+            weight = (0.5 * (t * (t + 1) - last * (last + 1))
+                      * path_reach[worker, d, 2])
+          else:
+            weight = (t - last) * path_reach[worker, d, 2]
+          for j in range(c):
+            avg[start + j] += weight * strategy[start + j]
+          avg_last[row] = t
+      if base >= 0:
+        if baseline_kind == 1:
+          target = child_est[worker, a_s]
+          cslot = 2 * row + update_player
+        else:
+          target = offset + sign * value
+          cslot = base + a_s
+        baseline[base + a_s] = averaged(baseline[base + a_s],
+                                        baseline_count[cslot], target, decay)
+        baseline_count[cslot] += 1
+      value = est
+    touched += depth + 1
+    e += workers
+  if workers == 1:
+    rng_state[0] = s_hi
+    rng_state[1] = s_lo
+  return e, touched
+
+
+@njit(cache=True, error_model="numpy", parallel=True)
+def hogwild_episodes(code, params, utility_sum, keys, slot_row, meta,
+                     row_start, row_actions, avg_last, through, regrets,
+                     strategy, avg, baseline, baseline_count, baseline_kind,
+                     averaging, regret_plus, epsilon, decay, first_iteration,
+                     num_episodes, allow_insert, weighting, linear_until,
+                     gamma, log_pos, log_neg, rng_state, workers, state,
+                     path_row, path_info, path_reach, path_probs, child_est,
+                     done):
+  """`engine_episodes` on `workers` threads at once, lock-free (Hogwild):
+  worker w runs episodes w, w + W, ..., each drawing from its own stream
+  under one key drawn from `rng_state`; done[w] is the next episode worker
+  w would have run (num_episodes or beyond unless the table ran short of
+  room, which stops every worker).
+
+  Returns:
+    Nodes touched.
+  """
+  numba.literally(code)
+  key = batch_key(rng_state)
+  meta[STOP] = 0
+  touched = 0
+  for w in prange(workers):
+    end, nodes = engine_episodes(
+        code, params, utility_sum, keys, slot_row, meta, row_start,
+        row_actions, avg_last, through, regrets, strategy, avg, baseline,
+        baseline_count, baseline_kind, averaging, regret_plus, epsilon,
+        decay, first_iteration, 0, num_episodes, allow_insert, weighting,
+        linear_until, gamma, log_pos, log_neg, rng_state, key, w, workers,
+        state, path_row, path_info, path_reach, path_probs, child_est)
+    done[w] = end
+    touched += nodes
+  return touched

@@ -1,0 +1,309 @@
+"""Sampling solvers on native engines: runs, policies, memory, save/load.
+
+`EngineSampling` is mixed into the sampling solvers (MCCFRbSolver and
+OutcomeSamplingSolver) and used when their representation is "engine"
+(solvers/representation.py): the game is played by an engine
+(mccfrb/engines), infoset tables grow as episodes visit them
+(solvers/tables.py), and the kernel is kernels/outcome_engine.py.
+
+`EnginePolicy` is an OpenSpiel `policy.Policy` that answers
+`action_probabilities(state)` from the tables, for games whose
+`TabularPolicy` would enumerate more states than memory holds.
+"""
+
+import copy
+import time
+
+import numpy as np
+from open_spiel.python import policy as os_policy
+
+from mccfrb.engines import protocol
+from mccfrb.engines.common import call_literal
+from mccfrb.kernels import outcome_engine
+from mccfrb.solvers import tables as tables_lib
+
+# Episodes per kernel call of a run: calls return often enough for a
+# progress bar and Ctrl-C (a few milliseconds each on goofspiel 6), and
+# the table grows between calls. Even, so a call never splits an
+# iteration; the tables do not depend on it.
+CHUNK_EPISODES = 1 << 14
+# A run shows a tqdm progress bar once it has taken this many seconds.
+PROGRESS_AFTER = 3.0
+
+# Flush codes of the average strategy (kernels/stream.py): none, the
+# optimistic catch-up (T - c_I), or its linear-weight form with RM+.
+FLUSH_NONE, FLUSH_OPTIMISTIC, FLUSH_OPTIMISTIC_PLUS = 0, 1, 2
+
+
+def average_row(tables, row, flush, t, reach):
+  """The average strategy of a row (normalised; uniform if empty), with
+  the optimistic catch-up for an infoset whose owner reaches it with
+  probability `reach` under sigma^T."""
+  start, count = tables.row_start[row], tables.row_actions[row]
+  cum = tables.avg[start:start + count].copy()
+  if flush != FLUSH_NONE:
+    last = tables.avg_last[row]
+    skipped = (t * (t + 1) - last * (last + 1)) / 2 if (
+        flush == FLUSH_OPTIMISTIC_PLUS) else t - last
+    cum += skipped * reach * tables.strategy[start:start + count]
+  total = cum.sum()
+  if total <= 0.0:
+    return np.full(count, 1.0 / count)
+  return cum / total
+
+
+class EnginePolicy(os_policy.Policy):
+  """A policy read from an engine solver's tables, state by state.
+
+  `action_probabilities(state)` replays the state's history in the engine,
+  finds the acting player's infoset row by its key and returns the average
+  (or current) strategy there; an infoset the solver never stored plays
+  uniform. The tables are the solver's own arrays at the time of the call
+  (not a copy): keep training and the policy follows.
+
+  Attributes:
+    engine: the `Engine`; tables: the `InfosetTables`; flush, iterations:
+      how the average is read (the optimistic averaging's catch-up).
+  """
+
+  def __init__(self, game, engine, tables, current=False, flush=FLUSH_NONE,
+               iterations=0):
+    super().__init__(game, [0, 1])
+    self.engine = engine
+    self.tables = tables
+    self.current = current
+    self.flush = flush
+    self.iterations = iterations
+    self._state = np.zeros(engine.state_size, dtype=np.int64)
+
+  def _row(self, state, player):
+    e = self.engine
+    history = np.asarray(state.history(), dtype=np.int64)
+    bad = call_literal(protocol.replay, e.code, e.params, self._state,
+                       history)
+    if bad >= 0:
+      raise ValueError(f"{state.history()} is not a history of {e.game} as "
+                       "its engine plays it.")
+    h1, h2 = call_literal(protocol.infoset_hash, e.code, e.params,
+                          self._state, player)
+    return self.tables.find(h1, h2), history
+
+  def action_probabilities(self, state, player_id=None):
+    player = state.current_player() if player_id is None else player_id
+    legal = state.legal_actions(player)
+    row, history = self._row(state, player)
+    if row < 0:
+      return {a: 1.0 / len(legal) for a in legal}
+    t = self.tables
+    if self.current:
+      start = t.row_start[row]
+      probs = t.strategy[start:start + t.row_actions[row]]
+    else:
+      reach = 1.0
+      if self.flush != FLUSH_NONE:
+        e = self.engine
+        reach = call_literal(protocol.own_reach, e.code, e.params,
+                             self._state, history, player, t.keys,
+                             t.slot_row, t.row_start, t.strategy)
+      probs = average_row(t, row, self.flush, self.iterations, reach)
+    return dict(zip(legal, (float(p) for p in probs)))
+
+
+class EngineSampling:
+  """The engine side of a sampling solver (see the module docstring).
+
+  Needs from the solver: `_baseline_code`, `_averaging_code`,
+  `_regret_code`, `_epsilon`, `_decay`, `_weighting_args`, `_rng_words`,
+  `_num_iterations`, `_nodes_touched`, `_threads`, `_hogwild`.
+  """
+
+  def _init_engine(self, engine, max_memory):
+    self._engine = engine
+    code = self._baseline_code
+    self._tables = tables_lib.InfosetTables(
+        engine.max_moves, max_memory,
+        baseline_cells={1: 2, 3: 1}.get(code, 0),
+        counts_per_row=2 if code == 1 else 0,
+        counts_per_cell=1 if code == 3 else 0)
+    workers = self._threads
+    depth, moves = max(engine.max_depth, 1), max(engine.max_moves, 1)
+    self._engine_scratch = (
+        np.zeros((workers, engine.state_size), dtype=np.int64),
+        np.zeros((workers, depth), dtype=np.int64),
+        np.zeros((workers, depth), dtype=np.int64),
+        np.zeros((workers, depth, 4)), np.zeros((workers, depth, moves)),
+        np.zeros((workers, moves)))
+
+  @property
+  def engine(self):
+    """The native engine playing the game (None on a compiled tree)."""
+    return getattr(self, "_engine", None)
+
+  @property
+  def representation(self):
+    return "tree" if self.engine is None else "engine"
+
+  def memory(self):
+    """What the tables hold: a dict with `infosets` stored, `cells`
+    (infoset-actions), `bytes` allocated, `max_memory`, `frozen` (the
+    tables stopped growing at max_memory) and `dropped` (visits to
+    infosets not stored since)."""
+    if self.engine is None:
+      nbytes = sum(getattr(self, n).nbytes for n in self._table_names)
+      return dict(infosets=self._tree.num_infosets,
+                  cells=int(self._tree.infoset_num_actions.sum()),
+                  bytes=nbytes + self._tree.nbytes(), max_memory=None,
+                  frozen=False, dropped=0)
+    t = self._tables
+    return dict(infosets=t.num_rows, cells=t.num_cells, bytes=t.nbytes(),
+                max_memory=t.max_memory, frozen=t.frozen, dropped=t.dropped)
+
+  def _engine_margin(self):
+    e = self._engine
+    rows = self._threads * max(e.max_depth, 1)
+    return rows, rows * max(e.max_moves, 1)
+
+  def _run_engine(self, num_iterations, progress=None):
+    """`num_iterations` iterations on the engine, in kernel calls of
+    CHUNK_EPISODES episodes, growing the tables between calls."""
+    e, t = self._engine, self._tables
+    first = self._num_iterations + 1
+    start_iterations = self._num_iterations
+    weighting = self._weighting_args(self._num_iterations + num_iterations)
+    total = 2 * num_iterations
+    done = 0
+    bar = None
+    started = time.perf_counter()
+    try:
+      while done < total:
+        if not t.frozen and not outcome_engine.has_room(
+            t.meta, t.row_start, t.regrets, t.slot_row,
+            *self._engine_margin()):
+          t.grow(*self._engine_margin())
+        end = min(total, done + CHUNK_EPISODES * self._threads)
+        allow = not t.frozen
+        t.meta[outcome_engine.STOP] = 0
+        if self._threads > 1 and self._hogwild:
+          finished = np.zeros(self._threads, dtype=np.int64)
+          touched = call_literal(
+              outcome_engine.hogwild_episodes, e.code, e.params, e.utility_sum, t.keys, t.slot_row, t.meta,
+              t.row_start, t.row_actions, t.avg_last, t.through, t.regrets,
+              t.strategy, t.avg, t.baseline, t.baseline_count,
+              self._baseline_code, self._averaging_code, self._regret_code,
+              self._epsilon, self._decay, first + done // 2, end - done,
+              allow, *weighting, self._rng_words, self._threads,
+              *self._engine_scratch, finished)
+          # Worker w ran episodes w, w + W, ... below finished[w]: the
+          # ones left when the table was short of room are not run again
+          # (Hogwild counts what ran, to whole iterations).
+          ran = sum(max(0, -(-(int(f) - w) // self._threads))
+                    for w, f in enumerate(finished))
+          reached = done + ran + ran % 2
+        else:
+          reached, touched = call_literal(
+              outcome_engine.engine_episodes, e.code, e.params, e.utility_sum, t.keys, t.slot_row, t.meta,
+              t.row_start, t.row_actions, t.avg_last, t.through, t.regrets,
+              t.strategy, t.avg, t.baseline, t.baseline_count,
+              self._baseline_code, self._averaging_code, self._regret_code,
+              self._epsilon, self._decay, first, done, end, allow,
+              *weighting, self._rng_words, np.uint64(0), 0, 1,
+              *self._engine_scratch)
+        self._nodes_touched += int(touched)
+        done = int(reached)
+        self._num_iterations = start_iterations + done // 2
+        if bar is None and progress is not False and (
+            progress or time.perf_counter() - started > PROGRESS_AFTER):
+          bar = _progress_bar(num_iterations, done // 2)
+        if bar is not None:
+          bar.n = done // 2
+          bar.set_postfix(infosets=f"{t.num_rows:,}", refresh=False)
+          bar.refresh()
+    finally:
+      if bar is not None:
+        bar.close()
+
+  def _require_tree(self, what):
+    if self.engine is not None:
+      raise ValueError(
+          f"{what} needs the compiled tree; this solver plays "
+          f"{self._game} on its engine. Use representation='tree' for a "
+          "game that fits, or average_policy() / current_policy() here.")
+
+  def average_policy(self):
+    """The average strategy: a `TabularPolicy` on a compiled tree, an
+    `EnginePolicy` (answering state by state) on an engine."""
+    if self.engine is None:
+      return super().average_policy()
+    return self._engine_policy(False)
+
+  def current_policy(self):
+    """The current strategy (`TabularPolicy` or `EnginePolicy`)."""
+    if self.engine is None:
+      return super().current_policy()
+    return self._engine_policy(True)
+
+  def average_policy_table(self):
+    self._require_tree("average_policy_table()")
+    return super().average_policy_table()
+
+  def current_policy_table(self):
+    self._require_tree("current_policy_table()")
+    return super().current_policy_table()
+
+  def _tables_to_save(self):
+    if self.engine is None:
+      return super()._tables_to_save()
+    return self._engine_tables_to_save()
+
+  def _restore_tables(self, tables, path):
+    if self.engine is None:
+      super()._restore_tables(tables, path)
+    else:
+      self._engine_tables_loaded(
+          {k: v for k, v in tables.items() if k.startswith("engine_")})
+
+  def _engine_policy(self, current):
+    flush = flush_code(self._averaging_code, self._regret_code)
+    return EnginePolicy(self._game, self._engine, self._tables,
+                        current=current, flush=0 if current else flush,
+                        iterations=self._num_iterations)
+
+  def _engine_tables_to_save(self):
+    t = self._tables
+    return {"engine_" + n: getattr(t, n) for n in tables_lib.SAVED}
+
+  def _engine_tables_loaded(self, saved):
+    t = self._tables
+    for name in tables_lib.SAVED:
+      value = saved.get("engine_" + name)
+      if value is None or value.dtype != getattr(t, name).dtype:
+        raise ValueError(f"an engine checkpoint lacks the table {name!r} "
+                         "or holds it with another type.")
+      setattr(t, name, value)
+    t.frozen = False  # The next growth past max_memory freezes it again.
+
+
+def engine_policy_nash_conv(policy, progress=True):
+  """NashConv of an `EnginePolicy` by the streaming walk (mccfrb/stream.py):
+  the average strategy with its optimistic catch-up, or the current
+  strategy (read as an average with no catch-up)."""
+  from mccfrb import stream  # pylint: disable=import-outside-toplevel
+  tables = policy.tables
+  if policy.current:
+    tables = copy.copy(tables)
+    tables.avg = tables.strategy
+  return stream.engine_nash_conv(policy.engine, tables, policy.flush,
+                                 policy.iterations, progress=progress)
+
+
+def flush_code(averaging_code, regret_code):
+  """The flush code of an average strategy (see `average_row`)."""
+  if averaging_code != 1:
+    return FLUSH_NONE
+  return FLUSH_OPTIMISTIC_PLUS if regret_code else FLUSH_OPTIMISTIC
+
+
+def _progress_bar(total, initial):
+  from tqdm import tqdm  # pylint: disable=import-outside-toplevel
+  return tqdm(total=total, initial=initial, unit="it", unit_scale=True,
+              desc="iterations", leave=False)

@@ -1,0 +1,57 @@
+"""Choosing how a solver holds its game: a compiled tree or a native engine.
+
+  "tree"    `compile_tree`: every history in flat arrays; the fastest
+            kernels, for games that fit in memory.
+  "engine"  a native numba engine (mccfrb/engines): nothing of the game is
+            stored, infoset tables grow as they are visited; for games too
+            large to compile (goofspiel with 6 or 13 cards, liars_dice with
+            2 dice).
+  "auto"    the tree when Knuth's estimate of the game's size fits in
+            `max_nodes` (by default what the memory available allows),
+            else the engine when the game has one.
+"""
+
+from mccfrb import engines
+from mccfrb import tree_size
+
+REPRESENTATIONS = ("auto", "tree", "engine")
+# Knuth probes asked by "auto" (the estimate of a game far from the limit
+# needs few; this takes about 0.1 s on goofspiel 13).
+AUTO_PROBES = 300
+
+
+def _engine_or_error(game, what):
+  engine = engines.engine_for(game)
+  if engine is None:
+    raise ValueError(
+        f"{game} has no native engine{what}; engines exist for "
+        f"{', '.join(engines.engine_names())}. Use representation='tree' "
+        "for a game that fits in memory.")
+  return engine
+
+
+def resolve(game, representation, max_nodes=None):
+  """("tree", None) or ("engine", Engine) for a game from `load_game`.
+
+  Raises:
+    ValueError: unknown representation; "engine" for a game without one;
+      "auto" for a game too large to compile that has no engine (the
+      message says what would work).
+  """
+  if representation not in REPRESENTATIONS:
+    raise ValueError(f"Unknown representation {representation!r}; allowed: "
+                     f"{', '.join(REPRESENTATIONS)}.")
+  if representation == "tree":
+    return "tree", None
+  if representation == "engine":
+    return "engine", _engine_or_error(game, "")
+  if engines.engine_for(game) is None:
+    return "tree", None  # compile_tree refuses it if it is too large.
+  if max_nodes is None:
+    max_nodes = tree_size.default_max_nodes()
+  estimate, _ = tree_size.estimate_num_nodes(game, num_probes=AUTO_PROBES,
+                                             time_limit=0.5)
+  if estimate <= max_nodes:
+    return "tree", None
+  return "engine", engines.engine_for(game)
+

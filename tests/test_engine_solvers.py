@@ -1,0 +1,249 @@
+"""Sampling solvers on native engines against the same solvers on the tree."""
+
+import numpy as np
+import pytest
+
+import mccfrb
+from mccfrb.engines import protocol
+from mccfrb.engines.common import call_literal
+from mccfrb.solvers import engine as engine_lib
+
+G3 = "goofspiel(num_cards=3,imp_info=True,points_order=random,returns_type=point_difference)"
+G4 = "goofspiel(num_cards=4,imp_info=True,points_order=random,returns_type=point_difference)"
+G4_OPEN = "goofspiel(num_cards=4)"
+LIARS = "liars_dice(numdice=1,dice_sides=3)"
+G6 = "goofspiel(num_cards=6,imp_info=True,points_order=random,returns_type=point_difference)"
+
+
+def engine_rows(solver_engine, tree):
+  """The engine solver's row of every tree infoset (-1: not stored)."""
+  engine, tables = solver_engine.engine, solver_engine._tables
+  parents, actions = tree.node_parents(), tree.edge_actions()
+  rows = np.full(tree.num_infosets, -1, dtype=np.int64)
+  seen = np.zeros(tree.num_infosets, dtype=bool)
+  state = np.zeros(engine.state_size, dtype=np.int64)
+  for node in np.flatnonzero(tree.node_kind == mccfrb.tree.DECISION):
+    i = tree.node_infoset[node]
+    if seen[i]:
+      continue
+    seen[i] = True
+    history, n = [], node
+    while parents[n] >= 0:
+      history.append(actions[n])
+      n = parents[n]
+    assert call_literal(protocol.replay, engine.code, engine.params, state,
+                        np.array(history[::-1], dtype=np.int64)) == -1
+    h1, h2 = call_literal(protocol.infoset_hash, engine.code, engine.params,
+                          state, int(tree.node_player[node]))
+    rows[i] = tables.find(h1, h2)
+  return rows
+
+
+def assert_same_tables(tree_solver, engine_solver, baseline):
+  tree = tree_solver.tree
+  rows = engine_rows(engine_solver, tree)
+  t = engine_solver._tables
+  assert t.num_rows == np.count_nonzero(rows >= 0)
+  visited = 0
+  for i, r in enumerate(rows):
+    c = tree.infoset_num_actions[i]
+    if r < 0:
+      assert not tree_solver._regrets[i].any() and not tree_solver._avg[i].any()
+      continue
+    visited += 1
+    start = t.row_start[r]
+    assert t.row_actions[r] == c
+    np.testing.assert_array_equal(t.regrets[start:start + c],
+                                  tree_solver._regrets[i, :c])
+    np.testing.assert_array_equal(t.avg[start:start + c],
+                                  tree_solver._avg[i, :c])
+    np.testing.assert_array_equal(t.strategy[start:start + c],
+                                  tree_solver._strategy[i, :c])
+    assert t.avg_last[r] == tree_solver._avg_last[i]
+    if baseline == "learned":
+      np.testing.assert_array_equal(
+          t.baseline[start:start + c],
+          tree_solver._baseline.reshape(tree.num_infosets, -1)[i, :c])
+    if baseline == "thesis":
+      for p in (0, 1):
+        np.testing.assert_array_equal(
+            t.baseline[2 * start + p * c:2 * start + (p + 1) * c],
+            tree_solver._baseline.reshape(2, tree.num_infosets, -1)[p, i, :c])
+  assert visited > 0
+
+
+@pytest.mark.parametrize("game", [G3, G4_OPEN, LIARS])
+@pytest.mark.parametrize("baseline,averaging,regret,weighting", [
+    ("none", "stochastic", "rm", None),
+    ("learned", "optimistic", "rm+", None),
+    ("thesis", "optimistic", "rm", None),
+    ("none", "stochastic", "rm", "linear"),
+    ("learned", "stochastic", "rm", "discounted"),
+])
+def test_engine_run_is_the_tree_run_bit_for_bit(game, baseline, averaging,
+                                                  regret, weighting):
+  kwargs = dict(baseline=baseline, averaging=averaging, regret=regret,
+                weighting=weighting, seed=3)
+  on_tree = mccfrb.MCCFRbSolver(game, representation="tree", **kwargs)
+  on_engine = mccfrb.MCCFRbSolver(game, representation="engine", **kwargs)
+  assert on_engine.representation == "engine" and on_engine.tree is None
+  on_tree.run(300)
+  on_engine.run(300)
+  assert_same_tables(on_tree, on_engine, baseline)
+  assert on_engine.nodes_touched == on_tree.nodes_touched
+  np.testing.assert_array_equal(on_engine._rng_words, on_tree._rng_words)
+
+
+def test_engine_policy_answers_as_the_tree_policy():
+  """The average policy read state by state (with the optimistic flush
+  from the owner's reach) equals the tree solver's TabularPolicy."""
+  kwargs = dict(baseline="learned", averaging="optimistic", seed=1)
+  on_tree = mccfrb.MCCFRbSolver(G3, representation="tree", **kwargs)
+  on_engine = mccfrb.MCCFRbSolver(G3, representation="engine", **kwargs)
+  on_tree.run(200)
+  on_engine.run(200)
+  expected = on_tree.average_policy()
+  got = on_engine.average_policy()
+  assert isinstance(got, engine_lib.EnginePolicy)
+  game = on_tree.game
+  checked = 0
+  for state in _all_decision_states(game):
+    want = expected.action_probabilities(state)
+    have = got.action_probabilities(state)
+    assert set(want) == set(have)
+    for a in want:
+      assert have[a] == pytest.approx(want[a], abs=1e-12)
+    checked += 1
+  assert checked > 20
+  nash = mccfrb.nash_conv(game, expected)
+  assert mccfrb.nash_conv(game, got) == pytest.approx(nash, abs=1e-12)
+
+
+def _all_decision_states(game):
+  stack = [game.new_initial_state()]
+  while stack:
+    state = stack.pop()
+    if state.is_terminal():
+      continue
+    if state.is_chance_node():
+      stack.extend(state.child(a) for a, _ in state.chance_outcomes())
+      continue
+    yield state
+    stack.extend(state.child(a) for a in state.legal_actions())
+
+
+def test_run_in_parts_and_small_chunks_equals_one_run(monkeypatch):
+  whole = mccfrb.MCCFRbSolver(G4, representation="engine", seed=5)
+  whole.run(600)
+  monkeypatch.setattr(engine_lib, "CHUNK_EPISODES", 6)
+  parts = mccfrb.MCCFRbSolver(G4, representation="engine", seed=5)
+  parts._tables = mccfrb.solvers.tables.InfosetTables(
+      parts.engine.max_moves, baseline_cells=1, counts_per_cell=1, rows=2)
+  for n in (1, 99, 200, 300):
+    parts.run(n)
+  assert parts.num_iterations == whole.num_iterations == 600
+  for name in ("regrets", "avg", "strategy", "baseline"):
+    a = getattr(whole._tables, name)[:whole._tables.num_cells]
+    b = getattr(parts._tables, name)[:parts._tables.num_cells]
+    assert whole._tables.num_cells == parts._tables.num_cells
+    # Rows are numbered in order of first visit: the same in both.
+    np.testing.assert_array_equal(a, b)
+
+
+def test_save_and_load_resume_bit_identically(tmp_path):
+  whole = mccfrb.MCCFRbSolver(LIARS, representation="engine", seed=2)
+  whole.run(400)
+  half = mccfrb.MCCFRbSolver(LIARS, representation="engine", seed=2)
+  half.run(200)
+  path = str(tmp_path / "engine.npz")
+  half.save(path)
+  loaded = mccfrb.load_solver(path)
+  assert loaded.representation == "engine"
+  loaded.run(200)
+  for name in ("regrets", "avg", "strategy", "keys", "slot_row"):
+    np.testing.assert_array_equal(getattr(loaded._tables, name),
+                                  getattr(whole._tables, name))
+
+
+def test_auto_picks_the_tree_when_it_fits_and_the_engine_when_not():
+  assert mccfrb.MCCFRbSolver(G3).representation == "tree"
+  big = mccfrb.MCCFRbSolver(G6, seed=0)
+  assert big.representation == "engine"
+  big.run(2000)
+  memory = big.memory()
+  assert memory["infosets"] > 1000 and memory["bytes"] > 0
+  assert not memory["frozen"] and memory["dropped"] == 0
+  assert mccfrb.MCCFRbSolver("goofspiel", seed=0).representation == "engine"
+
+
+def test_max_memory_stops_growth_without_failing():
+  solver = mccfrb.MCCFRbSolver(G6, seed=0, max_memory=2**20)
+  solver.run(20_000)
+  memory = solver.memory()
+  assert memory["frozen"] and memory["dropped"] > 0
+  assert memory["bytes"] <= 2**20
+  assert solver.num_iterations == 20_000
+  assert np.isfinite(solver._tables.regrets).all()
+  # The stored infosets still learn; unstored ones play uniform.
+  state = solver.game.new_initial_state()
+  while state.is_chance_node():
+    state.apply_action(state.chance_outcomes()[0][0])
+  probs = solver.average_policy().action_probabilities(state)
+  assert sum(probs.values()) == pytest.approx(1.0)
+
+
+def test_hogwild_learns_and_keeps_the_tables_consistent():
+  solver = mccfrb.MCCFRbSolver(G4, representation="engine", seed=0,
+                               threads=2, hogwild=True)
+  solver.run(20_000)
+  t = solver._tables
+  assert solver.num_iterations >= 20_000
+  # Every stored row owns its own cells: no two rows share one.
+  starts = np.sort(t.row_start[:t.num_rows])
+  widths = t.row_actions[:t.num_rows][np.argsort(t.row_start[:t.num_rows])]
+  assert (starts[1:] >= starts[:-1] + widths[:-1]).all()
+  assert mccfrb.exploitability(G4, solver.average_policy()) < 0.5 * (
+      mccfrb.exploitability(G4, mccfrb.uniform_table(mccfrb.compile_tree(G4))))
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    (dict(game="kuhn_poker", representation="engine"), "no native engine"),
+    (dict(game=G4, representation="engine", baseline="predictive"),
+     "keyed by infoset"),
+    (dict(game=G4, representation="engine", threads=2), "hogwild=True"),
+    (dict(game=G4, representation="tree", threads=2, hogwild=True),
+     "runs on an engine"),
+    (dict(game=G4, representation="graph"), "Unknown representation"),
+])
+def test_bad_choices_are_refused_in_one_line(kwargs, message):
+  with pytest.raises(ValueError, match=message):
+    mccfrb.MCCFRbSolver(**kwargs)
+
+
+def test_tree_only_methods_say_so_on_an_engine():
+  solver = mccfrb.MCCFRbSolver(G4, representation="engine")
+  with pytest.raises(ValueError, match="needs the compiled tree"):
+    solver.sample_estimates(10)
+  with pytest.raises(ValueError, match="needs the compiled tree"):
+    solver.average_policy_table()
+
+
+@pytest.mark.parametrize("variant", ["cfr", "cfr+", "linear", "discounted"])
+def test_cfr_solver_streams_on_an_engine(variant, tmp_path):
+  """CFRSolver(representation="engine") equals the tree's CFRSolver: the
+  average policy's NashConv to 1e-10, with save/load in between."""
+  on_tree = mccfrb.CFRSolver(G4, variant=variant, representation="tree")
+  on_engine = mccfrb.CFRSolver(G4, variant=variant, representation="engine")
+  on_tree.run(6)
+  on_engine.run(3)
+  path = str(tmp_path / "cfr.npz")
+  on_engine.save(path)
+  on_engine = mccfrb.load_solver(path)
+  on_engine.run(3)
+  assert on_engine.num_iterations == 6
+  expected = mccfrb.nash_conv(G4, on_tree.average_policy())
+  assert mccfrb.nash_conv(G4, on_engine.average_policy()) == pytest.approx(
+      expected, abs=1e-10)
+  assert expected < 0.9 * mccfrb.nash_conv(
+      G4, mccfrb.uniform_table(on_tree.tree))
+  assert on_engine.memory()["infosets"] > 0
