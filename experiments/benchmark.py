@@ -16,6 +16,23 @@ Sections:
     structure (passes="auto": rows mccfrb_cfr+, mccfrb_discounted), the two
     sweeps (*_sweeps) and the former four sweeps (*_four_sweeps), timed in
     turns, with the column vs_four_sweeps = rate / four-sweep rate.
+  engines: on goofspiel 6 and OpenSpiel's default 13-card goofspiel (too
+    large to compile; native engines), MCCFRbSolver with its defaults
+    against pyspiel.OutcomeSamplingMCCFRSolver, both from an empty table
+    for --seconds (rates fall as tables grow, so each timing starts from a
+    new solver); OutcomeSamplingSolver and ExternalSamplingSolver on the
+    engine; Hogwild at 2 threads (ratio: against one thread); and the
+    construction of a goofspiel 6 solver (value: seconds). Not in the
+    default sections.
+  engine_memory: peak resident memory after 60 s of training on 13-card
+    goofspiel, MCCFRbSolver (defaults) and OpenSpiel's C++ outcome sampling
+    each in a fresh process; OpenSpiel's is measured again at the number of
+    iterations ours reached (value: MB; bytes per stored infoset in the
+    algorithm name's row). Not in the default sections.
+  engine_exact: on goofspiel 6, the streaming exploitability of the uniform
+    policy and one exact CFR+ iteration (value: seconds; peak resident
+    memory in MB in `per_second`'s place is not mixed: see the `mb`
+    column), each in a fresh process. Not in the default sections.
   cfr_goofspiel5: the same comparison of the pass structures on
     goofspiel 5 (3.35 million histories: about 12 s to compile and 1 GB);
     not in the default sections.
@@ -80,7 +97,12 @@ from experiments.common import rejoin_game_list
 
 DEFAULT_SECTIONS = ("exploitability", "outcome", "external", "cfr", "regret",
                     "public", "mcts", "compile", "scaling")
-SECTIONS = DEFAULT_SECTIONS + ("cfr_goofspiel5",)
+SECTIONS = DEFAULT_SECTIONS + ("cfr_goofspiel5", "engines", "engine_memory",
+                                "engine_exact")
+# The big games of the engine sections (too large to compile).
+GOOFSPIEL6 = ("goofspiel(num_cards=6,imp_info=True,points_order=random,"
+              "returns_type=point_difference)")
+BIG_GAMES = (GOOFSPIEL6, "goofspiel")
 
 _SECTIONS = flags.DEFINE_list("sections", list(DEFAULT_SECTIONS),
                               f"Which benchmarks, of {', '.join(SECTIONS)}.")
@@ -461,6 +483,170 @@ def scaling_rows(seconds, repeats):
           + scaling_exact_rows(seconds, repeats, threads))
 
 
+def _fresh_rate(make, seconds):
+  """Iterations per second of `make()`'s solver run for `seconds` from an
+  empty table (chunks of doubling size)."""
+  solver = make()
+  done, chunk, start = 0, 64, time.perf_counter()
+  while time.perf_counter() - start < seconds:
+    solver.run(chunk)
+    done += chunk
+    chunk = min(chunk * 2, 1 << 16)
+  return done / (time.perf_counter() - start), solver
+
+
+def _openspiel_fresh_rate(game, seconds):
+  solver = pyspiel.OutcomeSamplingMCCFRSolver(game, 0.6, 0)
+  done, start = 0, time.perf_counter()
+  while time.perf_counter() - start < seconds:
+    for _ in range(256):
+      solver.run_iteration()
+    done += 256
+  return done / (time.perf_counter() - start)
+
+
+def engine_rows(seconds, repeats):
+  """Rates on games too large to compile (module docstring, engines)."""
+  del repeats  # Each timing starts from an empty table: one per entry.
+  rows = []
+  seconds = max(seconds, 5.0)
+  for game_string in BIG_GAMES:
+    game = mccfrb.load_game(game_string)
+    mccfrb.MCCFRbSolver(game, seed=0).run(10)  # Compile or load kernels.
+    theirs = _openspiel_fresh_rate(game, seconds)
+    rows.append({"section": "engines", "game": game_string,
+                 "algorithm": "pyspiel_os_cpp", "per_second": theirs,
+                 "ratio": 1.0})
+    makers = {
+        "mccfrb_defaults": lambda: mccfrb.MCCFRbSolver(game, seed=0),
+        "mccfrb_os": lambda: mccfrb.OutcomeSamplingSolver(game, seed=0),
+        "mccfrb_es": lambda: mccfrb.ExternalSamplingSolver(game, seed=0),
+    }
+    for name, make in makers.items():
+      ours, solver = _fresh_rate(make, seconds)
+      memory = solver.memory() if hasattr(solver, "memory") else {}
+      rows.append({"section": "engines", "game": game_string,
+                   "algorithm": name, "per_second": ours,
+                   "ratio": ours / theirs,
+                   "value": memory.get("bytes", 0) / max(
+                       memory.get("infosets", 1), 1)})
+  game = mccfrb.load_game(GOOFSPIEL6)
+  one, _ = _fresh_rate(lambda: mccfrb.MCCFRbSolver(game, seed=0), seconds)
+  two, _ = _fresh_rate(lambda: mccfrb.MCCFRbSolver(
+      game, seed=0, threads=2, hogwild=True), seconds)
+  rows.append({"section": "engines", "game": GOOFSPIEL6,
+               "algorithm": "mccfrb_hogwild_2_threads", "per_second": two,
+               "ratio": two / one})
+  start = time.perf_counter()
+  mccfrb.MCCFRbSolver(GOOFSPIEL6, seed=0)
+  rows.append({"section": "engines", "game": GOOFSPIEL6,
+               "algorithm": "construct MCCFRbSolver", "per_second": 0.0,
+               "ratio": float("nan"),
+               "value": time.perf_counter() - start})
+  return rows
+
+
+_MEMORY_SCRIPT = """
+import resource, sys, time
+import mccfrb, pyspiel
+game = mccfrb.load_game(sys.argv[1])
+kind, seconds, iterations = sys.argv[2], float(sys.argv[3]), int(sys.argv[4])
+if kind == "mccfrb":
+  mccfrb.MCCFRbSolver("goofspiel(num_cards=3)", seed=0).run(10)
+  solver = mccfrb.MCCFRbSolver(game, seed=0)
+  done, start = 0, time.perf_counter()
+  while time.perf_counter() - start < seconds:
+    solver.run(4096)
+    done += 4096
+  m = solver.memory()
+  extra = m["bytes"] / max(m["infosets"], 1)
+else:
+  solver = pyspiel.OutcomeSamplingMCCFRSolver(game, 0.6, 0)
+  done, start = 0, time.perf_counter()
+  while (time.perf_counter() - start < seconds if iterations == 0
+         else done < iterations):
+    solver.run_iteration()
+    done += 1
+  extra = 0.0
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(done, peak, extra)
+"""
+
+
+def _subprocess_measure(script, *args):
+  """(stdout fields) of `python -c script args` in a fresh process."""
+  import subprocess  # pylint: disable=import-outside-toplevel
+  out = subprocess.run([sys.executable, "-c", script, *map(str, args)],
+                       check=True, capture_output=True, text=True).stdout
+  return out.split()
+
+
+def engine_memory_rows(seconds, repeats):
+  """Peak memory on 13-card goofspiel (module docstring, engine_memory)."""
+  del seconds, repeats
+  game = "goofspiel"
+  base = _subprocess_measure("import mccfrb, pyspiel, resource; print(0, "
+                             "resource.getrusage(resource.RUSAGE_SELF)"
+                             ".ru_maxrss / 1024, 0)")
+  done, peak, per_infoset = _subprocess_measure(_MEMORY_SCRIPT, game,
+                                                "mccfrb", 60, 0)
+  theirs_60 = _subprocess_measure(_MEMORY_SCRIPT, game, "openspiel", 60, 0)
+  theirs_same = _subprocess_measure(_MEMORY_SCRIPT, game, "openspiel", 0,
+                                    done)
+  imported = float(base[1])
+  ours = float(peak) - imported
+  rows = [{"section": "engine_memory", "game": game,
+           "algorithm": f"mccfrb_defaults_60s ({float(per_infoset):.0f} "
+                        "bytes/infoset)",
+           "per_second": int(done) / 60.0, "ratio": float("nan"),
+           "value": ours}]
+  for name, (n, mb, _) in (("pyspiel_os_cpp_60s", theirs_60),
+                           ("pyspiel_os_cpp_same_iterations", theirs_same)):
+    rows.append({"section": "engine_memory", "game": game, "algorithm": name,
+                 "per_second": float("nan"), "ratio": ours / (
+                     float(mb) - imported),
+                 "value": float(mb) - imported, "iterations": int(n)})
+  rows[0]["iterations"] = int(done)
+  return rows
+
+
+_EXACT_SCRIPT = """
+import resource, sys, time
+import mccfrb
+from mccfrb import stream
+game = mccfrb.load_game(sys.argv[1])
+engine = mccfrb.engines.engine_for(game)
+small = mccfrb.load_game("goofspiel(num_cards=3,imp_info=True,points_order=random,returns_type=point_difference)")
+if sys.argv[2] == "exploitability":
+  stream.engine_exploitability(mccfrb.engines.engine_for(small), progress=False)
+  start = time.perf_counter()
+  value = stream.engine_exploitability(engine, progress=False)
+else:
+  mccfrb.CFRSolver(small, variant="cfr+", representation="engine").run(1)
+  solver = mccfrb.CFRSolver(game, variant="cfr+", representation="engine")
+  solver._stream.progress = False
+  start = time.perf_counter()
+  solver.run(1)
+  value = 0.0
+seconds = time.perf_counter() - start
+print(seconds, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, value)
+"""
+
+
+def engine_exact_rows(seconds, repeats):
+  """Streaming exploitability and a CFR+ iteration on goofspiel 6."""
+  del seconds, repeats
+  rows = []
+  for what in ("exploitability", "cfr+_iteration"):
+    took, mb, value = _subprocess_measure(_EXACT_SCRIPT, GOOFSPIEL6, what)
+    rows.append({"section": "engine_exact", "game": GOOFSPIEL6,
+                 "algorithm": f"{what} (value: seconds)",
+                 "per_second": 1.0 / float(took), "ratio": float("nan"),
+                 "value": float(took), "mb": float(mb),
+                 "exploitability": float(value)})
+  return rows
+
+
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError("Too many command-line arguments.")
@@ -482,7 +668,9 @@ def main(argv):
               "external": external_rows, "cfr": cfr_rows,
               "regret": regret_rows, "public": public_rows,
               "mcts": mcts_rows, "compile": compile_rows,
-              "scaling": scaling_rows, "cfr_goofspiel5": cfr_goofspiel5_rows}
+              "scaling": scaling_rows, "cfr_goofspiel5": cfr_goofspiel5_rows,
+              "engines": engine_rows, "engine_memory": engine_memory_rows,
+              "engine_exact": engine_exact_rows}
   rows = []
   for section in _SECTIONS.value:
     numba.set_num_threads(1)  # Solvers with threads= raise it themselves.

@@ -247,3 +247,23 @@ def test_cfr_solver_streams_on_an_engine(variant, tmp_path):
   assert expected < 0.9 * mccfrb.nash_conv(
       G4, mccfrb.uniform_table(on_tree.tree))
   assert on_engine.memory()["infosets"] > 0
+
+
+def test_openspiel_cpp_policy_is_evaluated_on_the_engine_as_by_openspiel():
+  """The C++ outcome sampling's average, read from its serialised table
+  into engine keys, has the exploitability pyspiel computes for it."""
+  import pyspiel  # pylint: disable=import-outside-toplevel
+  from mccfrb import wallclock  # pylint: disable=import-outside-toplevel
+  runner = wallclock.ALGORITHMS["openspiel_os_cpp"][0](G3, 0)
+  runner.run(300)
+  expected = pyspiel.exploitability(runner.game, runner.solver.average_policy())
+  assert runner.exploitability() == pytest.approx(expected, abs=1e-9)
+
+
+def test_timed_run_writes_a_row_per_checkpoint():
+  from mccfrb import wallclock  # pylint: disable=import-outside-toplevel
+  rows = wallclock.timed_run(G3, "os", 0, 0.4, 2)
+  assert [r["algorithm"] for r in rows] == ["os", "os"]
+  assert rows[0]["seconds"] >= 0.2 and rows[1]["seconds"] >= 0.4
+  assert rows[1]["iterations"] > rows[0]["iterations"] > 0
+  assert 0 <= rows[1]["exploitability"] < rows[0]["exploitability"]

@@ -1,0 +1,103 @@
+r"""Exploitability by training seconds on games too large to compile.
+
+  python -m experiments.big_games                        # goofspiel 6, 2 min
+  python -m experiments.big_games --seconds=600 --algorithms=mccfrb_plus_learned,cfr+
+
+Every algorithm trains on one core for --seconds (evaluation excluded); at
+--checkpoints log-spaced times its average policy's exploitability is
+computed by the streaming walk of the public tree. Writes
+{out_dir}/big_games.csv (a row per checkpoint, appended as it is measured)
+and {out_dir}/big_games_{game}.png (log-log), and prints the table.
+"""
+
+import os
+import re
+import sys
+
+os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from absl import app  # pylint: disable=g-import-not-at-top
+from absl import flags
+import pandas as pd
+
+from experiments import common
+from mccfrb import wallclock
+
+G6 = ("goofspiel(num_cards=6,imp_info=True,points_order=random,"
+      "returns_type=point_difference)")
+
+_GAMES = flags.DEFINE_list("games", [G6], "Game strings (with an engine).")
+_ALGORITHMS = flags.DEFINE_list(
+    "algorithms", ["mccfrb_plus_learned", "mccfrb_plus_none", "os", "es",
+                   "openspiel_os_cpp", "cfr+", "dcfr"],
+    f"Any of {', '.join(wallclock.ALGORITHMS)}.")
+_SECONDS = flags.DEFINE_float("seconds", 120.0, "Training seconds per run.")
+_CHECKPOINTS = flags.DEFINE_integer("checkpoints", 4,
+                                    "Log-spaced evaluations per run.")
+_SEEDS = flags.DEFINE_integer("seeds", 1, "Seeds per algorithm.")
+_OUT_DIR = flags.DEFINE_string("out_dir", "results/big_games",
+                               "Where the CSV and the plots go.")
+
+
+def file_name(game):
+  """'goofspiel(num_cards=6,...)' -> 'goofspiel_num_cards_6_...'."""
+  return re.sub(r"[^A-Za-z0-9]+", "_", game).strip("_")
+
+
+def plot(frame, game, path):
+  import matplotlib  # pylint: disable=import-outside-toplevel
+  matplotlib.use("Agg")
+  import matplotlib.pyplot as plt  # pylint: disable=import-outside-toplevel
+  fig, ax = plt.subplots(figsize=(7, 4.5))
+  for algorithm, rows in frame[frame.game == game].groupby("algorithm"):
+    mean = rows.groupby("seconds", as_index=False)["exploitability"].mean()
+    ax.plot(mean.seconds, mean.exploitability, marker="o", label=algorithm)
+  ax.set_xscale("log")
+  ax.set_yscale("log")
+  ax.set_xlabel("training seconds (one core; evaluation excluded)")
+  ax.set_ylabel("exploitability")
+  ax.set_title(game, fontsize=8)
+  ax.grid(True, which="both", alpha=0.3)
+  ax.legend(fontsize=8)
+  fig.tight_layout()
+  fig.savefig(path, dpi=120)
+  plt.close(fig)
+
+
+def main(argv):
+  if len(argv) > 1:
+    raise app.UsageError(f"Unexpected arguments: {' '.join(argv[1:])}")
+  for name in _ALGORITHMS.value:
+    if name not in wallclock.ALGORITHMS:
+      raise app.UsageError(f"Unknown algorithm {name!r}; known: "
+                           f"{', '.join(wallclock.ALGORITHMS)}.")
+  games_list = common.rejoin_game_list(_GAMES.value)
+  os.makedirs(_OUT_DIR.value, exist_ok=True)
+  path = os.path.join(_OUT_DIR.value, "big_games.csv")
+  rows = []
+
+  def on_row(row):
+    rows.append(row)
+    pd.DataFrame(rows).to_csv(path, index=False)
+    print(f"{row['algorithm']:>20} {row['seconds']:8.1f}s "
+          f"{row['iterations']:>12,} it  exploitability "
+          f"{row['exploitability']:.5f}  (evaluated in "
+          f"{row['eval_seconds']:.0f}s)", flush=True)
+
+  for game in games_list:
+    for algorithm in _ALGORITHMS.value:
+      for seed in range(_SEEDS.value):
+        wallclock.timed_run(game, algorithm, seed, _SECONDS.value,
+                            _CHECKPOINTS.value, on_row)
+  frame = pd.DataFrame(rows)
+  for game in games_list:
+    plot(frame, game, os.path.join(
+        _OUT_DIR.value, f"big_games_{file_name(game)}.png"))
+  last = frame.groupby(["game", "algorithm"]).tail(1)
+  print(last[["game", "algorithm", "seconds", "iterations",
+              "exploitability"]].to_string(index=False))
+
+
+if __name__ == "__main__":
+  app.run(main)

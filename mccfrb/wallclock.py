@@ -1,0 +1,197 @@
+"""Training by the clock on big games, evaluated by the streaming walk.
+
+The comparison of issue "Where sampling wins": on a game too large to
+compile (goofspiel with 6 cards), each algorithm trains for a budget of
+seconds on one core; at checkpoints the clock stops, the average policy's
+exploitability is computed by the streaming walk of the public tree
+(mccfrb/stream.py), and a row is written. `experiments/big_games.py` is the
+binary; `ALGORITHMS` the configurations it knows.
+"""
+
+import time
+
+import numpy as np
+import pyspiel
+
+from mccfrb import games
+from mccfrb import stream
+from mccfrb.engines import engine_for
+from mccfrb.engines import goofspiel as goofspiel_engine
+from mccfrb.kernels import table as table_kernels
+from mccfrb.solvers import engine as engine_solvers
+from mccfrb.solvers import tables as tables_lib
+
+
+def _mccfrb(**options):
+  def make(game, seed):
+    from mccfrb.solvers import MCCFRbSolver  # pylint: disable=import-outside-toplevel
+    return _SolverRunner(MCCFRbSolver(game, seed=seed,
+                                      representation="engine", **options))
+  return make
+
+
+def _external(game, seed):
+  from mccfrb.solvers import ExternalSamplingSolver  # pylint: disable=import-outside-toplevel
+  return _SolverRunner(ExternalSamplingSolver(game, seed=seed,
+                                              representation="engine"))
+
+
+def _cfr(variant):
+  def make(game, seed):  # pylint: disable=unused-argument
+    from mccfrb.solvers import CFRSolver  # pylint: disable=import-outside-toplevel
+    return _SolverRunner(CFRSolver(game, variant=variant,
+                                   representation="engine"), chunk=1)
+  return make
+
+
+# name -> (factory(game, seed) -> runner, one line for the README).
+ALGORITHMS = {
+    "mccfrb_plus_learned": (_mccfrb(baseline="learned"),
+                            "MCCFRb+ (RM+, optimistic averaging), learned "
+                            "infoset baseline (the engine default)"),
+    "mccfrb_plus_thesis": (_mccfrb(baseline="thesis"),
+                           "MCCFRb+ with the thesis's baseline"),
+    "mccfrb_plus_none": (_mccfrb(baseline="none"),
+                         "MCCFRb+ without a baseline"),
+    "os": (_mccfrb(baseline="none", regret="rm", averaging="stochastic"),
+           "outcome sampling, no baseline (OpenSpiel's algorithm)"),
+    "es": (_external, "external sampling"),
+    "openspiel_os_cpp": (lambda game, seed: _OpenSpielRunner(game, seed),
+                         "OpenSpiel's C++ outcome sampling"),
+    "cfr+": (_cfr("cfr+"), "exact CFR+, streamed"),
+    "dcfr": (_cfr("discounted"), "exact DCFR, streamed"),
+}
+
+
+class _SolverRunner:
+  """An mccfrb solver on its engine."""
+
+  def __init__(self, solver, chunk=None):
+    self.solver = solver
+    self.chunk = chunk
+
+  @property
+  def iterations(self):
+    return self.solver.num_iterations
+
+  def run(self, n):
+    self.solver.run(n)
+
+  def exploitability(self):
+    return engine_solvers.engine_policy_nash_conv(
+        self.solver.average_policy(), progress=False) / 2.0
+
+  def memory_bytes(self):
+    return self.solver.memory()["bytes"]
+
+
+class _OpenSpielRunner:
+  """pyspiel.OutcomeSamplingMCCFRSolver, its policy read into engine tables
+  (goofspiel's infoset keys from OpenSpiel's strings) and evaluated by ours."""
+
+  def __init__(self, game, seed):
+    self.game = games.load_game(game)
+    self.engine = engine_for(self.game)
+    if self.engine is None or self.engine.name != "goofspiel":
+      raise ValueError("openspiel_os_cpp is evaluated on goofspiel engines "
+                       f"only (its strings are parsed); got {self.game}.")
+    self.solver = pyspiel.OutcomeSamplingMCCFRSolver(self.game, 0.6, seed)
+    self.iterations = 0
+    self.chunk = None
+
+  def run(self, n):
+    for _ in range(n):
+      self.solver.run_iteration()
+    self.iterations += n
+
+  def exploitability(self):
+    tables = tables_lib.InfosetTables(self.engine.max_moves)
+    for key, avg in openspiel_average_table(self.solver):
+      player = int(key.split("\n", 1)[0].rsplit(" ", 1)[-1])
+      h1, h2 = goofspiel_engine.infoset_hash_from_string(self.engine, player,
+                                                         key)
+      if not tables.grow(1, len(avg)):
+        raise MemoryError("the OpenSpiel policy does not fit in max_memory.")
+      r, _ = table_kernels.row_of(tables.keys, tables.slot_row, tables.meta,
+                                  tables.row_start, tables.row_actions,
+                                  np.uint64(h1), np.uint64(h2), len(avg),
+                                  True)
+      s = tables.row_start[r]
+      tables.avg[s:s + len(avg)] = avg
+    return stream.engine_exploitability(self.engine, tables, progress=False)
+
+  def memory_bytes(self):
+    return None
+
+
+def openspiel_average_table(solver):
+  """(information state string, cumulative average float64[A]) of every
+  infoset an OpenSpiel C++ MCCFR solver stores, read from its serialised
+  state (its Python bindings expose the average only state by state):
+  entries "key<~>actions;regrets;average;current" with hex floats."""
+  text = solver.__getstate__()
+  marker = "[SolverValuesTable]\n"
+  if marker not in text:
+    return
+  body = text[text.index(marker) + len(marker):]
+  parts = body.split("<~>")
+  for k in range(0, len(parts) - 1, 2):
+    fields = parts[k + 1].split(";")
+    yield parts[k], np.array([float.fromhex(x) for x in
+                              fields[2].split(",")])
+
+
+def small_instance(game):
+  """A small instance of the same engine and options (for compiling the
+  kernels before the clock starts): 3 cards, or 1 die of 2 sides."""
+  engine = engine_for(games.load_game(game))
+  params = games.load_game(game).get_parameters()
+  params = dict(params.get("game", params))
+  name = params.pop("name", engine.name)
+  if engine.name == "goofspiel":
+    params["num_cards"] = 3
+  else:
+    params.update(numdice=1, dice_sides=2)
+  inner = ",".join(f"{k}={v}" for k, v in sorted(params.items()))
+  return f"{name}({inner})"
+
+
+def checkpoints(seconds, count):
+  """`count` training times, log-spaced, ending at `seconds`."""
+  return [float(x) for x in np.geomspace(seconds / 2 ** (count - 1), seconds,
+                                         count)]
+
+
+def timed_run(game, algorithm, seed, seconds, num_checkpoints, on_row=None):
+  """Trains `algorithm` on `game` for `seconds` of training (evaluation
+  excluded), evaluating at log-spaced checkpoints.
+
+  Returns:
+    A list of row dicts: game, algorithm, seed, seconds (training), iterations,
+    exploitability, eval_seconds, memory_bytes.
+  """
+  factory, _ = ALGORITHMS[algorithm]
+  factory(small_instance(game), seed).run(2)  # Compiles the kernels.
+  runner = factory(game, seed)
+  rows, trained, n = [], 0.0, 1
+  for target in checkpoints(seconds, num_checkpoints):
+    while trained < target:
+      if runner.chunk is not None:
+        n = runner.chunk
+      start = time.perf_counter()
+      runner.run(n)
+      elapsed = time.perf_counter() - start
+      trained += elapsed
+      if runner.chunk is None and elapsed < 0.2:
+        n *= 2
+    start = time.perf_counter()
+    expl = runner.exploitability()
+    row = dict(game=str(game), algorithm=algorithm, seed=seed,
+               seconds=trained, iterations=runner.iterations,
+               exploitability=expl,
+               eval_seconds=time.perf_counter() - start,
+               memory_bytes=runner.memory_bytes())
+    rows.append(row)
+    if on_row is not None:
+      on_row(row)
+  return rows
