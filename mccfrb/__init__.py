@@ -1,5 +1,8 @@
 """mccfrb: Monte Carlo CFR with baselines for OpenSpiel, in numba."""
 
+from mccfrb.engines import Engine
+from mccfrb.engines import engine_for
+from mccfrb.engines import engine_names
 from mccfrb.evaluation import best_response_values
 from mccfrb.evaluation import counterfactual_regrets
 from mccfrb.evaluation import counterfactual_values
@@ -30,6 +33,8 @@ from mccfrb.solvers import REGRETS
 from mccfrb.solvers import SAMPLINGS
 from mccfrb.solvers import SmoothUCTSolver
 from mccfrb.solvers import UCTSolver
+from mccfrb.solvers.engine import EnginePolicy
+from mccfrb.solvers.representation import REPRESENTATIONS
 from mccfrb.solvers import load_solver
 from mccfrb.tree import GameTree
 from mccfrb.tree import compile_tree

@@ -8,6 +8,7 @@ from mccfrb.kernels import exact
 from mccfrb.kernels import public as public_kernel
 from mccfrb.kernels import rng as rng_lib
 from mccfrb.solvers import base
+from mccfrb.solvers import representation as representation_lib
 from mccfrb.solvers import outcome
 
 # Baseline kind -> kernel code (the codes of kernels/outcome.py).
@@ -70,7 +71,16 @@ class PublicSamplingSolver(base.OptimisticAverageMixin, base.TabularSolverBase):
                averaging="stochastic", sampling="uniform", epsilon=0.6,
                baseline_decay="default", partition="auto", seed=None,
                max_nodes=tree_lib.DEFAULT_MAX_NODES, tree=None,
-               public_tree=None, threads=1, batch=None):
+               public_tree=None, threads=1, batch=None,
+               representation="auto"):
+    if representation not in ("auto", "tree"):
+      representation_lib.check(representation)
+      raise ValueError(
+          "PublicSamplingSolver runs on a compiled tree only (its vectors "
+          "over public states are not yet written for engines); on a game "
+          "too large to compile use MCCFRbSolver, OutcomeSamplingSolver, "
+          "ExternalSamplingSolver or CFRSolver, which take "
+          "representation='engine'.")
     self._init_threads(threads, batch, default=DEFAULT_PUBLIC_BATCH)
     base.check_choice("baseline", baseline, PUBLIC_BASELINES)
     base.check_choice("regret", regret, outcome.REGRETS)

@@ -30,6 +30,13 @@ def _engine_or_error(game, what):
   return engine
 
 
+def check(representation):
+  """Raises ValueError unless `representation` is one of REPRESENTATIONS."""
+  if representation not in REPRESENTATIONS:
+    raise ValueError(f"Unknown representation {representation!r}; allowed: "
+                     f"{', '.join(REPRESENTATIONS)}.")
+
+
 def resolve(game, representation, max_nodes=None):
   """("tree", None) or ("engine", Engine) for a game from `load_game`.
 
@@ -38,9 +45,7 @@ def resolve(game, representation, max_nodes=None):
       "auto" for a game too large to compile that has no engine (the
       message says what would work).
   """
-  if representation not in REPRESENTATIONS:
-    raise ValueError(f"Unknown representation {representation!r}; allowed: "
-                     f"{', '.join(REPRESENTATIONS)}.")
+  check(representation)
   if representation == "tree":
     return "tree", None
   if representation == "engine":
