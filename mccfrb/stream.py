@@ -24,6 +24,9 @@ Walks that take more than a few seconds show a tqdm progress bar (the
 kernel pauses every `budget` children and resumes where it stopped).
 """
 
+import concurrent.futures
+import queue
+import threading
 import time
 
 import numba
@@ -155,13 +158,37 @@ class _Walk:
     return _literal_call(kernels.start_walk, e.code, e.params, self.mode,
                          self.level, float(utility_sum), p, self.args())
 
+  def reset_public(self):
+    """Empties the public set (a worker keeps it over the groups it walks
+    in one walk) and the counters kept with it."""
+    self.pub[:] = 0
+    for field in (kernels.C_PUBLIC, kernels.C_DAG, kernels.C_WORK,
+                  kernels.C_FRAMES, kernels.C_MISSING):
+      self.ctl[field] = 0
+
+  def merge_public(self, other):
+    """Adds another walk's public keys to this one's; True if one was in
+    both (a public state reached from two groups: they merge)."""
+    need = int(self.ctl[kernels.C_PUBLIC] + other.ctl[kernels.C_PUBLIC])
+    size = len(self.pub)
+    while size < 2 * need + 2:
+      size *= 2
+    if size > len(self.pub):
+      pub = np.zeros((size, 2), dtype=np.uint64)
+      kernels.rehash_public(self.pub, pub)
+      self.pub = pub
+    dup = kernels.merge_public(other.pub, self.pub)
+    self.ctl[kernels.C_PUBLIC] = need - dup
+    return dup > 0
+
   def values(self):
     """The root's value columns once the walk is done."""
     return self.floats[self.kr:self.kr + self.kv].copy()
 
-  def progress(self):
+  def progress(self, split_done=None):
     """The fraction of the walk done, counting the children of the frames
-    along the path (an estimate: subtrees differ in size)."""
+    along the path (an estimate: subtrees differ in size); split_done: the
+    fraction of the current frame's children that workers walked."""
     frames, ints = self.frames, self.ints
     depth = int(self.ctl[kernels.C_DEPTH])
     done, share = 0.0, 1.0
@@ -172,6 +199,9 @@ class _Walk:
       gs = ints[frames[f, kernels.F_GSTART]:frames[f, kernels.F_GSTART]
                 + ng + 1]
       total = float(gs[ng])
+      if f == depth and split_done is not None:
+        done += share * split_done
+        break
       if f == depth or g == 0:
         done += share * gs[g] / total
         break
@@ -192,11 +222,17 @@ def _grown(array, need):
   return new
 
 
-def _table_args(tables):
-  """The `tab` tuple of kernels/stream.py."""
+def _table_args(tables, reserve=None):
+  """The `tab` tuple of kernels/stream.py (reserve: the workers' shared
+  reservation counters, int64[2]; CFR's pending average cells are the
+  tables' `baseline` cells)."""
   t = tables
+  if reserve is None:
+    reserve = np.zeros(2, dtype=np.int64)
+  pending = t.baseline if len(t.baseline) == len(t.avg) else t.avg[:0]
   return (t.keys, t.slot_row, t.meta, t.row_start, t.row_actions,
-          t.avg_last, t.through, t.regrets, t.strategy, t.avg)
+          t.avg_last, t.through, t.regrets, t.strategy, t.avg, reserve,
+          pending)
 
 
 def _dec_args(dec):
@@ -207,50 +243,208 @@ def _dec_args(dec):
           dec.through, dec.avg_last, dec.regrets)
 
 
+class _Gate:
+  """Kernel calls of several threads share the infoset tables: a call runs
+  between `enter` and `leave`; `grow` waits until no call runs, grows, and
+  lets calls in again (a thread that finds another growing waits for it)."""
+
+  def __init__(self):
+    self._cond = threading.Condition()
+    self._active = 0
+    self._growing = False
+
+  def enter(self):
+    with self._cond:
+      while self._growing:
+        self._cond.wait()
+      self._active += 1
+
+  def leave(self):
+    with self._cond:
+      self._active -= 1
+      self._cond.notify_all()
+
+  def grow(self, grow_fn):
+    with self._cond:
+      if self._growing:
+        while self._growing:
+          self._cond.wait()
+        return
+      self._growing = True
+      try:
+        while self._active > 0:
+          self._cond.wait()
+        grow_fn()
+      finally:
+        self._growing = False
+        self._cond.notify_all()
+
+
+def _grow_tables(target, ctl):
+  """Grows `target` (an InfosetTables) for the rows a kernel asked for."""
+  if not target.grow(int(ctl[kernels.C_NEED_ROWS]),
+                     int(ctl[kernels.C_NEED_CELLS])):
+    raise MemoryError(
+        f"the infoset tables would pass max_memory={target.max_memory} "
+        f"bytes ({target.num_rows} rows stored); pass a larger max_memory.")
+
+
+class _Bar:
+  """A tqdm bar (per mille of the walk) that appears once a walk has run
+  PROGRESS_AFTER seconds."""
+
+  def __init__(self, desc, enabled):
+    self._desc, self._enabled = desc, enabled
+    self._begin = time.time()
+    self._bar = None
+
+  def update(self, fraction):
+    if (self._bar is None and self._enabled
+        and time.time() - self._begin > PROGRESS_AFTER):
+      from tqdm.auto import tqdm  # pylint: disable=import-outside-toplevel
+      self._bar = tqdm(total=1000, desc=self._desc, unit="‰", leave=False)
+    if self._bar is not None:
+      self._bar.n = int(1000 * fraction)
+      self._bar.refresh()
+
+  def close(self):
+    if self._bar is not None:
+      self._bar.close()
+
+
 def _run(walk, tables, dec, p=0, flush=0, big_t=0.0, weight=0.0,
-         prune=True, stamp=0, desc="walk", progress=True):
-  """One whole walk; grows what runs short; returns the root's values."""
+         own_weight=0.0, prune=True, insert=True, desc="walk", progress=True,
+         workers=()):
+  """One whole walk; grows what runs short; returns the root's values.
+
+  With two or more `workers` (_Walk of the same mode), the first frame on
+  a path with at least as many groups as workers hands its groups to them,
+  on as many threads (the kernels release the GIL); the walks' public sets
+  are merged at the end to flag merging public states (walk.ctl[C_DAG]).
+  """
   e = walk.engine
   if not walk.start(e.utility_sum, p):
     return walk.values()
-  begin = time.time()
-  bar = None
+  threads = len(workers)
+  split = threads if threads > 1 else 0
+  reserve = np.zeros(2, dtype=np.int64)
+  gate = _Gate()
+  bar = _Bar(desc, progress)
+
+  def call(w, split_at):
+    gate.enter()
+    try:
+      return _literal_call(
+          kernels.walk, e.code, e.params, w.mode, p, w.level, flush,
+          float(big_t), e.utility_sum, float(weight), float(own_weight),
+          bool(prune), bool(insert), split_at, e.max_moves, BUDGET,
+          w.args(), _table_args(tables, reserve), _dec_args(dec))
+    finally:
+      gate.leave()
+
+  def handle(w, status):
+    """Grows what a call found short."""
+    if status == kernels.SHORT_TABLE:
+      gate.grow(lambda: _grow_tables(tables, w.ctl))
+    elif status == kernels.SHORT_DEC:
+      gate.grow(lambda: _grow_tables(dec, w.ctl))
+    else:
+      w.grow(status)
+
+  for w in workers:
+    w.reset_public()
+  pool = (concurrent.futures.ThreadPoolExecutor(threads) if threads > 1
+          else None)
   try:
     while True:
-      status = _literal_call(
-          kernels.walk, e.code, e.params, walk.mode, p, walk.level, flush, float(big_t),
-          e.utility_sum, float(weight), bool(prune), int(stamp),
-          e.max_moves, BUDGET, walk.args(), _table_args(tables),
-          _dec_args(dec))
+      status = call(walk, split)
       if status == kernels.DONE:
         break
       if status == kernels.PAUSED:
-        if (bar is None and progress
-            and time.time() - begin > PROGRESS_AFTER):
-          from tqdm.auto import tqdm  # pylint: disable=import-outside-toplevel
-          bar = tqdm(total=1000, desc=desc, unit="‰", leave=False)
-        if bar is not None:
-          bar.n = int(1000 * walk.progress())
-          bar.refresh()
-      elif status in (kernels.SHORT_TABLE, kernels.SHORT_DEC):
-        target = tables if status == kernels.SHORT_TABLE else dec
-        ctl = walk.ctl
-        if not target.grow(int(ctl[kernels.C_NEED_ROWS]),
-                           int(ctl[kernels.C_NEED_CELLS])):
-          raise MemoryError(
-              f"the infoset tables would pass max_memory="
-              f"{target.max_memory} bytes ({target.num_rows} rows stored);"
-              " pass a larger max_memory.")
+        bar.update(walk.progress())
+      elif status == kernels.SPLIT:
+        _walk_split(walk, workers, pool, call, handle, bar)
       else:
-        walk.grow(status)
+        handle(walk, status)
   finally:
-    if bar is not None:
-      bar.close()
+    bar.close()
+    if pool is not None:
+      pool.shutdown()
+  for w in workers:
+    if w.ctl[kernels.C_DAG] or walk.merge_public(w):
+      walk.ctl[kernels.C_DAG] = 1
+    walk.ctl[kernels.C_MISSING] += w.ctl[kernels.C_MISSING]
+    walk.ctl[kernels.C_WORK] += w.ctl[kernels.C_WORK]
+    walk.ctl[kernels.C_FRAMES] += w.ctl[kernels.C_FRAMES]
   return walk.values()
+
+
+def _walk_split(walk, workers, pool, call, handle, bar):
+  """Walks the groups of walk's current frame on the workers' threads,
+  largest group first, and marks them walked."""
+  frames, ints = walk.frames, walk.ints
+  d = int(walk.ctl[kernels.C_DEPTH])
+  ng = int(frames[d, kernels.F_NG])
+  gs = ints[frames[d, kernels.F_GSTART]:frames[d, kernels.F_GSTART] + ng + 1]
+  sizes = np.diff(gs)
+  free = queue.SimpleQueue()
+  for w in workers:
+    free.put(w)
+  done = [0]
+  lock = threading.Lock()
+
+  def task(g):
+    w = free.get()
+    try:
+      while not kernels.seed_walk(walk.args(), d, g, w.args(), w.mode,
+                                  w.level):
+        w.grow(kernels.SHORT_ARENA)
+      while True:
+        status = call(w, 0)
+        if status == kernels.DONE:
+          break
+        if status != kernels.PAUSED:
+          handle(w, status)
+      kernels.return_values(w.args(), walk.args(), d, g, w.mode, w.level)
+      with lock:
+        done[0] += sizes[g]
+    finally:
+      free.put(w)
+
+  futures = [pool.submit(task, g) for g in np.argsort(-sizes, kind="stable")]
+  total = float(gs[ng]) or 1.0
+  while True:
+    finished, _ = concurrent.futures.wait(futures, timeout=0.5)
+    bar.update(walk.progress(split_done=done[0] / total))
+    if len(finished) == len(futures):
+      break
+  for f in futures:
+    f.result()  # Raises what a task raised.
+  frames[d, kernels.F_G] = ng
 
 
 def _empty_tables(engine):
   return InfosetTables(engine.max_moves, rows=2)
+
+
+def _check_threads(threads):
+  if (isinstance(threads, bool) or not isinstance(threads, (int, np.integer))
+      or threads < 1):
+    raise ValueError(f"threads must be an int >= 1, got {threads!r}.")
+  return int(threads)
+
+
+# Whether an engine's public states merge (kernels/stream.py, C_DAG), by
+# (name, params): a property of the game that every walk observes.
+_DAG = {}
+
+
+def _engine_id(engine):
+  return engine.name, engine.params.tobytes()
+
+
+def _remember_dag(engine, walk):
+  _DAG[_engine_id(engine)] = bool(walk.ctl[kernels.C_DAG])
 
 
 def _check_flush(flush_code, big_t):
@@ -262,7 +456,7 @@ def _check_flush(flush_code, big_t):
 
 
 def engine_best_response_values(engine, tables=None, flush_code=FLUSH_NONE,
-                                big_t=0, progress=True):
+                                big_t=0, progress=True, threads=1):
   """[BR_0(sigma_1), BR_1(sigma_0)] of the average policy in `tables`.
 
   sigma is read from the tables' rows (kernels/stream.py, mode BR): for the
@@ -284,18 +478,24 @@ def engine_best_response_values(engine, tables=None, flush_code=FLUSH_NONE,
     flush_code: 0, 1 or 2 (above).
     big_t: T, the iteration the averages are caught up to.
     progress: show a tqdm bar when the walk takes more than a few seconds.
+    threads: Python threads walking public subtrees at once (the kernels
+      release the GIL); the values do not depend on it.
 
   Returns:
     float64[2], in each responder's own utility.
   """
   engine = as_engine(engine)
   _check_flush(flush_code, big_t)
+  threads = _check_threads(threads)
   if tables is None:
     tables = _empty_tables(engine)
   dec = _empty_tables(engine)
   walk = _Walk(engine, kernels.BR)
+  workers = [_Walk(engine, kernels.BR) for _ in range(threads)
+             ] if threads > 1 else []
   values = _run(walk, tables, dec, flush=flush_code, big_t=big_t,
-                desc="best response", progress=progress)
+                desc="best response", progress=progress, workers=workers)
+  _remember_dag(engine, walk)
   if not walk.ctl[kernels.C_DAG]:
     return values
   return _level_best_responses(engine, tables, flush_code, big_t, progress)
@@ -320,19 +520,20 @@ def _level_best_responses(engine, tables, flush_code, big_t, progress):
 
 
 def engine_nash_conv(engine, tables=None, flush_code=FLUSH_NONE, big_t=0,
-                     progress=True):
+                     progress=True, threads=1):
   """NashConv = BR_0(sigma_1) + BR_1(sigma_0) - (u_0 + u_1) of the average
   policy in `tables` (see `engine_best_response_values`)."""
   engine = as_engine(engine)
   values = engine_best_response_values(engine, tables, flush_code, big_t,
-                                       progress)
+                                       progress, threads)
   return float(values.sum() - engine.utility_sum)
 
 
 def engine_exploitability(engine, tables=None, flush_code=FLUSH_NONE,
-                          big_t=0, progress=True):
+                          big_t=0, progress=True, threads=1):
   """NashConv / 2, OpenSpiel's exploitability for two-player games."""
-  return engine_nash_conv(engine, tables, flush_code, big_t, progress) / 2.0
+  return engine_nash_conv(engine, tables, flush_code, big_t, progress,
+                          threads) / 2.0
 
 
 class StreamingCFR:
@@ -340,28 +541,48 @@ class StreamingCFR:
 
   Iterations of kernels/cfr.py's variants with OpenSpiel's alternating
   updates: at iteration t, player 0's pass then player 1's with the updated
-  sigma. A pass is one walk of the game by public states (kernels/stream.py,
-  mode CFR) that adds, at every infoset I of the updating player p,
+  sigma, each player's terms
     R(I, a) += sum_{h in I} pi_{-p}(h) (v_p(h a) - v_p(h)),
     S(I, a) += sum_{h in I} pi_p(h) sigma^t(I, a) w_t,
-  with w_t = 1 (cfr), t (cfr+, linear) or t^gamma (discounted); then
-  `finish_pass` clips (RM+) or discounts (DCFR: positive regrets by
-  t^alpha / (t^alpha + 1), negative by t^beta / (t^beta + 1)) p's rows and
-  regret-matches them. The tables equal `CFRSolver`'s up to the order of
-  the sums. Rows are inserted as the walks meet infosets (the first
-  iteration grows the tables); infosets with one legal action have none.
+  with w_t = 1 (cfr), t (cfr+, linear) or t^gamma (discounted); after p's
+  regret terms `finish_pass` clips (RM+) or discounts (DCFR: positive
+  regrets by t^alpha / (t^alpha + 1), negative by t^beta / (t^beta + 1))
+  p's rows and regret-matches them. The tables equal `CFRSolver`'s up to
+  the order of the sums.
+
+  A pass is one walk of the game by public states (kernels/stream.py, mode
+  CFR) that skips every history the opponent q = 1 - p never reaches
+  (pi_q(h) = 0: p's regret terms are 0 there): p's regret terms, and the
+  *opponent's* average terms, whose sigma_q is current in p's pass:
+  player 1's S terms of iteration t in player 0's pass, player 0's terms of
+  iteration t + 1 in player 1's pass of iteration t (into pending cells,
+  the tables' `baseline`, added to `avg` when iteration t + 1 starts;
+  player 0's terms of iteration 1 in its own first pass). Rows are
+  inserted as the walks meet infosets (the first iteration grows the
+  tables); infosets with one legal action have none.
+
+  Args:
+    engine: an `Engine`, or a game string / `pyspiel.Game` with one.
+    variant, alpha, beta, gamma: as `CFRSolver`.
+    max_memory: bytes the tables may take (`InfosetTables`); MemoryError
+      if a walk needs more.
+    progress: tqdm bars for walks longer than a few seconds.
+    threads: Python threads walking public subtrees at once (the kernels
+      release the GIL; the tables do not depend on it). Used once a walk
+      has shown the game's public states never merge (else two workers
+      could update one infoset at once).
 
   Attributes:
     engine: the `Engine`.
     tables: the `InfosetTables`: `regrets`, `avg` (cumulative average
-      weights), `strategy` (sigma^t); `through` holds the stamp of the last
-      pass that updated a row.
+      weights), `strategy` (sigma^t), `baseline` (player 0's pending
+      average terms), `through` (the row's player).
     num_iterations: iterations run.
-    variant, alpha, beta, gamma: as `CFRSolver`.
+    variant, alpha, beta, gamma, threads.
   """
 
   def __init__(self, engine, variant="cfr", alpha=1.5, beta=0.0, gamma=2.0,
-               max_memory=None, progress=True):
+               max_memory=None, progress=True, threads=1):
     if variant not in CFR_VARIANTS:
       raise ValueError(f"variant must be one of {sorted(CFR_VARIANTS)}, got "
                        f"{variant!r}.")
@@ -377,9 +598,13 @@ class StreamingCFR:
     self._plus, self._discount = plus, discount
     self._power = self.gamma if power is None else power
     self.progress = progress
-    self.tables = InfosetTables(self.engine.max_moves, max_memory)
+    self.threads = _check_threads(threads)
+    self.tables = InfosetTables(self.engine.max_moves, max_memory,
+                                baseline_cells=1)
     self.num_iterations = 0
     self._walk = _Walk(self.engine, kernels.CFR)
+    self._workers = [_Walk(self.engine, kernels.CFR)
+                     for _ in range(self.threads)] if self.threads > 1 else []
     self._dec = _empty_tables(self.engine)
 
   def run(self, num_iterations):
@@ -391,29 +616,38 @@ class StreamingCFR:
                        f"{num_iterations!r}.")
     for _ in range(int(num_iterations)):
       t = self.num_iterations + 1
-      weight = float(t) ** self._power
+      tables = self.tables
+      if t > 1:  # Player 0's terms of iteration t, found in the last pass.
+        _fold_pending(tables.avg, tables.baseline, tables.num_cells)
+      weights = (float(t) ** self._power, float(t + 1) ** self._power)
       ta, tb = float(t) ** self.alpha, float(t) ** self.beta
       for p in (0, 1):
-        stamp = 2 * t + p
-        # Discounting touches every row of p each pass: no pruning then.
-        _run(self._walk, self.tables, self._dec, p=p, weight=weight,
-             prune=not self._discount, stamp=stamp,
-             desc=f"CFR iteration {t}, player {p}", progress=self.progress)
-        t_ = self.tables
-        kernels.finish_pass(t_.meta, t_.row_start, t_.row_actions,
-                            t_.through, t_.regrets, t_.strategy, stamp,
-                            self._plus, self._discount, ta / (ta + 1.0),
-                            tb / (tb + 1.0))
+        # Workers may update one infoset at once only if public states
+        # never merge: until a single-threaded walk has shown it, one thread.
+        dag = _DAG.get(_engine_id(self.engine))
+        workers = self._workers if dag is False else []
+        _run(self._walk, tables, self._dec, p=p, weight=weights[p],
+             own_weight=weights[0] if t == 1 and p == 0 else 0.0,
+             desc=f"CFR iteration {t}, player {p}", progress=self.progress,
+             workers=workers)
+        _remember_dag(self.engine, self._walk)
+        tables = self.tables  # Grown by the walk, perhaps.
+        kernels.finish_pass(tables.meta, tables.row_start,
+                            tables.row_actions, tables.through,
+                            tables.regrets, tables.strategy, p, self._plus,
+                            self._discount, ta / (ta + 1.0), tb / (tb + 1.0))
       self.num_iterations = t
 
   def best_response_values(self):
     """[BR_0, BR_1] of the average policy."""
     return engine_best_response_values(self.engine, self.tables,
-                                       progress=self.progress)
+                                       progress=self.progress,
+                                       threads=self.threads)
 
   def nash_conv(self):
     """NashConv of the average policy."""
-    return engine_nash_conv(self.engine, self.tables, progress=self.progress)
+    return engine_nash_conv(self.engine, self.tables, progress=self.progress,
+                            threads=self.threads)
 
   def exploitability(self):
     """Exploitability (NashConv / 2) of the average policy."""
@@ -426,6 +660,12 @@ class StreamingCFR:
   def current_strategy(self, key):
     """sigma^t at infoset key (h1, h2) (None: no row)."""
     return _row_probabilities(self.tables, key, self.tables.strategy)
+
+
+def _fold_pending(avg, pending, cells):
+  """avg += pending; pending = 0 (the first `cells` cells), in place."""
+  np.add(avg[:cells], pending[:cells], out=avg[:cells])
+  pending[:cells] = 0.0
 
 
 def _row_probabilities(tables, key, cells):

@@ -244,3 +244,33 @@ def test_growth_and_resume():
     stream.BUDGET = budget
   np.testing.assert_allclose(values, _tree_values(game, policy), rtol=0,
                              atol=1e-12)
+
+
+@pytest.mark.parametrize("name", (
+    "goofspiel(num_cards=4,imp_info=True,points_order=random,"
+    "returns_type=point_difference)",
+    "goofspiel(num_cards=4,imp_info=False,points_order=random,"
+    "returns_type=win_loss)",
+    "liars_dice(numdice=1,dice_sides=4)"))
+def test_threads(name):
+  """Two threads walk public subtrees at once: the same best responses and
+  CFR tables (frames are walked whole, in the same order, by one thread)."""
+  game = mccfrb.load_game(name)
+  engine = stream.as_engine(game)
+  policy = _random_policy(game, 8)
+  tables = stream.tables_from_policy(engine, policy.action_probabilities)
+  np.testing.assert_array_equal(
+      stream.engine_best_response_values(engine, tables, threads=2),
+      stream.engine_best_response_values(engine, tables))
+  one = stream.StreamingCFR(engine, variant="cfr+")
+  two = stream.StreamingCFR(engine, variant="cfr+", threads=2)
+  for solver in (one, two):
+    solver.run(4)
+  assert two.tables.num_rows == one.tables.num_rows
+  for r in range(one.tables.num_rows):
+    key = tuple(int(x) for x in one.tables.keys[one.tables.slot_row == r][0])
+    np.testing.assert_array_equal(one.average_strategy(key),
+                                  two.average_strategy(key))
+    np.testing.assert_array_equal(one.current_strategy(key),
+                                  two.current_strategy(key))
+  assert one.nash_conv() == two.nash_conv()

@@ -21,7 +21,15 @@ frames (`frames`, one row per depth) whose whole state lives in arrays, so
 a kernel call can stop at any frame boundary and the next call resumes:
 after `budget` children (progress bars), or when an arena, the infoset
 tables or a hash set is short of room (the Python side grows it and calls
-again).
+again). Children are played on a scratch state and stored only if they
+are not terminal.
+
+Threads: `walk` can stop (SPLIT) at a frame about to walk its groups;
+other walks (workers, on Python threads: the kernels release the GIL)
+then walk the groups, each seeded with one group's histories
+(`seed_walk`) and returning their values (`return_values`). A frame is
+walked whole by one thread, so values and tables do not depend on the
+number of threads; concurrent row inserts reserve room atomically.
 
 Modes:
   BR: two best responses in one walk. A history h carries
@@ -43,21 +51,28 @@ Modes:
     no row: the lazy catch-up of optimistic averaging (Lanctot 2013
     section 4) read at iteration T, as `OptimisticAverageMixin` does on a
     tree (c_p under the current strategy, uniform where I has no row).
-  CFR: player p's pass of the exact CFR family (kernels/cfr.py). A history
-    carries pi_p(h) and w(h) = pi_{-p}(h) pi_c(h) under the current
-    strategy sigma^t (`strategy`, uniform where there is no row yet) and
-    its value is v_p(h) = sum_a sigma^t(h, a) v_p(h a). At p's infosets
-      regrets[I, a] += sum_{h in I} w(h) (v_p(h a) - v_p(h)),
-      avg[I, a]     += sum_{h in I} pi_p(h) sigma^t(I, a) w_t,
-    and `through[I]` gets the pass's stamp; `finish_pass` then clips (RM+)
-    or discounts (DCFR) exactly the stamped rows and regret-matches them.
-    Rows are inserted as the walk meets infosets (both players', uniform
-    strategy), so sigma^t stays fixed during a pass and the pass equals the
-    tree's four sweeps up to the order of the sums.
+  CFR: player p's pass of the exact CFR family (kernels/cfr.py), q = 1 - p.
+    A history carries pi_q(h), pi_c(h) and pi_p(h) under the current
+    strategy sigma (`strategy`, uniform where there is no row yet) and
+    its value is v_p(h) = sum_a sigma(h, a) v_p(h a). At p's infosets
+      regrets[I, a] += sum_{h in I} pi_q(h) pi_c(h) (v_p(h a) - v_p(h)),
+    at q's infosets the opponent's average terms, whose sigma_q is the
+    current one during p's pass,
+      target[I, a] += sum_{h in I} pi_q(h) sigma(I, a) `weight`,
+    target = `avg` in player 0's pass (player 1's terms of iteration t),
+    the pending cells tab[11] in player 1's pass (player 0's terms of
+    iteration t + 1, added to avg when it starts), and with `own_weight`
+    (player 0's first pass) p's own terms pi_p(h) sigma(I, a) own_weight.
+    So a pass skips every history with pi_q(h) = 0 (partial pruning: all
+    its terms are 0), and `finish_pass` then clips (RM+) or discounts
+    (DCFR) every row of p (through[r] holds the row's player) and
+    regret-matches them. Rows are inserted as the walk meets infosets (both
+    players', uniform strategy); sigma stays fixed during a pass, and the
+    pass equals the tree's four sweeps up to the order of the sums.
 
-Histories whose every carried reach is 0 (w_0 = w_1 = 0; pi_p = w = 0)
-are pruned: their values are multiplied by 0 wherever they would be used.
-Infosets with a single legal action get no row: their strategy is 1.
+BR prunes the histories with w_0 = w_1 = 0. A pruned child's values are
+0, and are only ever multiplied by an exact 0. Infosets with a single
+legal action get no row: their strategy is 1.
 
 Public states that merge (two public paths reaching one public key: a DAG,
 e.g. goofspiel without imp_info, whose information states lack perfect
@@ -80,6 +95,7 @@ from numba import njit
 from mccfrb.engines import protocol
 from mccfrb.kernels.table import CELLS
 from mccfrb.kernels.table import ROWS
+from mccfrb.kernels.table import atomic_add
 from mccfrb.kernels.table import find_row
 from mccfrb.kernels.table import row_of
 
@@ -95,6 +111,7 @@ SHORT_TABLE = 3  # ctl[C_NEED_ROWS], ctl[C_NEED_CELLS]: more rows needed.
 SHORT_DEC = 4  # The level mode's decision table, likewise.
 SHORT_PUBLIC = 5  # The set of public keys is half full.
 SHORT_FRAMES = 6  # The path is deeper than `frames` has rows.
+SPLIT = 7  # The current frame's groups are to be walked by workers.
 
 # ctl (int64[CTL_SIZE]).
 C_DEPTH = 0  # The current frame.
@@ -113,7 +130,9 @@ C_MAX_LEVEL = 12  # The largest responder level met (level mode).
 C_WORK = 13  # Children expanded so far.
 C_PUBLIC = 14  # Keys in the public set.
 C_FRAMES = 15  # Frames entered.
-CTL_SIZE = 16
+C_TOUCH = 16  # Sink of the loads that warm the hash table.
+C_MISSING = 17  # Infosets without a row where rows may not be inserted.
+CTL_SIZE = 18
 
 # Frame fields (frames: int64[depth, FRAME_SIZE]). A frame's histories are
 # children of the frame above: ints[F_HIST + i] is the index of history i
@@ -154,11 +173,12 @@ def widths(mode, level):
   each child carries.
 
   BR: (w_0, w_1, c_0, c_1), (v_0, v_1), and with level >= -1 the two
-  responders' levels (own earlier decisions). CFR: (pi_p, w), (v_p), none.
+  responders' levels (own earlier decisions). CFR: (pi_q, pi_c, pi_p),
+  (v_p), none.
   """
   if mode == BR:
     return 4, 2, 2 if level >= -1 else 0
-  return 2, 1, 0
+  return 3, 1, 0
 
 
 @njit(cache=True, inline="always")
@@ -209,15 +229,14 @@ def match_cells(regrets, strategy, start, count):
 
 @njit(cache=True, error_model="numpy")
 def finish_pass(meta, row_start, row_actions, through, regrets, strategy,
-                stamp, regret_matching_plus, discount, pos_factor,
-                neg_factor):
-  """After player p's pass: the rows it stamped get RM+ clipping
+                p, regret_matching_plus, discount, pos_factor, neg_factor):
+  """After player p's pass: p's rows (through[r] == p) get RM+ clipping
   (R <- max(R, 0)) or DCFR discounting (R <- R t^a / (t^a + 1) if R >= 0,
   R t^b / (t^b + 1) if R < 0, as kernels/cfr.py's `_clip_or_discount`),
   then sigma by regret matching. Returns the rows updated."""
   count = 0
   for r in range(meta[ROWS]):
-    if through[r] != stamp:
+    if through[r] != p:
       continue
     count += 1
     s = row_start[r]
@@ -314,8 +333,8 @@ def start_walk(code, params, mode, level, utility_sum, p, wk):
 
 
 @njit(cache=True, error_model="numpy")
-def _enter(code, params, mode, p, level, flush, big_t, utility_sum, prune,
-           max_moves, d, wk, tab, dec):
+def _enter(code, params, mode, p, level, flush, big_t, utility_sum,
+           own_weight, prune, insert, max_moves, d, wk, tab, dec):
   """Expands frame d: infosets and their rows and sigma, every child
   (reaches, engine state, terminal values), the groups of the non-terminal
   children. Returns DONE or a SHORT_* status (then nothing persistent
@@ -393,13 +412,21 @@ def _enter(code, params, mode, p, level, flush, big_t, utility_sum, prune,
         ints[ifirst + ni] = i
         ni += 1
       ints[iset + i] = k
-    if mode == CFR:
-      rows_needed = meta[ROWS] + ni
+    reserved = mode == CFR and insert
+    if reserved:
+      # Workers insert concurrently: each reserves room for its frame's
+      # rows (tab[10]: rows, cells reserved) until it has inserted them.
+      reserve = tab[10]
+      old_rows = atomic_add(reserve, 0, ni)
+      old_cells = atomic_add(reserve, 1, ni * big_m)
+      rows_needed = meta[ROWS] + old_rows + ni
       if (rows_needed > row_start.shape[0]
           or 2 * rows_needed > slot_row.shape[0]
-          or meta[CELLS] + ni * big_m > regrets.shape[0]):
-        ctl[C_NEED_ROWS] = ni
-        ctl[C_NEED_CELLS] = ni * big_m
+          or meta[CELLS] + old_cells + ni * big_m > regrets.shape[0]):
+        atomic_add(reserve, 0, -ni)
+        atomic_add(reserve, 1, -ni * big_m)
+        ctl[C_NEED_ROWS] = old_rows + ni
+        ctl[C_NEED_CELLS] = old_cells + ni * big_m
         return SHORT_TABLE
     if level >= -1:
       dmeta = dec[2]
@@ -409,6 +436,18 @@ def _enter(code, params, mode, p, level, flush, big_t, utility_sum, prune,
         ctl[C_NEED_ROWS] = ni
         ctl[C_NEED_CELLS] = ni * big_m
         return SHORT_DEC
+    # Touch every infoset's hash slot first: independent loads whose cache
+    # misses overlap, where the probes below would wait for one at a time.
+    smask = np.uint64(slot_row.shape[0] - 1)
+    touch = 0
+    for k in range(ni):
+      i = ints[ifirst + k]
+      h1 = ukeys[i, 0]
+      if h1 == 0:
+        h1 = np.uint64(1)
+      sl = np.int64(h1 & smask)
+      touch += slot_row[sl] + np.int64(keys[sl, 1] & np.uint64(1))
+    ctl[C_TOUCH] = touch
     for k in range(ni):
       i = ints[ifirst + k]
       c = ints[cst + i + 1] - ints[cst + i]
@@ -416,7 +455,7 @@ def _enter(code, params, mode, p, level, flush, big_t, utility_sum, prune,
       b = ukeys[i, 1]
       r = -1
       if c > 1:
-        if mode == CFR:
+        if mode == CFR and insert:
           r, new = row_of(keys, slot_row, meta, row_start, row_actions, a, b,
                           c, True)
           if new:
@@ -424,13 +463,16 @@ def _enter(code, params, mode, p, level, flush, big_t, utility_sum, prune,
             for j in range(c):
               regrets[s + j] = 0.0
               avg[s + j] = 0.0
+              tab[11][s + j] = 0.0
               strategy[s + j] = 1.0 / c
             avg_last[r] = 0
-            tab[6][r] = 0
+            tab[6][r] = who  # `through` holds the row's player.
         else:
           r = find_row(keys, slot_row, a, b)
           if r < 0:
             r = -1
+            if mode == CFR:
+              ctl[C_MISSING] += 1
       ints[irow + k] = r
       o = k * big_m
       if mode == CFR:
@@ -487,6 +529,9 @@ def _enter(code, params, mode, p, level, flush, big_t, utility_sum, prune,
           elif c > 1 and lev > level:
             dr = find_row(dec[0], dec[1], a, b)
           ints[idec + k] = dr
+    if reserved:
+      atomic_add(tab[10], 0, -ni)
+      atomic_add(tab[10], 1, -ni * big_m)
   # Children: played on the scratch state `one` (from the parent's copy
   # `par`), stored in the arena only if not terminal.
   par, one = wk[10], wk[11]
@@ -517,15 +562,17 @@ def _enter(code, params, mode, p, level, flush, big_t, utility_sum, prune,
         floats[cb + 1 - who] *= floats[sig + o + j]
         floats[cb + 2 + who] *= floats[cur + o + j]
       elif who == p:
-        floats[cb] *= floats[sig + o + j]
+        floats[cb + 2] *= floats[sig + o + j]
       else:
-        floats[cb + 1] *= floats[sig + o + j]
+        floats[cb] *= floats[sig + o + j]
       if ki > 0:
         for x in range(ki):
           ints[cint + c * ki + x] = ints[pib + cp * ki + x]
         if who >= 0:
           ints[cint + c * ki + who] += 1
-      if prune and floats[cb] == 0.0 and floats[cb + 1] == 0.0:
+      if prune and floats[cb] == 0.0 and (
+          floats[cb + 1] == 0.0 if mode == BR
+          else own_weight == 0.0 or floats[cb + 2] == 0.0):
         ints[gid + c] = -1
         continue
       for x in range(width):
@@ -631,14 +678,17 @@ def _enter(code, params, mode, p, level, flush, big_t, utility_sum, prune,
 
 
 @njit(cache=True, error_model="numpy")
-def _combine(code, params, mode, p, level, weight, stamp, max_moves, d, wk,
-             tab, dec):
+def _combine(code, params, mode, p, level, weight, own_weight, max_moves, d,
+             wk, tab, dec):
   """The values of frame d's histories from their children's (written into
   the parent frame's child columns), and at the updating player's infosets
   the CFR increments."""
   numba.literally(code)
   frames, ints, floats, states = wk[1], wk[2], wk[3], wk[4]
-  row_start, through, regrets, avg = tab[3], tab[6], tab[7], tab[9]
+  row_start, regrets, avg = tab[3], tab[7], tab[9]
+  # CFR: q's averages go to `avg` in player 0's pass (iteration t) and to
+  # the pending cells tab[11] in player 1's pass (player 0's, iteration t + 1).
+  target = avg if p == 0 else tab[11]
   kr, kv, ki = widths(mode, level)
   kw = kr + kv
   big_m = max_moves
@@ -683,18 +733,22 @@ def _combine(code, params, mode, p, level, weight, stamp, max_moves, d, wk,
         v += floats[o + j] * floats[cfl + (cs + j) * kw + kr]
       floats[pbase + kr] = v
       r = ints[irow + k]
-      if who == p and r >= 0:
+      if r < 0:
+        continue
+      s = row_start[r]
+      if who == p:
+        w = floats[pbase] * floats[pbase + 1]
+        if w != 0.0:
+          for j in range(c):
+            regrets[s + j] += w * (floats[cfl + (cs + j) * kw + kr] - v)
+        if own_weight != 0.0:
+          own = floats[pbase + 2]
+          for j in range(c):
+            avg[s + j] += own * floats[o + j] * own_weight
+      else:
         own = floats[pbase]
-        w = floats[pbase + 1]
-        s = row_start[r]
         for j in range(c):
-          regrets[s + j] += w * (floats[cfl + (cs + j) * kw + kr] - v)
-          avg[s + j] += own * floats[o + j] * weight
-    if who == p:
-      for k in range(ni):
-        r = ints[irow + k]
-        if r >= 0:
-          through[r] = stamp
+          target[s + j] += own * floats[o + j] * weight
     return
   # Best responses: the other player's value under sigma.
   other = 1 - who
@@ -758,9 +812,9 @@ def _combine(code, params, mode, p, level, weight, stamp, max_moves, d, wk,
           cfv_cells[s + j] += w * floats[cfl + (cs + j) * kw + kr + who]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", nogil=True)
 def walk(code, params, mode, p, level, flush, big_t, utility_sum, weight,
-         prune, stamp, max_moves, budget, wk, tab, dec):
+         own_weight, prune, insert, split, max_moves, budget, wk, tab, dec):
   """Runs the walk from where `wk` stands until it is done, `budget` more
   children were expanded, or something is short of room.
 
@@ -774,9 +828,15 @@ def walk(code, params, mode, p, level, flush, big_t, utility_sum, weight,
     flush, big_t: BR: the optimistic-averaging catch-up code (0, 1, 2) and
       the iteration T it catches up to.
     utility_sum: u_0 + u_1 at terminals.
-    weight: CFR: w_t of the averages.
+    weight: CFR: the weight of the opponent q's average terms (w_t in
+      player 0's pass, w_{t + 1} in player 1's).
+    own_weight: CFR: the weight of p's own average terms (w_1 in player
+      0's pass of iteration 1, else 0: no such terms).
     prune: skip children whose carried reaches are all 0.
-    stamp: CFR: written to `through` of the updating player's rows.
+    insert: CFR: insert rows for infosets without one (else they play
+      uniform, are not updated and counted in ctl[C_MISSING]).
+    split: return SPLIT at a frame (below the pseudo-frame) about to walk
+      at least `split` groups, for workers to walk them (0: never).
     max_moves: the engine's largest number of moves (the stride M of the
       per-infoset scratch).
     budget: children to expand before pausing.
@@ -786,12 +846,17 @@ def walk(code, params, mode, p, level, flush, big_t, utility_sum, weight,
       (the grouping hash table), pub uint64[power of 2, 2] (the set of
       public keys), par and one int64[state_size] scratch states.
     tab: (keys, slot_row, meta, row_start, row_actions, avg_last, through,
-      regrets, strategy, avg), an `InfosetTables`' arrays.
+      regrets, strategy, avg), an `InfosetTables`' arrays, reserve
+      int64[2], the rows and cells that workers inserting concurrently
+      have reserved (0 when none is inside `walk`), and CFR's pending
+      average cells (float64 like `avg`).
     dec: the level mode's decision table (keys, slot_row, meta, row_start,
       row_actions, row level, best action, counterfactual values).
 
   Returns:
-    DONE (the root's values in `floats[KR:KR + KV]`), PAUSED, or a SHORT_*
+    DONE (the root's values in `floats[KR:KR + KV]`), PAUSED, SPLIT (the
+    caller walks the groups of frame ctl[C_DEPTH] with `seed_walk` and
+    `return_values`, sets its F_G to F_NG and calls again), or a SHORT_*
     status with ctl[C_NEED_*] set.
   """
   numba.literally(code)
@@ -801,13 +866,16 @@ def walk(code, params, mode, p, level, flush, big_t, utility_sum, weight,
     d = ctl[C_DEPTH]
     if frames[d, F_PHASE] == 0:
       status = _enter(code, params, mode, p, level, flush, big_t,
-                      utility_sum, prune, max_moves, d, wk, tab, dec)
+                      utility_sum, own_weight, prune, insert, max_moves, d,
+                      wk, tab, dec)
       if status != DONE:
         return status
       frames[d, F_PHASE] = 1
       continue
     g = frames[d, F_G]
     if g < frames[d, F_NG]:
+      if g == 0 and d >= 1 and 0 < split <= frames[d, F_NG]:
+        return SPLIT
       if ctl[C_WORK] - start >= budget:
         return PAUSED
       if d + 2 > frames.shape[0]:
@@ -822,9 +890,108 @@ def walk(code, params, mode, p, level, flush, big_t, utility_sum, weight,
       continue
     if d == 0:
       return DONE
-    _combine(code, params, mode, p, level, weight, stamp, max_moves, d, wk,
-             tab, dec)
+    _combine(code, params, mode, p, level, weight, own_weight, max_moves, d,
+             wk, tab, dec)
     ctl[C_ITOP] = frames[d, F_ITOP]
     ctl[C_FTOP] = frames[d, F_FTOP]
     ctl[C_STOP] = frames[d, F_STOP]
     ctl[C_DEPTH] = d - 1
+
+
+@njit(cache=True, nogil=True)
+def seed_walk(src, d, g, dst, mode, level):
+  """Sets up walk `dst` to walk group g of frame d of walk `src`: its
+  pseudo-frame 0 gets the group's histories (engine states, float and int
+  columns) as its children, in one group. dst's public set, DAG flag,
+  work counter and stamp are kept (one worker walks many groups). Returns
+  False if dst's arenas are short (dst's ctl[C_NEED_*] set)."""
+  sframes, sints, sfloats, sstates = src[1], src[2], src[3], src[4]
+  ctl, frames, ints, floats, states = dst[0], dst[1], dst[2], dst[3], dst[4]
+  kr, kv, ki = widths(mode, level)
+  kw = kr + kv
+  gst = sframes[d, F_GSTART]
+  gs = sints[gst + g]
+  n = sints[gst + g + 1] - gs
+  order = sframes[d, F_ORDER] + gs
+  cst = sframes[d, F_CSTATE]
+  cfl = sframes[d, F_CFLOAT]
+  cint = sframes[d, F_CINT]
+  iend = n + 2 + n * ki
+  if (iend > ints.shape[0] or n * kw > floats.shape[0]
+      or n > states.shape[0] or frames.shape[0] < 2):
+    ctl[C_NEED_INTS] = iend
+    ctl[C_NEED_FLOATS] = n * kw
+    ctl[C_NEED_STATES] = n
+    ctl[C_NEED_KEYS] = 0
+    return False
+  for x in range(CTL_SIZE):
+    if (x != C_STAMP and x != C_DAG and x != C_WORK and x != C_PUBLIC
+        and x != C_FRAMES and x != C_MISSING):
+      ctl[x] = 0
+  ctl[C_MAX_LEVEL] = -1
+  frames[:, :] = 0
+  width = states.shape[1]
+  for i in range(n):
+    c = sints[order + i]
+    for x in range(width):
+      states[i, x] = sstates[cst + c, x]
+    for x in range(kw):
+      floats[i * kw + x] = sfloats[cfl + c * kw + x]
+    for x in range(ki):
+      ints[n + 2 + i * ki + x] = sints[cint + c * ki + x]
+    ints[i] = i
+  ints[n] = 0
+  ints[n + 1] = n
+  frames[0, F_PHASE] = 1
+  frames[0, F_N] = n
+  frames[0, F_MC] = n
+  frames[0, F_ORDER] = 0
+  frames[0, F_GSTART] = n
+  frames[0, F_CINT] = n + 2
+  frames[0, F_NG] = 1 if n > 0 else 0
+  ctl[C_ITOP] = iend
+  ctl[C_FTOP] = n * kw
+  ctl[C_STOP] = n
+  return True
+
+
+@njit(cache=True, nogil=True)
+def return_values(dst, src, d, g, mode, level):
+  """The values of the histories walk `dst` walked (seeded by `seed_walk`
+  with group g of src's frame d), into src's child value columns."""
+  sframes, sints, sfloats = src[1], src[2], src[3]
+  floats = dst[3]
+  kr, kv, _ = widths(mode, level)
+  kw = kr + kv
+  gst = sframes[d, F_GSTART]
+  gs = sints[gst + g]
+  order = sframes[d, F_ORDER] + gs
+  cfl = sframes[d, F_CFLOAT]
+  for i in range(sints[gst + g + 1] - gs):
+    c = sints[order + i]
+    for x in range(kv):
+      sfloats[cfl + c * kw + kr + x] = floats[i * kw + kr + x]
+
+
+@njit(cache=True)
+def merge_public(src, dst):
+  """Inserts the keys of public set `src` into `dst` (room for them is the
+  caller's); returns how many were in dst already (public states two
+  workers both met: merging public states)."""
+  mask = dst.shape[0] - 1
+  dup = 0
+  for s in range(src.shape[0]):
+    a = src[s, 0]
+    if a == 0:
+      continue
+    t = np.int64(a & np.uint64(mask))
+    while True:
+      if dst[t, 0] == 0:
+        dst[t, 0] = a
+        dst[t, 1] = src[s, 1]
+        break
+      if dst[t, 0] == a and dst[t, 1] == src[s, 1]:
+        dup += 1
+        break
+      t = (t + 1) & mask
+  return dup
