@@ -21,7 +21,10 @@ on engines keep them.
       with the engine).
 
 Walks that take more than a few seconds show a tqdm progress bar (the
-kernel pauses every `budget` children and resumes where it stopped).
+kernel pauses every BUDGET children and resumes where it stopped).
+`threads` > 1 walks the groups of the first public state on a path that
+has that many child public states on Python threads (the kernels release
+the GIL); results do not depend on it.
 """
 
 import concurrent.futures
@@ -194,11 +197,14 @@ class _Walk:
     done, share = 0.0, 1.0
     for f in range(depth + 1):
       ng, g = int(frames[f, kernels.F_NG]), int(frames[f, kernels.F_G])
+      g = min(max(g, 0), ng)  # Read while a worker runs: keep in range.
       if frames[f, kernels.F_PHASE] == 0 or ng == 0:
         break
       gs = ints[frames[f, kernels.F_GSTART]:frames[f, kernels.F_GSTART]
                 + ng + 1]
-      total = float(gs[ng])
+      total = float(gs[ng]) if len(gs) == ng + 1 and gs[ng] > 0 else 0.0
+      if total == 0.0:
+        break
       if f == depth and split_done is not None:
         done += share * split_done
         break
@@ -391,10 +397,13 @@ def _walk_split(walk, workers, pool, call, handle, bar):
   for w in workers:
     free.put(w)
   done = [0]
+  running = {}  # Group -> the worker walking it (progress bars).
   lock = threading.Lock()
 
   def task(g):
     w = free.get()
+    with lock:
+      running[g] = w
     try:
       while not kernels.seed_walk(walk.args(), d, g, w.args(), w.mode,
                                   w.level):
@@ -409,13 +418,18 @@ def _walk_split(walk, workers, pool, call, handle, bar):
       with lock:
         done[0] += sizes[g]
     finally:
+      with lock:
+        running.pop(g, None)
       free.put(w)
 
   futures = [pool.submit(task, g) for g in np.argsort(-sizes, kind="stable")]
   total = float(gs[ng]) or 1.0
   while True:
     finished, _ = concurrent.futures.wait(futures, timeout=0.5)
-    bar.update(walk.progress(split_done=done[0] / total))
+    with lock:
+      # Racy reads of the running workers' frames: an estimate to show.
+      partial = sum(sizes[g] * w.progress() for g, w in running.items())
+    bar.update(walk.progress(split_done=(done[0] + partial) / total))
     if len(finished) == len(futures):
       break
   for f in futures:
