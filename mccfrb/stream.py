@@ -628,6 +628,9 @@ class StreamingCFR:
         or num_iterations < 0):
       raise ValueError("num_iterations must be an int >= 0, got "
                        f"{num_iterations!r}.")
+    if len(self.tables.baseline) != len(self.tables.avg):
+      raise ValueError("StreamingCFR's tables need one pending cell per cell "
+                       "(InfosetTables(..., baseline_cells=1)).")
     for _ in range(int(num_iterations)):
       t = self.num_iterations + 1
       tables = self.tables
