@@ -174,7 +174,10 @@ def timed_run(game, algorithm, seed, seconds, num_checkpoints, on_row=None):
   factory(small_instance(game), seed).run(2)  # Compiles the kernels.
   runner = factory(game, seed)
   rows, trained, n = [], 0.0, 1
+  evaluated_at = -1
   for target in checkpoints(seconds, num_checkpoints):
+    if runner.iterations == evaluated_at:
+      continue  # One exact iteration outlasted several checkpoints.
     while trained < target:
       if runner.chunk is not None:
         n = runner.chunk
@@ -185,6 +188,7 @@ def timed_run(game, algorithm, seed, seconds, num_checkpoints, on_row=None):
       if runner.chunk is None and elapsed < 0.2:
         n *= 2
     start = time.perf_counter()
+    evaluated_at = runner.iterations
     expl = runner.exploitability()
     row = dict(game=str(game), algorithm=algorithm, seed=seed,
                seconds=trained, iterations=runner.iterations,
