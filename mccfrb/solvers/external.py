@@ -1,17 +1,58 @@
-"""External-sampling MCCFR with weighting and pruning (kernels/external.py)."""
+"""External-sampling MCCFR with weighting and pruning (kernels/external.py),
+on a compiled tree or on a native engine (kernels/external_engine.py)."""
 
+import time
+
+import numba
+from numba import types
 import numpy as np
 from open_spiel.python.algorithms.external_sampling_mccfr import AverageType
 import pyspiel
 
+from mccfrb import games
 from mccfrb import tree as tree_lib
 from mccfrb.kernels import external
+from mccfrb.kernels import external_engine
+from mccfrb.kernels import outcome_engine
+from mccfrb.kernels import rng as rng_lib
 from mccfrb.solvers import base
+from mccfrb.solvers import engine as engine_lib
+from mccfrb.solvers import representation as representation_lib
+from mccfrb.solvers import tables as tables_lib
 
 ES_AVERAGINGS = {"simple": 0, "full": 1}
 # The batch size of threads > 1 when no batch is given (README, "Threads").
 DEFAULT_ES_BATCH = 8
 PRUNINGS = {None: 0, "pluribus": 1, "probabilistic": 2}
+# Nodes a worker visits per kernel call on an engine: a call returns after
+# a few tens of milliseconds, for the progress bar and Ctrl-C, even on a
+# game whose single traversal takes minutes (13-card goofspiel); a run's
+# result does not depend on it (a traversal is suspended and resumed).
+ENGINE_CALL_NODES = 1 << 20
+# Iterations per Hogwild worker and block (threads > 1 on an engine): the
+# workers wait for each other at the end of a block.
+HOGWILD_BLOCK = 64
+# The checkpoint's entries of a traversal suspended on an engine.
+_ES_STATE = ("progress", "streams", "states", "frame_row", "frame_count",
+             "frame_child", "frame_sigma", "frame_values", "frame_weight")
+
+
+def call_kernel(function, code, *args):
+  """`function(code, *args)` for an njit kernel that makes the engine
+  `code` literal (`numba.literally`), from Python.
+
+  As engines/common.py's `call_literal`, but the first call of a process
+  compiles (or loads from numba's cache) the literal signature directly:
+  a plain first call types the kernel with a non-literal code until
+  `literally` refuses it, which costs seconds for a kernel that inlines
+  the engine's functions, before the cached literal version is found.
+  """
+  key = (types.literal(code),) + tuple(numba.typeof(a) for a in args)
+  compiled = function.overloads.get(key)
+  if compiled is None:
+    function.compile(key)
+    compiled = function.overloads[key]
+  return compiled.entry_point(code, *args)
 
 
 def averaging_name(averaging):
@@ -23,15 +64,17 @@ def averaging_name(averaging):
   return averaging
 
 
-class ExternalSamplingSolver(base.WeightingMixin, base.TabularSolverBase):
+class ExternalSamplingSolver(engine_lib.EngineSampling, base.WeightingMixin,
+                             base.TabularSolverBase):
   """External-sampling MCCFR with weighting and pruning (kernels/external.py).
 
   Args:
     game: a game string or `pyspiel.Game`.
     averaging: "simple" (at the opponent's nodes, OpenSpiel's default) or
-      "full" (a full-tree pass per iteration with the owner's reach); or
-      OpenSpiel's `AverageType.SIMPLE` / `FULL`, so that OpenSpiel's
-      `ExternalSamplingSolver(game, AverageType.SIMPLE)` works unchanged.
+      "full" (a full-tree pass per iteration with the owner's reach; needs
+      the compiled tree); or OpenSpiel's `AverageType.SIMPLE` / `FULL`, so
+      that OpenSpiel's `ExternalSamplingSolver(game, AverageType.SIMPLE)`
+      works unchanged.
     weighting: None, "linear" (iteration t weighs t, or min(t,
       linear_iterations) when that is set: linear for an initial phase only),
       or "discounted" (DCFR's alpha, beta, gamma; applied lazily per infoset).
@@ -46,6 +89,19 @@ class ExternalSamplingSolver(base.WeightingMixin, base.TabularSolverBase):
     threads, batch: as for `MCCFRbSolver` (kernels/external.py,
       `es_batches`); batch=None with threads > 1 runs batches of
       DEFAULT_ES_BATCH iterations.
+    representation: "auto" (default), "tree" or "engine"
+      (solvers/representation.py): "auto" compiles the tree when the game
+      fits in max_nodes and plays a native engine (goofspiel, liars_dice)
+      when it does not. On an engine (kernels/external_engine.py) infoset
+      tables grow as traversals visit them, averaging is "simple", and a
+      run equals the tree's run with the same seed bit for bit (threads=1).
+    max_memory: bytes the engine's tables may take (default: half the
+      memory available at construction); past it they stop growing, and
+      infosets not stored by then play uniform and are not updated
+      (`memory()` reports it).
+    hogwild: with threads > 1 on an engine, workers run traversals against
+      the shared tables without locks (Hogwild): not reproducible run to
+      run. Required for threads > 1 on an engine; not on a tree.
   """
 
   _table_names = ("_regrets", "_avg", "_through")
@@ -55,9 +111,14 @@ class ExternalSamplingSolver(base.WeightingMixin, base.TabularSolverBase):
                pruning=None, prune_threshold=-200.0, prune_probability=0.95,
                prune_k=200.0, prune_floor=0.05, prune_after=1, seed=None,
                max_nodes=tree_lib.DEFAULT_MAX_NODES, tree=None, threads=1,
-               batch=None):
+               batch=None, representation="auto", max_memory=None,
+               hogwild=False):
     averaging = averaging_name(averaging)
-    self._init_threads(threads, batch, default=DEFAULT_ES_BATCH)
+    if not isinstance(hogwild, bool):
+      raise ValueError(f"hogwild must be True or False, got {hogwild!r}.")
+    self._hogwild = hogwild
+    self._init_threads(threads, None if hogwild else batch,
+                       default=DEFAULT_ES_BATCH)
     base.check_choice("averaging", averaging, ES_AVERAGINGS)
     self._init_weighting(weighting, linear_iterations, alpha, beta, gamma)
     if pruning not in PRUNINGS:
@@ -74,6 +135,26 @@ class ExternalSamplingSolver(base.WeightingMixin, base.TabularSolverBase):
     if prune_k <= 0:
       raise ValueError(f"prune_k must be positive, got {prune_k}.")
     base.check_num_iterations(prune_after)
+    if tree is not None and representation == "auto":
+      representation = "tree"
+    loaded = games.load_game(game)
+    kind, engine = representation_lib.resolve(loaded, representation,
+                                              max_nodes)
+    if kind == "engine" and averaging == "full":
+      chose = (" (representation='auto' chose it: the game is too large to "
+               "compile)") if representation == "auto" else ""
+      raise ValueError(
+          "averaging='full' walks the whole game tree every iteration and "
+          f"needs the compiled tree; {loaded} is played on its engine{chose}. "
+          "Use averaging='simple' on an engine.")
+    if hogwild and (kind != "engine" or batch is not None):
+      raise ValueError(
+          "hogwild=True runs on an engine, without batches; on a compiled "
+          "tree, threads > 1 run deterministic batches (batch=).")
+    if kind == "engine" and self._threads > 1 and not hogwild:
+      raise ValueError(
+          f"threads={threads} on an engine needs hogwild=True (lock-free "
+          "updates of the shared tables, not reproducible run to run).")
     self._init_rng(seed)
     self._settings = dict(
         averaging=averaging, pruning=pruning,
@@ -81,13 +162,22 @@ class ExternalSamplingSolver(base.WeightingMixin, base.TabularSolverBase):
         prune_probability=float(prune_probability), prune_k=float(prune_k),
         prune_floor=float(prune_floor), prune_after=int(prune_after),
         **self._threads_option)
-    self._init_game(game, max_nodes, tree)
+    self._counters = np.zeros(2, dtype=np.int64)
+    self._representation = kind
+    if kind == "engine":
+      self._game = loaded
+      self._tree = None
+      self._converter = None
+      self._num_iterations = 0
+      self._nodes_touched = 0
+      self._init_es_engine(engine, max_memory)
+      return
+    self._init_game(loaded, max_nodes, tree)
     t = self._tree
     shape = (t.num_infosets, t.max_actions)
     self._regrets = np.zeros(shape)
     self._avg = np.zeros(shape)
     self._through = np.zeros(t.num_infosets, dtype=np.int64)
-    self._counters = np.zeros(2, dtype=np.int64)
     self._scratch = self._frames(None)
 
   def _frames(self, workers):
@@ -120,17 +210,29 @@ class ExternalSamplingSolver(base.WeightingMixin, base.TabularSolverBase):
     return self._batch_buffers
 
   def _options(self):
-    return {**self._settings, **self._weighting}
+    options = {**self._settings, **self._weighting}
+    if self._representation == "engine":
+      options.update(representation="engine",
+                     max_memory=self._tables.max_memory,
+                     hogwild=self._hogwild)
+    return options
 
   @property
   def subtrees_pruned(self):
     """Actions skipped by pruning so far."""
     return int(self._counters[1])
 
-  def run(self, num_iterations):
-    """Runs `num_iterations` iterations in one kernel call."""
+  def run(self, num_iterations, progress=None):
+    """Runs `num_iterations` iterations: in one kernel call on a compiled
+    tree; on an engine in calls of ENGINE_CALL_NODES nodes per worker,
+    growing the tables between calls (a tqdm progress bar shows once a run
+    takes a few seconds, or always with progress=True; never with False).
+    """
     base.check_num_iterations(num_iterations)
     if num_iterations == 0:
+      return
+    if self._representation == "engine":
+      self._run_es_engine(int(num_iterations), progress)
       return
     s, t = self._settings, self._tree
     touched_before = self._counters[0]
@@ -155,3 +257,152 @@ class ExternalSamplingSolver(base.WeightingMixin, base.TabularSolverBase):
     self._nodes_touched += int(self._counters[0] - touched_before)
     self._num_iterations += num_iterations
 
+  # The engine (kernels/external_engine.py).
+
+  def _init_es_engine(self, engine, max_memory):
+    """The tables (no baselines) and each worker's traversal state: its
+    block of traversals (`progress`), streams, stack of engine states and
+    frames (kernels/external_engine.py)."""
+    self._engine = engine
+    self._tables = tables_lib.InfosetTables(engine.max_moves, max_memory)
+    workers = self._threads
+    depth = max(engine.max_depth, 1) + 1
+    moves = max(engine.max_moves, 1)
+    self._es_state = dict(
+        progress=np.zeros((workers, external_engine.PROGRESS_SIZE),
+                          dtype=np.int64),
+        streams=np.zeros((workers, 2), dtype=np.uint64),
+        states=np.zeros((workers, depth, engine.state_size), dtype=np.int64),
+        frame_row=np.zeros((workers, depth), dtype=np.int64),
+        frame_count=np.zeros((workers, depth), dtype=np.int64),
+        frame_child=np.zeros((workers, depth), dtype=np.int64),
+        frame_sigma=np.zeros((workers, depth, moves)),
+        frame_values=np.zeros((workers, depth, moves)),
+        frame_weight=np.zeros((workers, depth, moves)))
+    self._es_counters = np.zeros((workers, 2), dtype=np.int64)
+
+  def _episodes_done(self):
+    """Traversals finished: all before the current block, and those of the
+    block the workers finished."""
+    progress = self._es_state["progress"]
+    return int(progress[0, external_engine.BEGIN]
+               + progress[:, external_engine.RAN].sum())
+
+  def _blocks_done(self):
+    progress = self._es_state["progress"]
+    return not (progress[:, external_engine.PENDING].any() or (
+        progress[:, external_engine.NEXT]
+        < progress[:, external_engine.END]).any())
+
+  def _assign_blocks(self, first, target):
+    """The block of traversals first .. target - 1 (Hogwild: at most
+    HOGWILD_BLOCK iterations a worker), shared among the workers
+    (`es_engine_traversals`); draws the block's key."""
+    progress, streams = self._es_state["progress"], self._es_state["streams"]
+    workers = self._threads
+    end = target if workers == 1 else min(
+        target, first + 2 * workers * HOGWILD_BLOCK)
+    for w in range(workers):
+      progress[w] = 0
+      progress[w, external_engine.NEXT] = first + 2 * w
+      progress[w, external_engine.BEGIN] = first
+      progress[w, external_engine.END] = end
+    if workers > 1:
+      streams[:, external_engine.KEY] = rng_lib.batch_key(self._rng_words)
+
+  def _run_es_engine(self, num_iterations, progress_bar=None):
+    """Traversals up to iteration num_iterations + the iterations done
+    (each iteration: player 0's traversal, then player 1's), in kernel
+    calls, growing the tables when a call stops short of room. A traversal
+    left suspended by an interrupted run (Ctrl-C) is finished first."""
+    e, t, st = self._engine, self._tables, self._es_state
+    s = self._settings
+    workers = self._threads
+    target = 2 * (self._num_iterations + num_iterations)
+    # Blocks of an interrupted Hogwild run may end past the target.
+    last = max(target, int(st["progress"][:, external_engine.END].max()))
+    weighting = self._weighting_args(last // 2 + 1)
+    margin = (workers, workers * max(e.max_moves, 1))
+    if workers == 1:
+      if self._blocks_done():
+        self._assign_blocks(self._episodes_done(), target)
+      st["progress"][0, external_engine.END] = target
+    start_iterations = self._num_iterations
+    bar = None
+    started = time.perf_counter()
+    try:
+      while True:
+        if self._blocks_done():
+          done = self._episodes_done()
+          if done >= target:
+            break
+          self._assign_blocks(done, target)
+        if not t.frozen and not outcome_engine.has_room(
+            t.meta, t.row_start, t.regrets, t.slot_row, *margin):
+          t.grow(*margin)
+        t.meta[outcome_engine.STOP] = 0
+        self._es_counters[:] = 0
+        args = (e.code, e.params, e.utility_sum, t.keys, t.slot_row, t.meta,
+                t.row_start, t.row_actions, t.through, t.regrets, t.avg,
+                *weighting, PRUNINGS[s["pruning"]], s["prune_threshold"],
+                s["prune_probability"], s["prune_k"], s["prune_floor"],
+                s["prune_after"], not t.frozen, ENGINE_CALL_NODES,
+                self._rng_words)
+        frames = tuple(st[name] for name in _ES_STATE)
+        if workers == 1:
+          call_kernel(external_engine.es_engine_traversals, *args, 0, 1,
+                       *frames, self._es_counters)
+        else:
+          with base.numba_threads(workers):
+            call_kernel(external_engine.hogwild_traversals, *args, workers,
+                         *frames, self._es_counters)
+        total = self._es_counters.sum(axis=0)
+        self._counters += total
+        self._nodes_touched += int(total[external_engine.TOUCHED])
+        self._num_iterations = self._episodes_done() // 2
+        if bar is None and progress_bar is not False and (
+            progress_bar
+            or time.perf_counter() - started > engine_lib.PROGRESS_AFTER):
+          bar = engine_lib._progress_bar(  # pylint: disable=protected-access
+              target // 2 - start_iterations,
+              self._num_iterations - start_iterations)
+        if bar is not None:
+          bar.n = self._num_iterations - start_iterations
+          bar.set_postfix(infosets=f"{t.num_rows:,}", refresh=False)
+          bar.refresh()
+    finally:
+      if bar is not None:
+        bar.close()
+
+  def _engine_policy(self, current):
+    """An `EnginePolicy` of the simple average (no flush), or of sigma by
+    regret matching of the (caught-up) regrets, written into the tables'
+    strategy cells."""
+    t = self._tables
+    if current:
+      w = self._weighting_args(max(self._num_iterations, 1))
+      external_engine.match_rows(
+          t.regrets, t.strategy, t.row_start, t.row_actions, t.num_rows,
+          t.through, w[0] == 2 and self._num_iterations > 0,
+          self._num_iterations, w[3], w[4])
+    return engine_lib.EnginePolicy(
+        self._game, self._engine, t, current=current,
+        flush=engine_lib.FLUSH_NONE, iterations=self._num_iterations)
+
+  def _tables_to_save(self):
+    if self.engine is None:
+      return super()._tables_to_save()
+    return {**self._engine_tables_to_save(),
+            **{"es_" + k: v for k, v in self._es_state.items()}}
+
+  def _restore_tables(self, tables, path):
+    super()._restore_tables(tables, path)
+    if self.engine is None:
+      return
+    for name, target in self._es_state.items():
+      saved = tables.get("es_" + name)
+      if saved is None or saved.shape != target.shape:
+        raise ValueError(f"{path} is not a complete engine checkpoint of "
+                         f"{type(self).__name__}: it lacks the table "
+                         f"'es_{name}' or holds it with another shape.")
+      target[...] = saved

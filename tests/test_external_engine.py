@@ -1,0 +1,292 @@
+"""External sampling on native engines against the same solver on the tree
+(kernels/external_engine.py, solvers/external.py)."""
+
+import numpy as np
+import pytest
+
+import mccfrb
+from mccfrb.engines import protocol
+from mccfrb.solvers import engine as engine_lib
+from mccfrb.solvers import external as external_lib
+from mccfrb.solvers import tables as tables_lib
+
+G3 = ("goofspiel(num_cards=3,imp_info=True,points_order=random,"
+      "returns_type=point_difference)")
+G4 = ("goofspiel(num_cards=4,imp_info=True,points_order=random,"
+      "returns_type=point_difference)")
+G4_OPEN = "goofspiel(num_cards=4)"
+LIARS = "liars_dice(numdice=1,dice_sides=3)"
+G6 = ("goofspiel(num_cards=6,imp_info=True,points_order=random,"
+      "returns_type=point_difference)")
+
+VARIANTS = [
+    {},
+    {"weighting": "linear"},
+    {"weighting": "linear", "linear_iterations": 5},
+    {"weighting": "discounted"},
+    {"weighting": "discounted", "alpha": 1.0, "beta": 0.5, "gamma": 1.0},
+    {"pruning": "pluribus", "prune_threshold": -0.5, "prune_after": 5},
+    {"pruning": "probabilistic", "prune_threshold": -0.5, "prune_k": 1.0,
+     "prune_after": 5},
+    {"pruning": "pluribus", "weighting": "discounted",
+     "prune_threshold": -0.5, "prune_after": 5},
+]
+
+
+def engine_rows(solver, tree):
+  """The engine solver's row of every tree infoset (-1: not stored)."""
+  engine, tables = solver.engine, solver._tables
+  parents, actions = tree.node_parents(), tree.edge_actions()
+  rows = np.full(tree.num_infosets, -1, dtype=np.int64)
+  seen = np.zeros(tree.num_infosets, dtype=bool)
+  state = np.zeros(engine.state_size, dtype=np.int64)
+  for node in np.flatnonzero(tree.node_kind == mccfrb.tree.DECISION):
+    i = tree.node_infoset[node]
+    if seen[i]:
+      continue
+    seen[i] = True
+    history, n = [], node
+    while parents[n] >= 0:
+      history.append(actions[n])
+      n = parents[n]
+    call = external_lib.call_kernel
+    assert call(protocol.replay, engine.code, engine.params, state,
+                np.array(history[::-1], dtype=np.int64)) == -1
+    h1, h2 = call(protocol.infoset_hash, engine.code, engine.params, state,
+                  int(tree.node_player[node]))
+    rows[i] = tables.find(h1, h2)
+  return rows
+
+
+def assert_same_tables(on_tree, on_engine):
+  """Regrets, averages and discount catch-ups equal per infoset, bit for
+  bit; infosets never visited on the tree have no row on the engine."""
+  tree = on_tree.tree
+  rows = engine_rows(on_engine, tree)
+  t = on_engine._tables
+  assert t.num_rows == np.count_nonzero(rows >= 0)
+  for i, r in enumerate(rows):
+    c = tree.infoset_num_actions[i]
+    if r < 0:
+      assert not on_tree._regrets[i].any() and not on_tree._avg[i].any()
+      continue
+    start = t.row_start[r]
+    assert t.row_actions[r] == c
+    np.testing.assert_array_equal(t.regrets[start:start + c],
+                                  on_tree._regrets[i, :c])
+    np.testing.assert_array_equal(t.avg[start:start + c],
+                                  on_tree._avg[i, :c])
+    assert t.through[r] == on_tree._through[i]
+  assert np.count_nonzero(rows >= 0) > 0
+
+
+@pytest.mark.parametrize("game", [G3, G4_OPEN, LIARS])
+@pytest.mark.parametrize("options", VARIANTS, ids=str)
+def test_engine_run_is_the_tree_run_bit_for_bit(game, options):
+  on_tree = mccfrb.ExternalSamplingSolver(game, representation="tree",
+                                          seed=3, **options)
+  on_engine = mccfrb.ExternalSamplingSolver(game, representation="engine",
+                                            seed=3, **options)
+  assert on_engine.representation == "engine" and on_engine.tree is None
+  on_tree.run(60)
+  on_engine.run(60)
+  assert_same_tables(on_tree, on_engine)
+  assert on_engine.nodes_touched == on_tree.nodes_touched
+  assert on_engine.subtrees_pruned == on_tree.subtrees_pruned
+  if "pruning" in options:
+    assert on_tree.subtrees_pruned > 0
+  np.testing.assert_array_equal(on_engine._rng_words, on_tree._rng_words)
+
+
+def test_policies_answer_as_the_tree_policies():
+  on_tree = mccfrb.ExternalSamplingSolver(G3, representation="tree", seed=1,
+                                          weighting="discounted")
+  on_engine = mccfrb.ExternalSamplingSolver(G3, representation="engine",
+                                            seed=1, weighting="discounted")
+  on_tree.run(50)
+  on_engine.run(50)
+  game = on_tree.game
+  for current in (False, True):
+    want = on_tree.current_policy() if current else on_tree.average_policy()
+    have = (on_engine.current_policy() if current
+            else on_engine.average_policy())
+    assert isinstance(have, engine_lib.EnginePolicy)
+    checked = 0
+    for state in _all_decision_states(game):
+      a, b = want.action_probabilities(state), have.action_probabilities(state)
+      assert set(a) == set(b)
+      for action in a:
+        assert b[action] == pytest.approx(a[action], abs=1e-12)
+      checked += 1
+    assert checked > 20
+  assert mccfrb.nash_conv(game, on_engine.average_policy()) == pytest.approx(
+      mccfrb.nash_conv(game, on_tree.average_policy()), abs=1e-12)
+
+
+def _all_decision_states(game):
+  stack = [game.new_initial_state()]
+  while stack:
+    state = stack.pop()
+    if state.is_terminal():
+      continue
+    if state.is_chance_node():
+      stack.extend(state.child(a) for a, _ in state.chance_outcomes())
+      continue
+    yield state
+    stack.extend(state.child(a) for a in state.legal_actions())
+
+
+def _cells(solver):
+  t = solver._tables
+  return {name: getattr(t, name)[:t.num_cells].copy()
+          for name in ("regrets", "avg")}
+
+
+def test_runs_in_parts_small_calls_and_tables_equal_one_run(monkeypatch):
+  """run(a); run(b) == run(a + b), also with kernel calls of a few nodes
+  (traversals suspended and resumed) and a table that starts with two rows
+  (grown mid-traversal)."""
+  options = dict(representation="engine", seed=5, pruning="probabilistic",
+                 prune_threshold=-0.5, prune_k=1.0, prune_after=20)
+  whole = mccfrb.ExternalSamplingSolver(G4, **options)
+  whole.run(150)
+  parts = mccfrb.ExternalSamplingSolver(G4, **options)
+  for n in (1, 49, 100):
+    parts.run(n)
+  monkeypatch.setattr(external_lib, "ENGINE_CALL_NODES", 7)
+  small = mccfrb.ExternalSamplingSolver(G4, **options)
+  small._tables = tables_lib.InfosetTables(small.engine.max_moves, rows=2)
+  small.run(70)
+  small.run(80)
+  for solver in (parts, small):
+    assert solver.num_iterations == whole.num_iterations == 150
+    assert solver.nodes_touched == whole.nodes_touched
+    assert solver._tables.num_cells == whole._tables.num_cells
+    # Rows are numbered in order of first visit: the same in all three.
+    for name, cells in _cells(whole).items():
+      np.testing.assert_array_equal(_cells(solver)[name], cells)
+    np.testing.assert_array_equal(solver._rng_words, whole._rng_words)
+
+
+def test_save_and_load_resume_bit_identically(tmp_path):
+  options = dict(representation="engine", seed=2, weighting="discounted")
+  whole = mccfrb.ExternalSamplingSolver(LIARS, **options)
+  whole.run(300)
+  half = mccfrb.ExternalSamplingSolver(LIARS, **options)
+  half.run(150)
+  path = str(tmp_path / "es_engine.npz")
+  half.save(path)
+  loaded = mccfrb.load_solver(path)
+  assert isinstance(loaded, mccfrb.ExternalSamplingSolver)
+  assert loaded.representation == "engine"
+  assert loaded._options() == half._options()
+  loaded.run(150)
+  assert loaded.num_iterations == 300
+  for name in ("regrets", "avg", "through", "keys", "slot_row"):
+    np.testing.assert_array_equal(getattr(loaded._tables, name),
+                                  getattr(whole._tables, name))
+
+
+def test_a_suspended_traversal_is_saved_and_finished(tmp_path, monkeypatch):
+  """A run interrupted between kernel calls (Ctrl-C) leaves a traversal
+  suspended; a checkpoint holds it, and the next run finishes it."""
+  whole = mccfrb.ExternalSamplingSolver(G4, representation="engine", seed=4)
+  whole.run(20)
+  cut = mccfrb.ExternalSamplingSolver(G4, representation="engine", seed=4)
+  cut.run(10)
+  monkeypatch.setattr(external_lib, "ENGINE_CALL_NODES", 50)
+  calls = []
+  kernel_call = external_lib.call_kernel
+
+  def interrupted(*args):
+    if calls:
+      raise KeyboardInterrupt
+    calls.append(1)
+    return kernel_call(*args)
+
+  monkeypatch.setattr(external_lib, "call_kernel", interrupted)
+  with pytest.raises(KeyboardInterrupt):
+    cut.run(10)
+  monkeypatch.undo()
+  assert cut._es_state["progress"][0, 3] == 1  # PENDING
+  path = str(tmp_path / "cut.npz")
+  cut.save(path)
+  loaded = mccfrb.load_solver(path)
+  loaded.run(20 - loaded.num_iterations)
+  assert loaded.num_iterations == 20
+  np.testing.assert_array_equal(_cells(loaded)["regrets"],
+                                _cells(whole)["regrets"])
+  np.testing.assert_array_equal(_cells(loaded)["avg"], _cells(whole)["avg"])
+
+
+def test_max_memory_freezes_the_tables_and_unstored_infosets_play_uniform():
+  solver = mccfrb.ExternalSamplingSolver(G6, representation="engine", seed=0,
+                                         max_memory=2**20)
+  solver.run(100)
+  memory = solver.memory()
+  assert memory["frozen"] and memory["dropped"] > 0
+  assert memory["bytes"] <= 2**20
+  assert solver.num_iterations == 100
+  t = solver._tables
+  assert np.isfinite(t.regrets).all() and np.abs(t.regrets).max() > 0
+  state = solver.game.new_initial_state()
+  while state.is_chance_node():
+    state.apply_action(state.chance_outcomes()[0][0])
+  probs = solver.average_policy().action_probabilities(state)
+  assert sum(probs.values()) == pytest.approx(1.0)
+
+
+def test_hogwild_learns_and_keeps_the_tables_consistent():
+  solver = mccfrb.ExternalSamplingSolver(G4, representation="engine", seed=0,
+                                         threads=2, hogwild=True)
+  solver.run(300)
+  assert solver.num_iterations == 300
+  t = solver._tables
+  starts = np.sort(t.row_start[:t.num_rows])
+  widths = t.row_actions[:t.num_rows][np.argsort(t.row_start[:t.num_rows])]
+  assert (starts[1:] >= starts[:-1] + widths[:-1]).all()
+  uniform = mccfrb.exploitability(
+      G4, mccfrb.uniform_table(mccfrb.compile_tree(G4)))
+  assert mccfrb.exploitability(G4, solver.average_policy()) < 0.5 * uniform
+  # Both workers start at the root and insert the same new rows at once: a
+  # worker meeting a row being inserted waits for it (it used to hang).
+  big = mccfrb.ExternalSamplingSolver(G6, seed=0, threads=2, hogwild=True)
+  big.run(300)
+  assert big.num_iterations == 300 and big.memory()["infosets"] > 10_000
+
+
+def test_auto_picks_the_engine_for_goofspiel_6():
+  solver = mccfrb.ExternalSamplingSolver(G6, seed=0)
+  assert solver.representation == "engine"
+  solver.run(100)
+  assert solver.num_iterations == 100
+  memory = solver.memory()
+  assert memory["infosets"] > 1000 and not memory["frozen"]
+  assert mccfrb.ExternalSamplingSolver(G3).representation == "tree"
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    (dict(game=G4, representation="engine", averaging="full"),
+     "averaging='full' walks the whole game tree"),
+    (dict(game=G6, averaging="full"), "representation='auto' chose it"),
+    (dict(game="kuhn_poker", representation="engine"), "no native engine"),
+    (dict(game=G4, representation="engine", threads=2), "hogwild=True"),
+    (dict(game=G4, representation="tree", threads=2, hogwild=True),
+     "runs on an engine"),
+    (dict(game=G4, representation="engine", threads=2, hogwild=True,
+          batch=4), "without batches"),
+    (dict(game=G4, representation="graph"), "Unknown representation"),
+    (dict(game=G4, representation="engine", hogwild=1), "True or False"),
+    (dict(game=G4, representation="engine", max_memory=10), "max_memory"),
+])
+def test_bad_choices_are_refused_in_one_line(kwargs, message):
+  with pytest.raises(ValueError, match=message) as error:
+    mccfrb.ExternalSamplingSolver(**kwargs)
+  assert "\n" not in str(error.value)
+
+
+def test_tree_only_methods_say_so_on_an_engine():
+  solver = mccfrb.ExternalSamplingSolver(G4, representation="engine")
+  for method in (solver.average_policy_table, solver.current_policy_table):
+    with pytest.raises(ValueError, match="needs the compiled tree"):
+      method()
