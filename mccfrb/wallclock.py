@@ -176,7 +176,7 @@ def timed_run(game, algorithm, seed, seconds, num_checkpoints, on_row=None):
   rows, trained, n = [], 0.0, 1
   evaluated_at = -1
   for target in checkpoints(seconds, num_checkpoints):
-    if runner.iterations == evaluated_at:
+    if trained >= target and runner.iterations == evaluated_at:
       continue  # One exact iteration outlasted several checkpoints.
     while trained < target:
       if runner.chunk is not None:

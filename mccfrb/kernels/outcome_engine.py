@@ -98,8 +98,9 @@ def engine_episodes(code, params, utility_sum, keys, slot_row, meta,
                     linear_until, gamma, log_pos, log_neg, rng_state, key,
                     worker, workers, state, path_row, path_info, path_reach,
                     path_probs, child_est):
-  """Episodes first_episode .. num_episodes - 1 (worker w of W: every W-th
-  of them from first_episode + w); tables change in place.
+  """Episodes first_episode .. num_episodes - 1 (worker w of W > 1: both
+  episodes of every W-th iteration from iteration w); tables change in
+  place.
 
   Episode e updates player e % 2 at iteration t = first_iteration + e // 2.
   With one worker the uniforms come from the solver's PCG64 (`rng_state`,
@@ -128,7 +129,8 @@ def engine_episodes(code, params, utility_sum, keys, slot_row, meta,
 
   Returns:
     (the next episode this worker would run: num_episodes or beyond
-    unless the table ran short of room with `allow_insert`, nodes touched).
+    unless the table ran short of room with `allow_insert`, nodes touched,
+    episodes run).
   """
   numba.literally(code)
   max_depth = path_row.shape[1]
@@ -139,9 +141,12 @@ def engine_episodes(code, params, utility_sum, keys, slot_row, meta,
   inc_lo = rng_state[3]
   touched = 0
   st = state[worker]
-  # Worker w runs episodes first_episode + w, + w + W, ...: the workers
-  # advance through the iterations together (Hogwild).
-  e = first_episode + worker
+  # With W > 1 workers (Hogwild; first_episode 0), worker w runs both
+  # episodes of iterations w, w + W, w + 2W, ...: each worker alternates
+  # the update player as one worker does, and the workers advance through
+  # the iterations together.
+  e = first_episode + 2 * worker if workers > 1 else first_episode
+  ran = 0
   while e < num_episodes:
     if allow_insert and not has_room(meta, row_start, regrets, slot_row,
                                      workers * max_depth,
@@ -312,11 +317,15 @@ def engine_episodes(code, params, utility_sum, keys, slot_row, meta,
         baseline_count[cslot] += 1
       value = est
     touched += depth + 1
-    e += workers
+    ran += 1
+    if workers > 1 and e % 2 == 1:
+      e += 2 * workers - 1
+    else:
+      e += 1
   if workers == 1:
     rng_state[0] = s_hi
     rng_state[1] = s_lo
-  return e, touched
+  return e, touched, ran
 
 
 @njit(cache=True, error_model="numpy", parallel=True)
@@ -329,10 +338,10 @@ def hogwild_episodes(code, params, utility_sum, keys, slot_row, meta,
                      path_row, path_info, path_reach, path_probs, child_est,
                      done):
   """`engine_episodes` on `workers` threads at once, lock-free (Hogwild):
-  worker w runs episodes w, w + W, ..., each drawing from its own stream
-  under one key drawn from `rng_state`; done[w] is the next episode worker
-  w would have run (num_episodes or beyond unless the table ran short of
-  room, which stops every worker).
+  worker w runs both episodes of iterations w, w + W, ..., each episode
+  drawing from its own stream under one key drawn from `rng_state`;
+  done[w] is the number of episodes worker w ran (all of its share unless
+  the table ran short of room, which stops every worker).
 
   Returns:
     Nodes touched.
@@ -342,13 +351,13 @@ def hogwild_episodes(code, params, utility_sum, keys, slot_row, meta,
   meta[STOP] = 0
   touched = 0
   for w in prange(workers):
-    end, nodes = engine_episodes(
+    _, nodes, ran = engine_episodes(
         code, params, utility_sum, keys, slot_row, meta, row_start,
         row_actions, avg_last, through, regrets, strategy, avg, baseline,
         baseline_count, baseline_kind, averaging, regret_plus, epsilon,
         decay, first_iteration, 0, num_episodes, allow_insert, weighting,
         linear_until, gamma, log_pos, log_neg, rng_state, key, w, workers,
         state, path_row, path_info, path_reach, path_probs, child_est)
-    done[w] = end
+    done[w] = ran
     touched += nodes
   return touched

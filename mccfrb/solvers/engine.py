@@ -193,14 +193,12 @@ class EngineSampling:
               self._epsilon, self._decay, first + done // 2, end - done,
               allow, *weighting, self._rng_words, self._threads,
               *self._engine_scratch, finished)
-          # Worker w ran episodes w, w + W, ... below finished[w]: the
-          # ones left when the table was short of room are not run again
-          # (Hogwild counts what ran, to whole iterations).
-          ran = sum(max(0, -(-(int(f) - w) // self._threads))
-                    for w, f in enumerate(finished))
+          # Episodes left when the table was short of room are not run
+          # again: Hogwild counts what ran, to whole iterations.
+          ran = int(finished.sum())
           reached = done + ran + ran % 2
         else:
-          reached, touched = call_literal(
+          reached, touched, _ = call_literal(
               outcome_engine.engine_episodes, e.code, e.params, e.utility_sum, t.keys, t.slot_row, t.meta,
               t.row_start, t.row_actions, t.avg_last, t.through, t.regrets,
               t.strategy, t.avg, t.baseline, t.baseline_count,
