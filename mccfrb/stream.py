@@ -32,14 +32,13 @@ import queue
 import threading
 import time
 
-import numba
-from numba import types
 import numpy as np
 
 from mccfrb import games
 from mccfrb.engines import Engine
 from mccfrb.engines import engine_for
 from mccfrb.engines import protocol
+from mccfrb.engines.common import call_literal
 from mccfrb.kernels import stream as kernels
 from mccfrb.kernels import table as table_kernels
 from mccfrb.solvers.tables import InfosetTables
@@ -79,19 +78,6 @@ def as_engine(engine_or_game):
     raise ValueError(f"{game} has no native engine (mccfrb/engines); "
                      "compile its tree and use the tree solvers instead.")
   return engine
-
-
-def _literal_call(function, code, *args):
-  """function(code, *args) for a kernel that makes `code` literal
-  (`numba.literally`), called from Python: a plain call would retype the
-  kernel at every call (numba tries the non-literal signature first),
-  seconds per call; this calls the compiled literal overload once it
-  exists."""
-  key = (types.literal(code),) + tuple(numba.typeof(a) for a in args)
-  compiled = function.overloads.get(key)
-  if compiled is None:
-    return function(code, *args)
-  return compiled.entry_point(code, *args)
 
 
 class _Walk:
@@ -158,7 +144,7 @@ class _Walk:
     self.floats = _grown(self.floats, self.kr + self.kv)
     self.states = _grown(self.states, 1)
     self.frames = _grown(self.frames, 2)
-    return _literal_call(kernels.start_walk, e.code, e.params, self.mode,
+    return call_literal(kernels.start_walk, e.code, e.params, self.mode,
                          self.level, float(utility_sum), p, self.args())
 
   def reset_public(self):
@@ -340,7 +326,7 @@ def _run(walk, tables, dec, p=0, flush=0, big_t=0.0, weight=0.0,
   def call(w, split_at):
     gate.enter()
     try:
-      return _literal_call(
+      return call_literal(
           kernels.walk, e.code, e.params, w.mode, p, w.level, flush,
           float(big_t), e.utility_sum, float(weight), float(own_weight),
           bool(prune), bool(insert), split_at, e.max_moves, BUDGET,

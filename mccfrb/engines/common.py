@@ -53,14 +53,18 @@ def call_literal(function, code, *args):
   Python.
 
   A plain call retypes the function at every call from Python (numba tries
-  the non-literal signature first and fails), 10-500 ms a call; this calls
-  the compiled literal overload once it exists.
+  the non-literal signature first and fails), 10-500 ms a call, seconds for
+  a kernel that inlines an engine; this compiles (or loads from numba's
+  cache) the literal signature directly the first time and then calls the
+  compiled overload.
   """
   key = (types.literal(code),) + tuple(numba.typeof(a) for a in args)
   compiled = function.overloads.get(key)
   if compiled is None:
-    return function(code, *args)
+    function.compile(key)
+    compiled = function.overloads[key]
   return compiled.entry_point(code, *args)
+
 
 class Engine(NamedTuple):
   """A native engine for one game instance (see `protocol`).

@@ -3,8 +3,6 @@ on a compiled tree or on a native engine (kernels/external_engine.py)."""
 
 import time
 
-import numba
-from numba import types
 import numpy as np
 from open_spiel.python.algorithms.external_sampling_mccfr import AverageType
 import pyspiel
@@ -15,6 +13,7 @@ from mccfrb.kernels import external
 from mccfrb.kernels import external_engine
 from mccfrb.kernels import outcome_engine
 from mccfrb.kernels import rng as rng_lib
+from mccfrb.engines.common import call_literal
 from mccfrb.solvers import base
 from mccfrb.solvers import engine as engine_lib
 from mccfrb.solvers import representation as representation_lib
@@ -35,24 +34,6 @@ HOGWILD_BLOCK = 64
 # The checkpoint's entries of a traversal suspended on an engine.
 _ES_STATE = ("progress", "streams", "states", "frame_row", "frame_count",
              "frame_child", "frame_sigma", "frame_values", "frame_weight")
-
-
-def call_kernel(function, code, *args):
-  """`function(code, *args)` for an njit kernel that makes the engine
-  `code` literal (`numba.literally`), from Python.
-
-  As engines/common.py's `call_literal`, but the first call of a process
-  compiles (or loads from numba's cache) the literal signature directly:
-  a plain first call types the kernel with a non-literal code until
-  `literally` refuses it, which costs seconds for a kernel that inlines
-  the engine's functions, before the cached literal version is found.
-  """
-  key = (types.literal(code),) + tuple(numba.typeof(a) for a in args)
-  compiled = function.overloads.get(key)
-  if compiled is None:
-    function.compile(key)
-    compiled = function.overloads[key]
-  return compiled.entry_point(code, *args)
 
 
 def averaging_name(averaging):
@@ -350,11 +331,11 @@ class ExternalSamplingSolver(engine_lib.EngineSampling, base.WeightingMixin,
                 self._rng_words)
         frames = tuple(st[name] for name in _ES_STATE)
         if workers == 1:
-          call_kernel(external_engine.es_engine_traversals, *args, 0, 1,
+          call_literal(external_engine.es_engine_traversals, *args, 0, 1,
                        *frames, self._es_counters)
         else:
           with base.numba_threads(workers):
-            call_kernel(external_engine.hogwild_traversals, *args, workers,
+            call_literal(external_engine.hogwild_traversals, *args, workers,
                          *frames, self._es_counters)
         total = self._es_counters.sum(axis=0)
         self._counters += total
