@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 
 import mccfrb
-from mccfrb.engines import protocol
 from mccfrb.solvers import engine as engine_lib
 from mccfrb.solvers import external as external_lib
 from mccfrb.solvers import tables as tables_lib
+from tests.test_engine_solvers import engine_rows
 
 G3 = ("goofspiel(num_cards=3,imp_info=True,points_order=random,"
       "returns_type=point_difference)")
@@ -31,31 +31,6 @@ VARIANTS = [
     {"pruning": "pluribus", "weighting": "discounted",
      "prune_threshold": -0.5, "prune_after": 5},
 ]
-
-
-def engine_rows(solver, tree):
-  """The engine solver's row of every tree infoset (-1: not stored)."""
-  engine, tables = solver.engine, solver._tables
-  parents, actions = tree.node_parents(), tree.edge_actions()
-  rows = np.full(tree.num_infosets, -1, dtype=np.int64)
-  seen = np.zeros(tree.num_infosets, dtype=bool)
-  state = np.zeros(engine.state_size, dtype=np.int64)
-  for node in np.flatnonzero(tree.node_kind == mccfrb.tree.DECISION):
-    i = tree.node_infoset[node]
-    if seen[i]:
-      continue
-    seen[i] = True
-    history, n = [], node
-    while parents[n] >= 0:
-      history.append(actions[n])
-      n = parents[n]
-    call = external_lib.call_kernel
-    assert call(protocol.replay, engine.code, engine.params, state,
-                np.array(history[::-1], dtype=np.int64)) == -1
-    h1, h2 = call(protocol.infoset_hash, engine.code, engine.params, state,
-                  int(tree.node_player[node]))
-    rows[i] = tables.find(h1, h2)
-  return rows
 
 
 def assert_same_tables(on_tree, on_engine):
@@ -196,7 +171,7 @@ def test_a_suspended_traversal_is_saved_and_finished(tmp_path, monkeypatch):
   cut.run(10)
   monkeypatch.setattr(external_lib, "ENGINE_CALL_NODES", 50)
   calls = []
-  kernel_call = external_lib.call_kernel
+  kernel_call = external_lib.call_literal
 
   def interrupted(*args):
     if calls:
@@ -204,7 +179,7 @@ def test_a_suspended_traversal_is_saved_and_finished(tmp_path, monkeypatch):
     calls.append(1)
     return kernel_call(*args)
 
-  monkeypatch.setattr(external_lib, "call_kernel", interrupted)
+  monkeypatch.setattr(external_lib, "call_literal", interrupted)
   with pytest.raises(KeyboardInterrupt):
     cut.run(10)
   monkeypatch.undo()
