@@ -43,6 +43,7 @@ from mccfrb.kernels.rng import stream_start
 from mccfrb.kernels.rng import stream_uniform
 from mccfrb.kernels.table import ROWS
 from mccfrb.kernels.table import CELLS
+from mccfrb.kernels.table import match_cells
 from mccfrb.kernels.table import uniform_row_of
 from mccfrb.kernels.weighting import iteration_weight
 
@@ -60,24 +61,6 @@ def catch_up_cells(regrets, start, count, through, row, t, log_pos, log_neg):
       r = regrets[start + j]
       regrets[start + j] = r * fp if r >= 0.0 else r * fn
     through[row] = t - 1
-
-
-@njit(cache=True, error_model="numpy")
-def match_cells(regrets, strategy, start, count):
-  """sigma of one row by regret matching (kernels/exact.py's
-  `regret_matching_row`, the same operations)."""
-  total = 0.0
-  for a in range(count):
-    r = regrets[start + a]
-    if r > 0.0:
-      total += r
-  if total > 0.0:
-    for a in range(count):
-      r = regrets[start + a]
-      strategy[start + a] = r / total if r > 0.0 else 0.0
-  else:
-    for a in range(count):
-      strategy[start + a] = 1.0 / count
 
 
 @njit(cache=True, error_model="numpy")

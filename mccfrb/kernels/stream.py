@@ -93,6 +93,7 @@ import numpy as np
 from numba import njit
 
 from mccfrb.engines import protocol
+from mccfrb.kernels.table import match_cells
 from mccfrb.kernels.table import CELLS
 from mccfrb.kernels.table import ROWS
 from mccfrb.kernels.table import atomic_add
@@ -206,25 +207,6 @@ def _table_size(count):
   while size < 2 * count:
     size *= 2
   return size
-
-
-@njit(cache=True)
-def match_cells(regrets, strategy, start, count):
-  """sigma of one row by regret matching (kernels/exact.py's
-  `regret_matching_row`, the same operations):
-  sigma(a) = R+(a) / sum_b R+(b), uniform if the sum is 0."""
-  total = 0.0
-  for a in range(count):
-    r = regrets[start + a]
-    if r > 0.0:
-      total += r
-  if total > 0.0:
-    for a in range(count):
-      r = regrets[start + a]
-      strategy[start + a] = r / total if r > 0.0 else 0.0
-  else:
-    for a in range(count):
-      strategy[start + a] = 1.0 / count
 
 
 @njit(cache=True, error_model="numpy")

@@ -17,7 +17,6 @@ grow (`max_memory`, solvers/engine.py). Inserts use atomic operations
 a key being written by one worker is waited for by the others.
 """
 
-from llvmlite import ir
 import numpy as np
 from numba import njit
 from numba import types
@@ -164,3 +163,21 @@ def rehash(keys, slot_row, new_keys, new_slot_row):
       new_keys[t, 0] = keys[s, 0]
       new_keys[t, 1] = keys[s, 1]
       new_slot_row[t] = r
+
+
+@njit(cache=True, error_model="numpy")
+def match_cells(regrets, strategy, start, count):
+  """sigma of one row by regret matching (kernels/exact.py's
+  `regret_matching_row`, the same operations)."""
+  total = 0.0
+  for a in range(count):
+    r = regrets[start + a]
+    if r > 0.0:
+      total += r
+  if total > 0.0:
+    for a in range(count):
+      r = regrets[start + a]
+      strategy[start + a] = r / total if r > 0.0 else 0.0
+  else:
+    for a in range(count):
+      strategy[start + a] = 1.0 / count

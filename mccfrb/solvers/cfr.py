@@ -99,9 +99,7 @@ class CFRSolver(engine_lib.EngineSampling, base.TabularSolverBase):
         raise ValueError("CFRSolver on an engine streams on one thread; "
                          f"got threads={threads}, passes={passes!r}.")
       from mccfrb import stream  # pylint: disable=import-outside-toplevel
-      self._game, self._tree, self._converter = loaded, None, None
-      self._num_iterations = self._nodes_touched = 0
-      self._engine = engine
+      self._init_engine_game(loaded, engine)
       self._averaging_code = self._regret_code = 0  # Averages: no catch-up.
       self._stream = stream.StreamingCFR(
           engine, variant, self._alpha, self._beta, self._gamma, max_memory)

@@ -117,6 +117,12 @@ class EngineSampling:
   `_num_iterations`, `_nodes_touched`, `_threads`, `_hogwild`.
   """
 
+  def _init_engine_game(self, game, engine):
+    """The solver's game on `engine`: no tree, no iterations yet."""
+    self._game, self._engine = game, engine
+    self._tree = self._converter = None
+    self._num_iterations = self._nodes_touched = 0
+
   def _init_engine(self, engine, max_memory):
     self._engine = engine
     code = self._baseline_code

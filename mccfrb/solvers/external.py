@@ -146,11 +146,7 @@ class ExternalSamplingSolver(engine_lib.EngineSampling, base.WeightingMixin,
     self._counters = np.zeros(2, dtype=np.int64)
     self._representation = kind
     if kind == "engine":
-      self._game = loaded
-      self._tree = None
-      self._converter = None
-      self._num_iterations = 0
-      self._nodes_touched = 0
+      self._init_engine_game(loaded, engine)
       self._init_es_engine(engine, max_memory)
       return
     self._init_game(loaded, max_nodes, tree)

@@ -223,11 +223,7 @@ class MCCFRbSolver(engine_lib.EngineSampling, base.WeightingMixin,
     self._regret_code = REGRETS[regret]
     self._representation = kind
     if kind == "engine":
-      self._game = loaded
-      self._tree = None
-      self._converter = None
-      self._num_iterations = 0
-      self._nodes_touched = 0
+      self._init_engine_game(loaded, engine)
       self._init_engine(engine, max_memory)
       return
     self._init_game(loaded, max_nodes, tree)
