@@ -115,8 +115,19 @@ def test_large_games_are_refused_within_seconds(game):
   start = time.perf_counter()
   with pytest.raises(ValueError, match=r"Knuth's estimator .* about \d.*e\+"
                      r"\d+ histories.*max_nodes=\d+"):
-    mccfrb.MCCFRbSolver(game)
+    mccfrb.MCCFRbSolver(game, representation="tree")
   assert time.perf_counter() - start < 5.0
+
+
+@pytest.mark.parametrize("game", ["goofspiel", "liars_dice(numdice=2)"])
+def test_large_games_with_an_engine_run_on_it_by_default(game):
+  """Since the native engines, "auto" plays such a game on its engine."""
+  start = time.perf_counter()
+  solver = mccfrb.MCCFRbSolver(game, seed=0)
+  assert solver.representation == "engine"
+  assert time.perf_counter() - start < 5.0
+  solver.run(100)
+  assert solver.memory()["infosets"] > 0
 
 
 def test_size_estimate_is_exact_on_uniform_trees_and_close_otherwise():
