@@ -8,6 +8,7 @@ import mccfrb
 from mccfrb.solvers import engine as engine_lib
 from mccfrb.solvers import external as external_lib
 from mccfrb.solvers import tables as tables_lib
+from tests.test_engine_solvers import _all_decision_states
 from tests.test_engine_solvers import engine_rows
 
 G3 = ("goofspiel(num_cards=3,imp_info=True,points_order=random,"
@@ -96,19 +97,6 @@ def test_policies_answer_as_the_tree_policies():
     assert checked > 20
   assert mccfrb.nash_conv(game, on_engine.average_policy()) == pytest.approx(
       mccfrb.nash_conv(game, on_tree.average_policy()), abs=1e-12)
-
-
-def _all_decision_states(game):
-  stack = [game.new_initial_state()]
-  while stack:
-    state = stack.pop()
-    if state.is_terminal():
-      continue
-    if state.is_chance_node():
-      stack.extend(state.child(a) for a, _ in state.chance_outcomes())
-      continue
-    yield state
-    stack.extend(state.child(a) for a in state.legal_actions())
 
 
 def _cells(solver):

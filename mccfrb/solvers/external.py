@@ -128,14 +128,7 @@ class ExternalSamplingSolver(engine_lib.EngineSampling, base.WeightingMixin,
           "averaging='full' walks the whole game tree every iteration and "
           f"needs the compiled tree; {loaded} is played on its engine{chose}. "
           "Use averaging='simple' on an engine.")
-    if hogwild and (kind != "engine" or batch is not None):
-      raise ValueError(
-          "hogwild=True runs on an engine, without batches; on a compiled "
-          "tree, threads > 1 run deterministic batches (batch=).")
-    if kind == "engine" and self._threads > 1 and not hogwild:
-      raise ValueError(
-          f"threads={threads} on an engine needs hogwild=True (lock-free "
-          "updates of the shared tables, not reproducible run to run).")
+    representation_lib.check_hogwild(kind, self._threads, hogwild, batch)
     self._init_rng(seed)
     self._settings = dict(
         averaging=averaging, pruning=pruning,

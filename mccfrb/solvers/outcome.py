@@ -188,14 +188,7 @@ class MCCFRbSolver(engine_lib.EngineSampling, base.WeightingMixin,
           f"baseline={baseline!r} is kept per history (node ids of a "
           "compiled tree); on an engine use one keyed by infoset: "
           f"{', '.join(ENGINE_BASELINES)}.")
-    if hogwild and (kind != "engine" or batch is not None):
-      raise ValueError(
-          "hogwild=True runs on an engine, without batches; on a compiled "
-          "tree, threads > 1 run deterministic batches (batch=).")
-    if kind == "engine" and self._threads > 1 and not hogwild:
-      raise ValueError(
-          f"threads={threads} on an engine needs hogwild=True (lock-free "
-          "updates of the shared tables, not reproducible run to run).")
+    representation_lib.check_hogwild(kind, self._threads, hogwild, batch)
     base.check_choice("averaging", averaging, AVERAGINGS)
     base.check_choice("regret", regret, REGRETS)
     if weighting is not None and regret == "rm+":

@@ -60,3 +60,18 @@ def resolve(game, representation, max_nodes=None):
     return "tree", None
   return "engine", engines.engine_for(game)
 
+
+def check_hogwild(kind, threads, hogwild, batch):
+  """Raises ValueError unless Hogwild and threads fit the representation:
+  hogwild=True on an engine without batches, and threads > 1 on an engine
+  only with hogwild=True."""
+  if not isinstance(hogwild, bool):
+    raise ValueError(f"hogwild must be True or False, got {hogwild!r}.")
+  if hogwild and (kind != "engine" or batch is not None):
+    raise ValueError(
+        "hogwild=True runs on an engine, without batches; on a compiled "
+        "tree, threads > 1 run deterministic batches (batch=).")
+  if kind == "engine" and threads > 1 and not hogwild:
+    raise ValueError(
+        f"threads={threads} on an engine needs hogwild=True (lock-free "
+        "updates of the shared tables, not reproducible run to run).")
