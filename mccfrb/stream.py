@@ -40,7 +40,6 @@ from mccfrb.engines import engine_for
 from mccfrb.engines import protocol
 from mccfrb.engines.common import call_literal
 from mccfrb.kernels import stream as kernels
-from mccfrb.kernels import table as table_kernels
 from mccfrb.solvers.tables import InfosetTables
 
 # Optimistic-averaging catch-up codes of `engine_best_response_values`.
@@ -750,13 +749,7 @@ def tables_from_policy(engine, policy_fn, max_memory=None):
     probs = policy_fn(state)
     if probs is None:
       continue
-    if not tables.grow(1, len(moves)):
-      raise MemoryError("tables_from_policy: max_memory reached.")
-    r, _ = table_kernels.row_of(tables.keys, tables.slot_row, tables.meta,
-                                tables.row_start, tables.row_actions,
-                                np.uint64(h1), np.uint64(h2), len(moves),
-                                True)
-    s = tables.row_start[r]
+    s = tables.insert(h1, h2, len(moves))
     for j, a in enumerate(moves):
       x = float(probs.get(a, 0.0))
       tables.avg[s + j] = x

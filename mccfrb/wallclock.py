@@ -17,7 +17,6 @@ from mccfrb import games
 from mccfrb import stream
 from mccfrb.engines import engine_for
 from mccfrb.engines import goofspiel as goofspiel_engine
-from mccfrb.kernels import table as table_kernels
 from mccfrb.solvers import engine as engine_solvers
 from mccfrb.solvers import tables as tables_lib
 
@@ -110,13 +109,7 @@ class _OpenSpielRunner:
       player = int(key.split("\n", 1)[0].rsplit(" ", 1)[-1])
       h1, h2 = goofspiel_engine.infoset_hash_from_string(self.engine, player,
                                                          key)
-      if not tables.grow(1, len(avg)):
-        raise MemoryError("the OpenSpiel policy does not fit in max_memory.")
-      r, _ = table_kernels.row_of(tables.keys, tables.slot_row, tables.meta,
-                                  tables.row_start, tables.row_actions,
-                                  np.uint64(h1), np.uint64(h2), len(avg),
-                                  True)
-      s = tables.row_start[r]
+      s = tables.insert(h1, h2, len(avg))
       tables.avg[s:s + len(avg)] = avg
     return stream.engine_exploitability(self.engine, tables, progress=False)
 

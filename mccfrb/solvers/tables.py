@@ -132,6 +132,20 @@ class InfosetTables:
       self.keys, self.slot_row = keys, slot_row
     return True
 
+  def insert(self, h1, h2, count):
+    """The first cell of the row of infoset key (h1, h2) with `count`
+    actions, inserted (growing the tables) if absent, from Python.
+
+    Raises:
+      MemoryError: the row does not fit in max_memory.
+    """
+    if not self.grow(1, count):
+      raise MemoryError(f"the tables reached max_memory={self.max_memory}.")
+    r, _ = table_kernels.row_of(self.keys, self.slot_row, self.meta,
+                                self.row_start, self.row_actions,
+                                np.uint64(h1), np.uint64(h2), count, True)
+    return int(self.row_start[r])
+
   def find(self, h1, h2):
     """The row of an infoset key, or -1."""
     found = table_kernels.find_row(self.keys, self.slot_row, np.uint64(h1),
