@@ -202,8 +202,10 @@ def test_max_memory_freezes_the_tables_and_unstored_infosets_play_uniform():
 def test_hogwild_learns_and_keeps_the_tables_consistent():
   solver = mccfrb.ExternalSamplingSolver(G4, representation="engine", seed=0,
                                          threads=2, hogwild=True)
-  solver.run(300)
-  assert solver.num_iterations == 300
+  # Hogwild is not reproducible: enough iterations that the bound below
+  # holds whatever the interleaving (0.64 was seen once at 300).
+  solver.run(2000)
+  assert solver.num_iterations == 2000
   t = solver._tables
   starts = np.sort(t.row_start[:t.num_rows])
   widths = t.row_actions[:t.num_rows][np.argsort(t.row_start[:t.num_rows])]

@@ -69,6 +69,7 @@ from mccfrb.kernels.outcome_engine import has_room
 from mccfrb.kernels.rng import pcg64_next
 from mccfrb.kernels.rng import stream_start
 from mccfrb.kernels.rng import stream_uniform
+from mccfrb.kernels.table import match_cells_into
 from mccfrb.kernels.table import find_row
 from mccfrb.kernels.table import row_of
 from mccfrb.kernels.weighting import iteration_weight
@@ -230,20 +231,7 @@ def es_engine_traversals(code, params, utility_sum, keys, slot_row, meta,
           if weighting == 2:
             catch_up_cells(regrets, start, c, through, row, t, log_pos,
                            log_neg)
-          # sigma(I): regret matching (exact.regret_matching_row's
-          # operations).
-          total = 0.0
-          for j in range(c):
-            r = regrets[start + j]
-            if r > 0.0:
-              total += r
-          if total > 0.0:
-            for j in range(c):
-              r = regrets[start + j]
-              f_sigma[d, j] = r / total if r > 0.0 else 0.0
-          else:
-            for j in range(c):
-              f_sigma[d, j] = 1.0 / c
+          match_cells_into(regrets, start, c, f_sigma[d], 0)  # sigma(I).
         else:  # Not stored: uniform, never updated.
           for j in range(c):
             f_sigma[d, j] = 1.0 / c

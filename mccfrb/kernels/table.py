@@ -167,8 +167,17 @@ def rehash(keys, slot_row, new_keys, new_slot_row):
 
 @njit(cache=True, error_model="numpy")
 def match_cells(regrets, strategy, start, count):
-  """sigma of one row by regret matching (kernels/exact.py's
-  `regret_matching_row`, the same operations)."""
+  """sigma of one row by regret matching, into its own strategy cells
+  (`match_cells_into`)."""
+  match_cells_into(regrets, start, count, strategy, start)
+
+
+@njit(cache=True, error_model="numpy")
+def match_cells_into(regrets, start, count, out, out_start):
+  """Regret matching of the cells regrets[start:start + count] into
+  out[out_start:out_start + count] (kernels/exact.py's
+  `regret_matching_row`, the same operations): sigma(a) = R+(a) /
+  sum_b R+(b), uniform if the sum is 0."""
   total = 0.0
   for a in range(count):
     r = regrets[start + a]
@@ -177,7 +186,7 @@ def match_cells(regrets, strategy, start, count):
   if total > 0.0:
     for a in range(count):
       r = regrets[start + a]
-      strategy[start + a] = r / total if r > 0.0 else 0.0
+      out[out_start + a] = r / total if r > 0.0 else 0.0
   else:
     for a in range(count):
-      strategy[start + a] = 1.0 / count
+      out[out_start + a] = 1.0 / count
