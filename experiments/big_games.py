@@ -5,9 +5,14 @@ r"""Exploitability by training seconds on games too large to compile.
 
 Every algorithm trains on one core for --seconds (evaluation excluded); at
 --checkpoints log-spaced times its average policy's exploitability is
-computed by the streaming walk of the public tree. Writes
-{out_dir}/big_games.csv (a row per checkpoint, appended as it is measured)
-and {out_dir}/big_games_{game}.png (log-log), and prints the table.
+computed by the streaming walk of the public tree. Appends a row per
+checkpoint to {out_dir}/big_games.csv as it is measured (so runs of
+different algorithms can share a folder, one after the other or at once;
+delete the file to start over), then plots every row of that file to
+{out_dir}/big_games_{game}.png (log-log, mean over seeds at each
+checkpoint) and prints the last checkpoint of each algorithm.
+
+  python -m experiments.big_games --checkpoint_seconds=15,30,60,120,300,600
 """
 
 import os
@@ -35,9 +40,17 @@ _ALGORITHMS = flags.DEFINE_list(
 _SECONDS = flags.DEFINE_float("seconds", 120.0, "Training seconds per run.")
 _CHECKPOINTS = flags.DEFINE_integer("checkpoints", 4,
                                     "Log-spaced evaluations per run.")
+_CHECKPOINT_SECONDS = flags.DEFINE_list(
+    "checkpoint_seconds", [],
+    "Training seconds at which to evaluate (increasing); overrides "
+    "--seconds and --checkpoints.")
 _SEEDS = flags.DEFINE_integer("seeds", 1, "Seeds per algorithm.")
 _OUT_DIR = flags.DEFINE_string("out_dir", "results/big_games",
                                "Where the CSV and the plots go.")
+
+
+COLUMNS = ["game", "algorithm", "seed", "target", "seconds", "iterations",
+           "exploitability", "eval_seconds", "memory_bytes"]
 
 
 def file_name(game):
@@ -52,7 +65,8 @@ def plot(frame, game, path):
   import matplotlib.pyplot as plt  # pylint: disable=import-outside-toplevel
   fig, ax = plt.subplots(figsize=(7, 4.5))
   for algorithm, rows in frame[frame.game == game].groupby("algorithm"):
-    mean = rows.groupby("seconds", as_index=False)["exploitability"].mean()
+    mean = rows.groupby("target", as_index=False)[
+        ["seconds", "exploitability"]].mean()
     ax.plot(mean.seconds, mean.exploitability, marker="o", label=algorithm)
   ax.set_xscale("log")
   ax.set_yscale("log")
@@ -78,14 +92,25 @@ def main(argv):
     if name not in wallclock.ALGORITHMS:
       raise app.UsageError(f"Unknown algorithm {name!r}; known: "
                            f"{', '.join(wallclock.ALGORITHMS)}.")
+  if _CHECKPOINT_SECONDS.value:
+    try:
+      targets = [float(t) for t in _CHECKPOINT_SECONDS.value]
+    except ValueError as e:
+      raise app.UsageError(f"--checkpoint_seconds: {e}") from e
+    if any(t <= 0 for t in targets) or targets != sorted(targets):
+      raise app.UsageError("--checkpoint_seconds must be positive and "
+                           f"increasing, got {_CHECKPOINT_SECONDS.value}.")
+  else:
+    targets = wallclock.checkpoints(_SECONDS.value, _CHECKPOINTS.value)
   games_list = common.rejoin_game_list(_GAMES.value)
   os.makedirs(_OUT_DIR.value, exist_ok=True)
   path = os.path.join(_OUT_DIR.value, "big_games.csv")
-  rows = []
 
   def on_row(row):
-    rows.append(row)
-    pd.DataFrame(rows).to_csv(path, index=False)
+    new_file = not os.path.exists(path)
+    with open(path, "a", encoding="utf-8") as f:  # One write per row.
+      f.write(pd.DataFrame([row])[COLUMNS].to_csv(index=False,
+                                                  header=new_file))
     print(f"{row['algorithm']:>20} {row['seconds']:8.1f}s "
           f"{row['iterations']:>12,} it  exploitability "
           f"{row['exploitability']:.5f}  (evaluated in "
@@ -94,9 +119,8 @@ def main(argv):
   for game in games_list:
     for algorithm in _ALGORITHMS.value:
       for seed in range(_SEEDS.value):
-        wallclock.timed_run(game, algorithm, seed, _SECONDS.value,
-                            _CHECKPOINTS.value, on_row)
-  frame = pd.DataFrame(rows)
+        wallclock.timed_run(game, algorithm, seed, targets, on_row)
+  frame = pd.read_csv(path)
   for game in games_list:
     plot(frame, game, os.path.join(
         _OUT_DIR.value, f"big_games_{file_name(game)}.png"))

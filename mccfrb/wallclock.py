@@ -155,20 +155,25 @@ def checkpoints(seconds, count):
                                          count)]
 
 
-def timed_run(game, algorithm, seed, seconds, num_checkpoints, on_row=None):
-  """Trains `algorithm` on `game` for `seconds` of training (evaluation
-  excluded), evaluating at log-spaced checkpoints.
+def timed_run(game, algorithm, seed, targets, on_row=None):
+  """Trains `algorithm` on `game`, evaluating when the training time
+  (evaluation excluded) reaches each of `targets` (seconds, increasing).
 
   Returns:
-    A list of row dicts: game, algorithm, seed, seconds (training), iterations,
-    exploitability, eval_seconds, memory_bytes.
+    A list of row dicts: game, algorithm, seed, target (seconds asked),
+    seconds (trained), iterations, exploitability, eval_seconds,
+    memory_bytes.
   """
+  targets = [float(t) for t in targets]
+  if not targets or any(t <= 0 for t in targets) or targets != sorted(targets):
+    raise ValueError(f"checkpoint seconds must be positive and increasing, "
+                     f"got {targets}.")
   factory, _ = ALGORITHMS[algorithm]
   factory(small_instance(game), seed).run(2)  # Compiles the kernels.
   runner = factory(game, seed)
   rows, trained, n = [], 0.0, 1
   evaluated_at = -1
-  for target in checkpoints(seconds, num_checkpoints):
+  for target in targets:
     if trained >= target and runner.iterations == evaluated_at:
       continue  # One exact iteration outlasted several checkpoints.
     while trained < target:
@@ -184,7 +189,7 @@ def timed_run(game, algorithm, seed, seconds, num_checkpoints, on_row=None):
     evaluated_at = runner.iterations
     expl = runner.exploitability()
     row = dict(game=str(game), algorithm=algorithm, seed=seed,
-               seconds=trained, iterations=runner.iterations,
+               target=target, seconds=trained, iterations=runner.iterations,
                exploitability=expl,
                eval_seconds=time.perf_counter() - start,
                memory_bytes=runner.memory_bytes())

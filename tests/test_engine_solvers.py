@@ -262,8 +262,9 @@ def test_openspiel_cpp_policy_is_evaluated_on_the_engine_as_by_openspiel():
 
 def test_timed_run_writes_a_row_per_checkpoint():
   from mccfrb import wallclock  # pylint: disable=import-outside-toplevel
-  rows = wallclock.timed_run(G3, "os", 0, 0.4, 2)
+  rows = wallclock.timed_run(G3, "os", 0, wallclock.checkpoints(0.4, 2))
   assert [r["algorithm"] for r in rows] == ["os", "os"]
+  assert [r["target"] for r in rows] == [0.2, 0.4]
   assert rows[0]["seconds"] >= 0.2 and rows[1]["seconds"] >= 0.4
   assert rows[1]["iterations"] > rows[0]["iterations"] > 0
   assert 0 <= rows[1]["exploitability"] < rows[0]["exploitability"]
