@@ -2,11 +2,14 @@
 
 import setuptools
 
+# What building the documentation site needs (docs/mkdocs.yml).
+DOCS = ["mkdocs>=1.6", "mkdocs-material>=9.5", "mkdocstrings[python]>=0.26"]
+
 setuptools.setup(
     name="mccfrb",
     version="0.1.0",
-    description=("Monte Carlo CFR with baselines: numba solvers over compiled "
-                 "OpenSpiel game trees."),
+    description=("Monte Carlo CFR with baselines: numba solvers for OpenSpiel "
+                 "games, compiled trees and native engines."),
     long_description=open("README.md", encoding="utf-8").read(),
     long_description_content_type="text/markdown",
     packages=setuptools.find_packages(include=["mccfrb", "mccfrb.*"]),
@@ -25,8 +28,11 @@ setuptools.setup(
         "tqdm>=4.60",
     ],
     extras_require={
-        # selenium drives Debian's chromium in tests/test_play_browser.py.
-        "test": ["pytest>=8", "selenium>=4.11"],
+        # selenium drives Debian's chromium in tests/test_play_browser.py;
+        # tests/test_docs.py builds the documentation site (strict).
+        "test": ["pytest>=8", "selenium>=4.11"] + DOCS,
+        # mkdocs build -f docs/mkdocs.yml
+        "docs": DOCS,
         "ray": ["ray>=2.9"],
         # OpenSpiel's JAX NFSP (open_spiel.python.jax.nfsp and jax/dqn.py),
         # for the `openspiel_nfsp` comparator; exact pins: a set that installs

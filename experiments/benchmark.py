@@ -618,12 +618,12 @@ def engine_memory_rows(seconds, repeats):
 _EXACT_SCRIPT = """
 import resource, sys, time
 import mccfrb
-from mccfrb import stream
+from mccfrb.evaluation import stream
 game = mccfrb.load_game(sys.argv[1])
-engine = mccfrb.engines.engine_for(game)
+engine = mccfrb.games.engines.engine_for(game)
 small = mccfrb.load_game("goofspiel(num_cards=3,imp_info=True,points_order=random,returns_type=point_difference)")
 if sys.argv[2] == "exploitability":
-  stream.engine_exploitability(mccfrb.engines.engine_for(small), progress=False)
+  stream.engine_exploitability(mccfrb.games.engines.engine_for(small), progress=False)
   start = time.perf_counter()
   value = stream.engine_exploitability(engine, progress=False)
 else:

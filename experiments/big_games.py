@@ -27,7 +27,7 @@ from absl import flags
 import pandas as pd
 
 from experiments import common
-from mccfrb import wallclock
+from mccfrb.experiment import wallclock
 
 G6 = ("goofspiel(num_cards=6,imp_info=True,points_order=random,"
       "returns_type=point_difference)")

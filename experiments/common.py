@@ -94,8 +94,8 @@ def open_runs(out_dir, name, tasks, outputs, extra=None):
   with one line saying so, so the folder never mixes two runs.
   """
   import os  # pylint: disable=g-import-not-at-top
-  from mccfrb import analysis  # pylint: disable=g-import-not-at-top
-  from mccfrb import sweep  # pylint: disable=g-import-not-at-top
+  from mccfrb.experiment import analysis  # pylint: disable=g-import-not-at-top
+  from mccfrb.experiment import sweep  # pylint: disable=g-import-not-at-top
   store = sweep.RunStore(os.path.join(out_dir, name), tasks, extra)
   if store.matches():
     kept = len(store.finished())

@@ -42,9 +42,9 @@ import numpy as np
 import pandas as pd
 
 from experiments import common
-from mccfrb import analysis
-from mccfrb import registry
-from mccfrb import sweep
+from mccfrb.experiment import analysis
+from mccfrb.experiment import registry
+from mccfrb.experiment import sweep
 
 # The default comparison: the best per-history (MCCFRb+) and public-state
 # configurations against OpenSpiel's outcome sampling (C++ and Python) and

@@ -24,7 +24,7 @@ import pandas as pd
 import mccfrb
 from experiments.common import GOOFSPIEL4
 from experiments.common import rejoin_game_list
-from mccfrb import tree as tree_lib
+from mccfrb.games import tree as tree_lib
 
 _GAMES = flags.DEFINE_list(
     "games", ["leduc_poker", GOOFSPIEL4, "matching_pennies"],
@@ -32,7 +32,7 @@ _GAMES = flags.DEFINE_list(
 _MAX_NODES = flags.DEFINE_integer(
     "max_nodes", tree_lib.DEFAULT_MAX_NODES,
     "Size guard of compile_tree (default: what the available memory allows, "
-    "mccfrb.tree_size.default_max_nodes).")
+    "mccfrb.games.tree_size.default_max_nodes).")
 _PARTITIONS = flags.DEFINE_list(
     "partitions", [], "Public-state partitions to count (observer, "
     "common_knowledge, auto); none by default.")

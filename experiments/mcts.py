@@ -33,12 +33,12 @@ from absl import flags
 import pandas as pd
 
 from experiments import common
-from mccfrb import analysis
-from mccfrb import analysis_mcts
+from mccfrb.experiment import analysis
+from mccfrb.experiment import analysis_mcts
 from mccfrb import evaluation
-from mccfrb import policy as policy_lib
-from mccfrb import sweep
-from mccfrb import tree as tree_lib
+from mccfrb.evaluation import policy as policy_lib
+from mccfrb.experiment import sweep
+from mccfrb.games import tree as tree_lib
 
 _GAME = flags.DEFINE_string("game", "leduc_poker", "OpenSpiel game string.")
 _ALGORITHMS = flags.DEFINE_list(

@@ -404,7 +404,7 @@ def _example_agents_episode(game, chance_seed, episodes=60):
 
 def _nfsp_class():
   """OpenSpiel's unguarded NFSP class, or None (printed) without the extra."""
-  from mccfrb import nfsp as nfsp_lib  # pylint: disable=g-import-not-at-top
+  from mccfrb.experiment import nfsp as nfsp_lib  # pylint: disable=g-import-not-at-top
   try:
     return nfsp_lib._openspiel_nfsp()[0].NFSP  # pylint: disable=protected-access
   except ValueError as e:
@@ -413,7 +413,7 @@ def _nfsp_class():
 
 
 def _kuhn_runs(seeds, episodes, **overrides):
-  from mccfrb import nfsp as nfsp_lib  # pylint: disable=g-import-not-at-top
+  from mccfrb.experiment import nfsp as nfsp_lib  # pylint: disable=g-import-not-at-top
   kuhn = mccfrb.load_game("kuhn_poker")
   tree = mccfrb.compile_tree(kuhn)
   for seed in seeds:
@@ -437,7 +437,7 @@ def nfsp_warmup():
 
 
 def nfsp_crash():
-  from mccfrb import nfsp as nfsp_lib  # pylint: disable=g-import-not-at-top
+  from mccfrb.experiment import nfsp as nfsp_lib  # pylint: disable=g-import-not-at-top
   unguarded = _nfsp_class()
   if not unguarded:
     return
@@ -457,7 +457,7 @@ def nfsp_crash():
 
 
 def nfsp_rate():
-  from mccfrb import registry  # pylint: disable=g-import-not-at-top
+  from mccfrb.experiment import registry  # pylint: disable=g-import-not-at-top
   if not _nfsp_class():
     return
   leduc = mccfrb.load_game("leduc_poker")

@@ -31,7 +31,7 @@ import mccfrb
 from experiments import common
 from mccfrb import play
 from mccfrb.play import browser
-from mccfrb import registry
+from mccfrb.experiment import registry
 
 PROGRAM = "play"
 

@@ -35,7 +35,7 @@ from absl import flags
 import pandas as pd
 
 from experiments import common
-from mccfrb import analysis
+from mccfrb.experiment import analysis
 
 _CSV = flags.DEFINE_list("csv", None, "Sweep CSV files.", required=True)
 _OUT_PREFIX = flags.DEFINE_string("out_prefix", "results/plot",

@@ -28,8 +28,8 @@ from absl import flags
 import pandas as pd
 
 from experiments import common
-from mccfrb import analysis
-from mccfrb import projection
+from mccfrb.experiment import analysis
+from mccfrb.experiment import projection
 
 _CSV = flags.DEFINE_string("csv", None, "A convergence CSV.", required=True)
 _TARGET = flags.DEFINE_float("target", 0.1, "Exploitability to project to.")

@@ -31,8 +31,8 @@ from absl import app  # pylint: disable=g-import-not-at-top
 from absl import flags
 
 from experiments import common
-from mccfrb import analysis
-from mccfrb import sweep
+from mccfrb.experiment import analysis
+from mccfrb.experiment import sweep
 
 THESIS_GAMES = {"goofspiel4": common.GOOFSPIEL4, "goofspiel5": common.GOOFSPIEL5,
                 "leduc": "leduc_poker"}

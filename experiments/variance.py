@@ -45,8 +45,8 @@ import pandas as pd
 
 import mccfrb
 from experiments import common
-from mccfrb import analysis
-from mccfrb import registry
+from mccfrb.experiment import analysis
+from mccfrb.experiment import registry
 
 # Plain OS, the best per-history configurations and the public-state form.
 CONDITIONAL_ALGORITHMS = [

@@ -1,8 +1,8 @@
 """mccfrb: Monte Carlo CFR with baselines for OpenSpiel, in numba."""
 
-from mccfrb.engines import Engine
-from mccfrb.engines import engine_for
-from mccfrb.engines import engine_names
+from mccfrb.games.engines import Engine
+from mccfrb.games.engines import engine_for
+from mccfrb.games.engines import engine_names
 from mccfrb.evaluation import best_response_values
 from mccfrb.evaluation import counterfactual_regrets
 from mccfrb.evaluation import counterfactual_values
@@ -11,14 +11,14 @@ from mccfrb.evaluation import exploitability
 from mccfrb.evaluation import nash_conv
 from mccfrb.games import load_game
 from mccfrb import play
-from mccfrb.normal_form import regret_matching
-from mccfrb.policy import table_from_policy
-from mccfrb.policy import to_pyspiel_dict
-from mccfrb.policy import to_pyspiel_policy
-from mccfrb.policy import to_tabular_policy
-from mccfrb.policy import uniform_table
-from mccfrb.public import PublicTree
-from mccfrb.public import public_states
+from mccfrb.solvers.normal_form import regret_matching
+from mccfrb.evaluation.policy import table_from_policy
+from mccfrb.evaluation.policy import to_pyspiel_dict
+from mccfrb.evaluation.policy import to_pyspiel_policy
+from mccfrb.evaluation.policy import to_tabular_policy
+from mccfrb.evaluation.policy import uniform_table
+from mccfrb.games.public import PublicTree
+from mccfrb.games.public import public_states
 from mccfrb.solvers import AVERAGINGS
 from mccfrb.solvers import AverageType
 from mccfrb.solvers import BASELINES
@@ -36,7 +36,7 @@ from mccfrb.solvers import UCTSolver
 from mccfrb.solvers.engine import EnginePolicy
 from mccfrb.solvers.representation import REPRESENTATIONS
 from mccfrb.solvers import load_solver
-from mccfrb.tree import GameTree
-from mccfrb.tree import compile_tree
+from mccfrb.games.tree import GameTree
+from mccfrb.games.tree import compile_tree
 
 __version__ = "0.1.0"

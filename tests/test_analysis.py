@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mccfrb import analysis
+from mccfrb.experiment import analysis
 
 DECADES = [10**k for k in range(7)]
 # Decades and points between them, so interpolation is exercised.

@@ -12,8 +12,8 @@ import mccfrb.kernels.exact
 import mccfrb.kernels.cfr
 from mccfrb.kernels import cfr as cfr_kernels
 import mccfrb.solvers.cfr
-import mccfrb.schedule
-import mccfrb.tree
+import mccfrb.games.schedule
+import mccfrb.games.tree
 
 REFERENCES = {
     "cfr": (pyspiel.CFRSolver, os_cfr.CFRSolver),
@@ -140,7 +140,7 @@ def bfs_tree(tree):
   while k < len(order):
     n = order[k]
     k += 1
-    if tree.node_kind[n] != mccfrb.tree.TERMINAL:
+    if tree.node_kind[n] != mccfrb.games.tree.TERMINAL:
       start = tree.child_start[n]
       order.extend(range(start, start + tree.num_children[n]))
   order = np.array(order)
@@ -150,7 +150,7 @@ def bfs_tree(tree):
       "node_kind", "node_player", "node_infoset", "num_children",
       "edge_prob", "utility")}  # chance_actions is left as it is: unused.
   fields["child_start"] = np.where(
-      fields["node_kind"] != mccfrb.tree.TERMINAL,
+      fields["node_kind"] != mccfrb.games.tree.TERMINAL,
       new_id[tree.child_start[order]], 0).astype(tree.child_start.dtype)
   return tree._replace(**fields)
 
@@ -244,7 +244,7 @@ def test_underflowing_reach_is_not_pruned():
     assert_same_tables(*solvers)
   # One pass's sweeps on that strategy: no factor is 0, so every value is
   # computed, also below the reaches that underflowed.
-  schedule = mccfrb.schedule.schedule_of(tree)
+  schedule = mccfrb.games.schedule.schedule_of(tree)
   scratch = mccfrb.solvers.cfr.cfr_scratch(tree, schedule)
   col, values, slots = scratch[0], scratch[1], scratch[2:]
   cfr_kernels._sweeps(0, 1, 7, True, schedule.zero_chance, True, *schedule.tree[:6],
@@ -262,7 +262,7 @@ def test_any_node_numbering(trees, game_name):
   """A tree not numbered in the compile's depth-first block order is
   renumbered by its schedule; the tables do not change."""
   tree = bfs_tree(trees[game_name])
-  assert mccfrb.schedule.schedule_of(tree).order is not None
+  assert mccfrb.games.schedule.schedule_of(tree).order is not None
   four = mccfrb.CFRSolver(game_name, variant="cfr+", tree=tree,
                           passes="four_sweeps")
   ours = mccfrb.CFRSolver(game_name, variant="cfr+", tree=tree,

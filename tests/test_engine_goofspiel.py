@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 
 import mccfrb
-from mccfrb import public
-from mccfrb.engines import check
-from mccfrb.engines import engine_for
-from mccfrb.engines import goofspiel
-from mccfrb.engines import protocol
-from mccfrb.engines.common import TERMINAL
+from mccfrb.games import public
+from mccfrb.games.engines import check
+from mccfrb.games.engines import engine_for
+from mccfrb.games.engines import goofspiel
+from mccfrb.games.engines import protocol
+from mccfrb.games.engines.common import TERMINAL
 
 README_GOOFSPIEL5 = ("goofspiel(num_cards=5,imp_info=True,points_order=random,"
                      "returns_type=point_difference)")

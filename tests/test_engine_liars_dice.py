@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 
 import mccfrb
-from mccfrb.engines import check
-from mccfrb.engines import engine_for
-from mccfrb.engines import liars_dice
-from mccfrb.engines.common import CHANCE
-from mccfrb.engines.common import TERMINAL
+from mccfrb.games.engines import check
+from mccfrb.games.engines import engine_for
+from mccfrb.games.engines import liars_dice
+from mccfrb.games.engines.common import CHANCE
+from mccfrb.games.engines.common import TERMINAL
 
 
 def _engine(spec):

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 import mccfrb
-from mccfrb.engines import protocol
-from mccfrb.engines.common import call_literal
+from mccfrb.games.engines import protocol
+from mccfrb.games.engines.common import call_literal
 from mccfrb.solvers import engine as engine_lib
 
 G3 = "goofspiel(num_cards=3,imp_info=True,points_order=random,returns_type=point_difference)"
@@ -22,7 +22,7 @@ def engine_rows(solver_engine, tree):
   rows = np.full(tree.num_infosets, -1, dtype=np.int64)
   seen = np.zeros(tree.num_infosets, dtype=bool)
   state = np.zeros(engine.state_size, dtype=np.int64)
-  for node in np.flatnonzero(tree.node_kind == mccfrb.tree.DECISION):
+  for node in np.flatnonzero(tree.node_kind == mccfrb.games.tree.DECISION):
     i = tree.node_infoset[node]
     if seen[i]:
       continue
@@ -253,7 +253,7 @@ def test_openspiel_cpp_policy_is_evaluated_on_the_engine_as_by_openspiel():
   """The C++ outcome sampling's average, read from its serialised table
   into engine keys, has the exploitability pyspiel computes for it."""
   import pyspiel  # pylint: disable=import-outside-toplevel
-  from mccfrb import wallclock  # pylint: disable=import-outside-toplevel
+  from mccfrb.experiment import wallclock  # pylint: disable=import-outside-toplevel
   runner = wallclock.ALGORITHMS["openspiel_os_cpp"][0](G3, 0)
   runner.run(300)
   expected = pyspiel.exploitability(runner.game, runner.solver.average_policy())
@@ -261,7 +261,7 @@ def test_openspiel_cpp_policy_is_evaluated_on_the_engine_as_by_openspiel():
 
 
 def test_timed_run_writes_a_row_per_checkpoint():
-  from mccfrb import wallclock  # pylint: disable=import-outside-toplevel
+  from mccfrb.experiment import wallclock  # pylint: disable=import-outside-toplevel
   rows = wallclock.timed_run(G3, "os", 0, wallclock.checkpoints(0.4, 2))
   assert [r["algorithm"] for r in rows] == ["os", "os"]
   assert [r["target"] for r in rows] == [0.2, 0.4]

@@ -12,9 +12,9 @@ import pyspiel
 import pytest
 
 import mccfrb
-from mccfrb import analysis
-from mccfrb import registry
-from mccfrb import sweep
+from mccfrb.experiment import analysis
+from mccfrb.experiment import registry
+from mccfrb.experiment import sweep
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 TIMING = ["seconds", "setup_seconds"]
@@ -29,7 +29,7 @@ def test_registry_builds_every_algorithm(name):
   runner = registry.make(name, game, seed=1, tree=tree)
   runner.run(20)
   table = runner.average_policy_table(tree)
-  mccfrb.policy.validate_table(tree, table)
+  mccfrb.evaluation.policy.validate_table(tree, table)
   # Both evaluators agree on every algorithm's policy.
   assert pyspiel.exploitability(game, runner.openspiel_policy(tree)) == (
       pytest.approx(mccfrb.exploitability(tree, table), abs=1e-9))

@@ -6,9 +6,9 @@ from open_spiel.python.algorithms import exploitability as os_exploitability
 
 import mccfrb
 from mccfrb import evaluation
-from mccfrb import policy as policy_lib
-from mccfrb import reference_mcts
-from mccfrb import registry
+from mccfrb.evaluation import policy as policy_lib
+from mccfrb.reference import mcts as reference_mcts
+from mccfrb.experiment import registry
 from mccfrb.kernels import mcts as mcts_kernel
 from mccfrb.kernels import rng as rng_lib
 from tests.conftest import check_batch_boundaries

@@ -19,9 +19,9 @@ import pytest
 
 import mccfrb
 from experiments import common
-from mccfrb import analysis
-from mccfrb import sweep
-from mccfrb import tree as tree_lib
+from mccfrb.experiment import analysis
+from mccfrb.experiment import sweep
+from mccfrb.games import tree as tree_lib
 from mccfrb.solvers import base
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -149,19 +149,19 @@ def test_a_game_near_max_nodes_still_compiles_to_its_exact_limit():
 def test_compile_progress_is_logged_or_printed_never_both(monkeypatch, caplog,
                                                           capsys):
   monkeypatch.setattr(tree_lib, "PROGRESS_SECONDS", 0.0)
-  with caplog.at_level(logging.INFO, logger="mccfrb.tree"):
+  with caplog.at_level(logging.INFO, logger="mccfrb.games.tree"):
     mccfrb.compile_tree("leduc_poker")
   messages = [r.getMessage() for r in caplog.records]
   assert len(messages) == 2  # Checked every 4096 nodes; 9,457 nodes.
   assert all("nodes/s" in m and "s left" in m for m in messages)
   assert capsys.readouterr().out == ""
   caplog.clear()
-  with caplog.at_level(logging.INFO, logger="mccfrb.tree"):
+  with caplog.at_level(logging.INFO, logger="mccfrb.games.tree"):
     mccfrb.compile_tree("leduc_poker", verbose=True)
   assert not caplog.records
   assert capsys.readouterr().out.count("compile_tree: ") == 2
   monkeypatch.setattr(tree_lib, "PROGRESS_SECONDS", 5.0)
-  with caplog.at_level(logging.INFO, logger="mccfrb.tree"):
+  with caplog.at_level(logging.INFO, logger="mccfrb.games.tree"):
     mccfrb.compile_tree("leduc_poker")  # Well under 5 seconds: silent.
   assert not caplog.records
 

@@ -8,9 +8,9 @@ import pyspiel
 import pytest
 
 import mccfrb
-from mccfrb import nfsp
-from mccfrb import policy as policy_lib
-from mccfrb import registry
+from mccfrb.experiment import nfsp
+from mccfrb.evaluation import policy as policy_lib
+from mccfrb.experiment import registry
 
 SKIP_REASON = f"needs the nfsp extra: {nfsp.INSTALL}"
 KUHN_UNIFORM = 0.4583333333333333  # Exploitability of Kuhn's uniform policy.
@@ -146,7 +146,7 @@ def test_missing_extra_says_how_to_install(monkeypatch, kuhn):  # pylint: disabl
 
 
 def test_mccfrb_and_the_registry_do_not_import_jax():
-  code = ("import sys, mccfrb, mccfrb.registry, mccfrb.sweep, mccfrb.nfsp; "
+  code = ("import sys, mccfrb, mccfrb.experiment.registry, mccfrb.experiment.sweep, mccfrb.experiment.nfsp; "
           "print('jax' in sys.modules)")
   out = subprocess.run([sys.executable, "-c", code], capture_output=True,
                        text=True, check=True)

@@ -17,7 +17,7 @@ from scipy import stats
 
 import mccfrb
 from mccfrb import play
-from mccfrb import registry
+from mccfrb.experiment import registry
 from mccfrb.play import views
 from mccfrb.solvers import base
 

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mccfrb import projection
+from mccfrb.experiment import projection
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 CHECKPOINTS = [1, 3, 10, 30, 100, 300, 1000, 3000, 10_000]

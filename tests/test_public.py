@@ -8,11 +8,11 @@ import pytest
 from open_spiel.python import observation as observation_lib
 
 import mccfrb
-from mccfrb import public
+from mccfrb.games import public
 from mccfrb import reference
-from mccfrb import tree as tree_lib
-from mccfrb.public import PublicTree
-from mccfrb.public import public_states
+from mccfrb.games import tree as tree_lib
+from mccfrb.games.public import PublicTree
+from mccfrb.games.public import public_states
 
 from tests.conftest import GAMES
 from tests.conftest import GOOFSPIEL4

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import mccfrb
-from mccfrb import reference_public
+from mccfrb.reference import public as reference_public
 from mccfrb.kernels import exact
 from tests.conftest import GOOFSPIEL4
 from tests.conftest import check_batch_boundaries

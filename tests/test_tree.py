@@ -6,7 +6,7 @@ import pytest
 
 import mccfrb
 from mccfrb import reference
-from mccfrb import tree as tree_lib
+from mccfrb.games import tree as tree_lib
 from tests.conftest import GOOFSPIEL4
 
 

@@ -5,7 +5,7 @@ import os
 import pytest
 
 import mccfrb
-from mccfrb import tree_size
+from mccfrb.games import tree_size
 
 GIB = 2**30
 

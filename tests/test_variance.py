@@ -21,8 +21,8 @@ import pandas as pd
 import pytest
 
 import mccfrb
-from mccfrb import public as public_lib
-from mccfrb import tree as tree_lib
+from mccfrb.games import public as public_lib
+from mccfrb.games import tree as tree_lib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -1,4 +1,4 @@
-"""Numba kernels over the flat arrays of a `mccfrb.tree.GameTree`.
+"""Numba kernels over the flat arrays of a `mccfrb.games.tree.GameTree`.
 
 Kernels are module-level `@njit(cache=True)` functions: arrays in, results
 written in place, no globals, no Python objects. The node-kind codes below are

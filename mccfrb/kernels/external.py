@@ -300,12 +300,16 @@ def es_batches(kind, player, infoset, child_start, num_children, edge_prob,
   Batches end at multiples of `batch` in the iteration count (or at this
   call's last iteration); each draws one key from `rng_state`.
 
+  The arguments are those of `es_iterations`, with the frames and
+  `counters` stacked on a leading axis of `workers` rows, and the records
+  of a batch (`_traversals`), R a bound on the decision nodes one traversal
+  visits (solvers/external.py):
+
   Args:
-    As `es_iterations`, with the frames and `counters` stacked on a leading
-    axis of `workers` rows, and the records of a batch (`_traversals`):
-    rec_nodes: int64[2 batch, R], rec_count: int64[2 batch], rec_value,
-    rec_sigma: float64[2 batch, R, A], R a bound on the decision nodes one
-    traversal visits (solvers/external.py).
+    rec_nodes: int64[2 batch, R], the nodes of each traversal.
+    rec_count: int64[2 batch], how many.
+    rec_value, rec_sigma: float64[2 batch, R, A], what each traversal
+      recorded at those nodes (`_traversals`).
   """
   last_iteration = first_iteration + num_iterations - 1
   t0 = first_iteration

@@ -1,7 +1,7 @@
 """External-sampling MCCFR on a native engine (no tree).
 
 The traversal of kernels/external.py (`_traversals`, mode 0), played by an
-engine (mccfrb/engines/protocol.py) instead of read from a compiled tree,
+engine (mccfrb/games/engines/protocol.py) instead of read from a compiled tree,
 with infoset rows found by the engine's 128-bit key in a growing hash
 table (kernels/table.py). Traversal e updates player i = e % 2 at
 iteration t = e // 2 + 1; chance and the opponent are sampled (one uniform
@@ -61,7 +61,7 @@ import numpy as np
 from numba import njit
 from numba import prange
 
-from mccfrb.engines import protocol
+from mccfrb.games.engines import protocol
 from mccfrb.kernels.outcome import sample_index
 from mccfrb.kernels.outcome_engine import STOP
 from mccfrb.kernels.outcome_engine import catch_up_cells

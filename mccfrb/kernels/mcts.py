@@ -279,8 +279,9 @@ def simulation_batches(kind, player, infoset, child_start, num_children,
   worker w runs a contiguous block of simulations in ascending order, so
   reading the buckets of workers 0, 1, ... in turn keeps simulation order.
 
+  The arguments are those of `simulations`, and:
+
   Args:
-    As `simulations`, and
     batch: iterations (two simulations each) per batch.
     workers: the number of workers (numba threads) to split work among.
     bucket_e, bucket_m: int32[workers, workers, C], C a bound on the pairs
@@ -288,8 +289,9 @@ def simulation_batches(kind, player, infoset, child_start, num_children,
       depth of the pairs worker w recorded for part p; bucket_n:
       int64[workers, workers], their counts.
     worker_touched: int64[workers] scratch.
-    rec_infoset, rec_action: int64[2 batch, max_depth], rec_r0:
-      float64[2 batch]: the records of a batch.
+    rec_infoset, rec_action: int64[2 batch, max_depth], the records of a
+      batch.
+    rec_r0: float64[2 batch], the records' returns to player 0.
 
   Returns:
     The number of tree nodes visited, terminals included.

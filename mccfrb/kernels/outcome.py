@@ -516,22 +516,26 @@ def run_batches(kind, player, infoset, child_start, num_children, edge_prob,
   b(h a*, a') (u(z) at a terminal) for every sampled edge, one depth at a
   time from the deepest, in player 0's utility.
 
+  The arguments are those of `run_episodes`; the scratch has one block per
+  worker (see `_episodes`) and the records one slot per episode k of a
+  batch:
+
   Args:
-    As `run_episodes`; the scratch has one block per worker (see
-    `_episodes`) and the records one slot per episode k of a batch:
-    rec_depth: int64[2 batch], its depth; rec_node: int64[D + 1, 2 batch],
-    its path (terminal last; by depth, so that a depth's nodes are
-    contiguous); rec_row: int64[2 batch, D], 2 I + 1 at an update player's
-    node of infoset I, 2 I at an opponent's, -1 at chance; rec_value,
-    rec_avg: float64[2 batch, D, A], the regret increments of the update
-    player's nodes, their stochastic average increments or, at opponent
-    nodes with optimistic averaging, sigma; rec_scalar: float64[2 batch,
-    D], the opponent's own reach there; rec_target: float64[2 batch, D],
-    the baseline targets of sampled edges. reset_mark: int64[N] (predictive
-    baseline; else empty), the batch that last reset each node; row_mark:
-    int64[I] and row_list: int64[W, I // W + 1], the batch that last changed
-    each row and the rows each worker changed (sigma is recomputed once per
-    changed row).
+    rec_depth: int64[2 batch], its depth.
+    rec_node: int64[D + 1, 2 batch], its path (terminal last; by depth, so
+      that a depth's nodes are contiguous).
+    rec_row: int64[2 batch, D], 2 I + 1 at an update player's node of
+      infoset I, 2 I at an opponent's, -1 at chance.
+    rec_value, rec_avg: float64[2 batch, D, A], the regret increments of the
+      update player's nodes, their stochastic average increments or, at
+      opponent nodes with optimistic averaging, sigma.
+    rec_scalar: float64[2 batch, D], the opponent's own reach there.
+    rec_target: float64[2 batch, D], the baseline targets of sampled edges.
+    reset_mark: int64[N] (predictive baseline; else empty), the batch that
+      last reset each node.
+    row_mark, row_list: int64[I] and int64[W, I // W + 1], the batch that
+      last changed each row and the rows each worker changed (sigma is
+      recomputed once per changed row).
 
   Returns:
     The number of nodes touched.

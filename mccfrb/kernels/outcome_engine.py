@@ -2,7 +2,7 @@
 
 The episode of kernels/outcome.py (`_episodes`, mode 0; Schmid et al.
 2019, Eqs. 9-11; the thesis's Fig. 3.1), played by an engine
-(mccfrb/engines/protocol.py) instead of read from a compiled tree, with
+(mccfrb/games/engines/protocol.py) instead of read from a compiled tree, with
 infoset rows found by the engine's 128-bit key in a growing hash table
 (kernels/table.py). The arithmetic is the tree kernel's, operation for
 operation, and so are the random draws (one uniform per node on the path,
@@ -34,7 +34,7 @@ import numpy as np
 from numba import njit
 from numba import prange
 
-from mccfrb.engines import protocol
+from mccfrb.games.engines import protocol
 from mccfrb.kernels.outcome import averaged
 from mccfrb.kernels.outcome import sample_index
 from mccfrb.kernels.rng import batch_key

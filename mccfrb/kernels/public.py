@@ -499,22 +499,26 @@ def public_batches(kind, player, infoset, child_start, num_children,
   non-terminal h in S, in player 0's utility, with v(h a) = u(h a) at a
   terminal and b(h a) otherwise.
 
+  The arguments are those of `public_episodes`, with the per-worker scratch
+  stacked on a leading axis of `workers` rows, and the records of a batch,
+  one row per episode k (R, Eb and V are bounds computed over the public
+  tree, solvers/public.py):
+
   Args:
-    As `public_episodes`, with the per-worker scratch stacked on a leading
-    axis of `workers` rows; ps_depth: int32[P]. The records of a batch, one
-    row per episode k: rec_rows: int64[2 batch, R], 2 I + 1 for the regret
-    increment (summed over I's histories) of an update player's infoset I
-    in a visited public state, 2 I for an opponent's infoset (optimistic
-    averaging); rec_value, rec_avg: float64[2 batch, R, A], that increment
-    and the stochastic average increment, or sigma(I) at an opponent's
-    infoset; rec_scalar: float64[2 batch, R], the opponent's own reach
-    there; rec_edges, rec_target: [2 batch, Eb], the history baseline's
-    edges (child node ids) and targets; rec_ps: int64[2 batch, V], the
-    visited public states; rec_counts: int64[2 batch, 3], how many rows,
-    edges and public states. R, Eb and V are bounds computed over the public
-    tree (solvers/public.py). ps_mark: int64[P], the batch that last reset
-    a public state; sigma_mark: int64[W, I], per worker, the batch whose
-    sigma^{t+1} its `sigma` holds for an infoset.
+    ps_depth: int32[P], the depth of each public state.
+    rec_rows: int64[2 batch, R], 2 I + 1 for the regret increment (summed
+      over I's histories) of an update player's infoset I in a visited
+      public state, 2 I for an opponent's infoset (optimistic averaging).
+    rec_value, rec_avg: float64[2 batch, R, A], that increment and the
+      stochastic average increment, or sigma(I) at an opponent's infoset.
+    rec_scalar: float64[2 batch, R], the opponent's own reach there.
+    rec_edges, rec_target: [2 batch, Eb], the history baseline's edges
+      (child node ids) and targets.
+    rec_ps: int64[2 batch, V], the visited public states.
+    rec_counts: int64[2 batch, 3], how many rows, edges and public states.
+    ps_mark: int64[P], the batch that last reset a public state.
+    sigma_mark: int64[W, I], per worker, the batch whose sigma^{t+1} its
+      `sigma` holds for an infoset.
 
   Returns:
     The number of nodes touched.

@@ -1,6 +1,6 @@
 """Exact walks of a native engine's game, grouped by public state.
 
-A game too large to compile (mccfrb/engines) is walked depth first, but
+A game too large to compile (mccfrb/games/engines) is walked depth first, but
 one *public state* at a time instead of one history at a time: a frame
 holds every history of one public state S (their engine states, the
 reaches they carry), expands each by each move, groups the non-terminal
@@ -85,14 +85,14 @@ own earlier decisions are decided in walk l (deepest first), their
 counterfactual values summed over frames in a second table (`dec`).
 
 Every function takes arrays and fills them in place; `code` is the
-engine's code (mccfrb/engines/protocol.py), a compile-time constant.
+engine's code (mccfrb/games/engines/protocol.py), a compile-time constant.
 """
 
 import numba
 import numpy as np
 from numba import njit
 
-from mccfrb.engines import protocol
+from mccfrb.games.engines import protocol
 from mccfrb.kernels.table import match_cells
 from mccfrb.kernels.table import CELLS
 from mccfrb.kernels.table import ROWS
@@ -801,7 +801,7 @@ def walk(code, params, mode, p, level, flush, big_t, utility_sum, weight,
   children were expanded, or something is short of room.
 
   Args:
-    code, params: the engine (mccfrb/engines/protocol.py).
+    code, params: the engine (mccfrb/games/engines/protocol.py).
     mode: BR or CFR (module docstring).
     p: CFR: the updating player.
     level: BR: NO_LEVEL (decide each infoset in its frame) or the level

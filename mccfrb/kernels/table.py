@@ -1,6 +1,6 @@
 """Infoset tables that grow: an open-addressing hash table of arrays.
 
-On a native engine (mccfrb/engines) there is no tree to number infosets
+On a native engine (mccfrb/games/engines) there is no tree to number infosets
 in advance: an infoset gets a row the first time an episode reaches it.
 Rows are found by the engine's 128-bit infoset key (two uint64 words) in
 an open-addressing table with linear probing (`keys`: uint64[S, 2],

@@ -12,8 +12,8 @@ import numpy as np
 
 from mccfrb import files
 from mccfrb import games
-from mccfrb import policy as policy_lib
-from mccfrb import tree as tree_lib
+from mccfrb.evaluation import policy as policy_lib
+from mccfrb.games import tree as tree_lib
 from mccfrb.kernels import exact
 from mccfrb.kernels import rng as rng_lib
 

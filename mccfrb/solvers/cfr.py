@@ -2,9 +2,9 @@
 
 import numpy as np
 
-from mccfrb import policy as policy_lib
-from mccfrb import schedule as schedule_lib
-from mccfrb import tree as tree_lib
+from mccfrb.evaluation import policy as policy_lib
+from mccfrb.games import schedule as schedule_lib
+from mccfrb.games import tree as tree_lib
 from mccfrb.kernels import cfr
 from mccfrb import games
 from mccfrb.solvers import base
@@ -45,7 +45,7 @@ class CFRSolver(engine_lib.EngineSampling, base.TabularSolverBase):
     max_nodes, tree: as for `MCCFRbSolver`.
     threads: numba threads for one solve (default 1; at most numba's pool,
       NUMBA_NUM_THREADS): the subtrees below the schedule's frontier
-      (mccfrb/schedule.py) and the infosets of the updating player are
+      (mccfrb/games/schedule.py) and the infosets of the updating player are
       shared out; the tables do not depend on it.
     passes: "sweeps" (two sweeps of the tree per player and iteration that
       skip zero-reach subtrees, on any number of threads), "four_sweeps"
@@ -57,7 +57,7 @@ class CFRSolver(engine_lib.EngineSampling, base.TabularSolverBase):
       family").
     representation: "auto" (default), "tree" or "engine"
       (solvers/representation.py). On an engine an iteration streams over
-      the public tree (mccfrb/stream.py): two walks of the game, per-infoset
+      the public tree (mccfrb/evaluation/stream.py): two walks of the game, per-infoset
       tables only; the averages equal the tree's up to the order of sums.
     max_memory: bytes the engine's tables may take (default: half the
       memory available).
@@ -98,7 +98,7 @@ class CFRSolver(engine_lib.EngineSampling, base.TabularSolverBase):
       if threads != 1 or passes not in ("auto", "sweeps"):
         raise ValueError("CFRSolver on an engine streams on one thread; "
                          f"got threads={threads}, passes={passes!r}.")
-      from mccfrb import stream  # pylint: disable=import-outside-toplevel
+      from mccfrb.evaluation import stream  # pylint: disable=import-outside-toplevel
       self._init_engine_game(loaded, engine)
       self._averaging_code = self._regret_code = 0  # Averages: no catch-up.
       self._stream = stream.StreamingCFR(

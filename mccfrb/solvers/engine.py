@@ -3,7 +3,7 @@
 `EngineSampling` is mixed into the sampling solvers (MCCFRbSolver and
 OutcomeSamplingSolver) and used when their representation is "engine"
 (solvers/representation.py): the game is played by an engine
-(mccfrb/engines), infoset tables grow as episodes visit them
+(mccfrb/games/engines), infoset tables grow as episodes visit them
 (solvers/tables.py), and the kernel is kernels/outcome_engine.py.
 
 `EnginePolicy` is an OpenSpiel `policy.Policy` that answers
@@ -17,8 +17,8 @@ import time
 import numpy as np
 from open_spiel.python import policy as os_policy
 
-from mccfrb.engines import protocol
-from mccfrb.engines.common import call_literal
+from mccfrb.games.engines import protocol
+from mccfrb.games.engines.common import call_literal
 from mccfrb.kernels import outcome_engine
 from mccfrb.solvers import tables as tables_lib
 
@@ -288,10 +288,10 @@ class EngineSampling:
 
 
 def engine_policy_nash_conv(policy, progress=True):
-  """NashConv of an `EnginePolicy` by the streaming walk (mccfrb/stream.py):
+  """NashConv of an `EnginePolicy` by the streaming walk (mccfrb/evaluation/stream.py):
   the average strategy with its optimistic catch-up, or the current
   strategy (read as an average with no catch-up)."""
-  from mccfrb import stream  # pylint: disable=import-outside-toplevel
+  from mccfrb.evaluation import stream  # pylint: disable=import-outside-toplevel
   tables = policy.tables
   if policy.current:
     tables = copy.copy(tables)

@@ -8,12 +8,12 @@ from open_spiel.python.algorithms.external_sampling_mccfr import AverageType
 import pyspiel
 
 from mccfrb import games
-from mccfrb import tree as tree_lib
+from mccfrb.games import tree as tree_lib
 from mccfrb.kernels import external
 from mccfrb.kernels import external_engine
 from mccfrb.kernels import outcome_engine
 from mccfrb.kernels import rng as rng_lib
-from mccfrb.engines.common import call_literal
+from mccfrb.games.engines.common import call_literal
 from mccfrb.solvers import base
 from mccfrb.solvers import engine as engine_lib
 from mccfrb.solvers import representation as representation_lib

@@ -3,8 +3,8 @@
 import numpy as np
 
 from mccfrb import evaluation
-from mccfrb import policy as policy_lib
-from mccfrb import tree as tree_lib
+from mccfrb.evaluation import policy as policy_lib
+from mccfrb.games import tree as tree_lib
 from mccfrb.kernels import exact
 from mccfrb.kernels import mcts
 from mccfrb.solvers import base

@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 
 from mccfrb import games
-from mccfrb import tree as tree_lib
+from mccfrb.games import tree as tree_lib
 from mccfrb.kernels import exact
 from mccfrb.kernels import outcome
 from mccfrb.kernels import rng as rng_lib

@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from mccfrb import public as public_lib
-from mccfrb import tree as tree_lib
+from mccfrb.games import public as public_lib
+from mccfrb.games import tree as tree_lib
 from mccfrb.kernels import exact
 from mccfrb.kernels import public as public_kernel
 from mccfrb.kernels import rng as rng_lib

@@ -2,7 +2,7 @@
 
   "tree"    `compile_tree`: every history in flat arrays; the fastest
             kernels, for games that fit in memory.
-  "engine"  a native numba engine (mccfrb/engines): nothing of the game is
+  "engine"  a native numba engine (mccfrb/games/engines): nothing of the game is
             stored, infoset tables grow as they are visited; for games too
             large to compile (goofspiel with 6 or 13 cards, liars_dice with
             2 dice).
@@ -11,8 +11,8 @@
             else the engine when the game has one.
 """
 
-from mccfrb import engines
-from mccfrb import tree_size
+from mccfrb.games import engines
+from mccfrb.games import tree_size
 
 REPRESENTATIONS = ("auto", "tree", "engine")
 # Knuth probes asked by "auto" (the estimate of a game far from the limit

@@ -11,7 +11,7 @@ counts how often that happened (`dropped`). Tables never pass
 import numpy as np
 
 from mccfrb.kernels import table as table_kernels
-from mccfrb import tree_size
+from mccfrb.games import tree_size
 
 ROWS = table_kernels.ROWS
 CELLS = table_kernels.CELLS

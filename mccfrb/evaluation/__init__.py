@@ -10,9 +10,9 @@ import numpy as np
 import pyspiel
 
 from mccfrb import games
-from mccfrb import policy as policy_lib
-from mccfrb import schedule as schedule_lib
-from mccfrb import tree as tree_lib
+from mccfrb.evaluation import policy as policy_lib
+from mccfrb.games import schedule as schedule_lib
+from mccfrb.games import tree as tree_lib
 from mccfrb.kernels import exact
 from mccfrb.solvers import base
 from mccfrb.solvers import engine as engine_solvers
@@ -108,7 +108,7 @@ def nash_conv(game_or_tree, policy, threads=1):
   base.check_threads(threads, None)
   if isinstance(policy, engine_solvers.EnginePolicy):
     # A policy of an engine solver: the streaming walk of the public tree,
-    # no compiled tree (mccfrb/stream.py), on games of any size.
+    # no compiled tree (mccfrb/evaluation/stream.py), on games of any size.
     return engine_solvers.engine_policy_nash_conv(policy)
   game, tree = _game_and_tree(game_or_tree)
   strategy = policy_lib.table_from_policy(tree, policy, game=game)

@@ -4,9 +4,9 @@
 engine plays it; `protocol` is what kernels call and how to add a game.
 """
 
-from mccfrb.engines.common import Engine
-from mccfrb.engines import goofspiel
-from mccfrb.engines import liars_dice
+from mccfrb.games.engines.common import Engine
+from mccfrb.games.engines import goofspiel
+from mccfrb.games.engines import liars_dice
 
 # OpenSpiel short name -> the module whose `make_engine(game)` builds it.
 _MODULES = {"goofspiel": goofspiel, "liars_dice": liars_dice}

@@ -15,7 +15,7 @@ import pyspiel
 from open_spiel.python.algorithms import mccfr as os_mccfr_base
 from open_spiel.python.algorithms import outcome_sampling_mccfr as os_mccfr
 
-from mccfrb import policy as policy_lib
+from mccfrb.evaluation import policy as policy_lib
 from mccfrb import solvers
 
 
@@ -109,7 +109,7 @@ class _OpenSpielPythonOSRunner:
 
 
 def _nfsp(game, seed, tree=None):
-  from mccfrb import nfsp  # pylint: disable=g-import-not-at-top
+  from mccfrb.experiment import nfsp  # pylint: disable=g-import-not-at-top
   return nfsp.NFSPRunner(game, seed, tree=tree)
 
 

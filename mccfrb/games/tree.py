@@ -24,9 +24,9 @@ import numpy as np
 import pyspiel
 
 from mccfrb import games
-from mccfrb import tree_size
-from mccfrb.tree_size import REFUSE_FACTOR  # pylint: disable=unused-import
-from mccfrb.tree_size import estimate_num_nodes  # pylint: disable=unused-import
+from mccfrb.games import tree_size
+from mccfrb.games.tree_size import REFUSE_FACTOR  # pylint: disable=unused-import
+from mccfrb.games.tree_size import estimate_num_nodes  # pylint: disable=unused-import
 
 CHANCE = 0
 DECISION = 1
@@ -468,7 +468,7 @@ def compile_tree(game, max_nodes=DEFAULT_MAX_NODES, verbose=False,
       of it, at `tree_size.PEAK_BYTES_PER_NODE` bytes per node).
     verbose: print progress (nodes, rate, estimated time left) every
       PROGRESS_SECONDS seconds of a long compile; otherwise the same lines
-      go to the `mccfrb.tree` logger at INFO level.
+      go to the `mccfrb.games.tree` logger at INFO level.
     walk: "undo" (apply_action/undo_action on one state), "clone" (a state
       per history), or "auto": "undo" for the games in UNDO_GAMES, whose
       UndoAction is known to be right, "clone" for the others. Both give

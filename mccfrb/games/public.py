@@ -28,7 +28,7 @@ from scipy.sparse import coo_matrix
 from scipy.sparse import csgraph
 
 from mccfrb import games
-from mccfrb import tree as tree_lib
+from mccfrb.games import tree as tree_lib
 
 PARTITIONS = ("auto", "observer", "common_knowledge")
 

@@ -67,10 +67,10 @@ from numba import njit
 from numba import types
 from numba.extending import intrinsic
 
-from mccfrb.engines.common import CHANCE
-from mccfrb.engines.common import Engine
-from mccfrb.engines.common import TERMINAL
-from mccfrb.engines.common import hash_step
+from mccfrb.games.engines.common import CHANCE
+from mccfrb.games.engines.common import Engine
+from mccfrb.games.engines.common import TERMINAL
+from mccfrb.games.engines.common import hash_step
 
 NAME = "goofspiel"
 
@@ -392,7 +392,7 @@ def make_engine(game):
   """
   # pylint: disable=import-outside-toplevel
   from mccfrb import games
-  from mccfrb.engines import protocol  # Imports this module.
+  from mccfrb.games.engines import protocol  # Imports this module.
   game = games.load_game(game)
   params = _parameters(game)
   n = params.get("num_cards", 13)

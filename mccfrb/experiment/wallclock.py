@@ -4,7 +4,7 @@ The comparison of issue "Where sampling wins": on a game too large to
 compile (goofspiel with 6 cards), each algorithm trains for a budget of
 seconds on one core; at checkpoints the clock stops, the average policy's
 exploitability is computed by the streaming walk of the public tree
-(mccfrb/stream.py), and a row is written. `experiments/big_games.py` is the
+(mccfrb/evaluation/stream.py), and a row is written. `experiments/big_games.py` is the
 binary; `ALGORITHMS` the configurations it knows.
 """
 
@@ -14,9 +14,9 @@ import numpy as np
 import pyspiel
 
 from mccfrb import games
-from mccfrb import stream
-from mccfrb.engines import engine_for
-from mccfrb.engines import goofspiel as goofspiel_engine
+from mccfrb.evaluation import stream
+from mccfrb.games.engines import engine_for
+from mccfrb.games.engines import goofspiel as goofspiel_engine
 from mccfrb.solvers import engine as engine_solvers
 from mccfrb.solvers import tables as tables_lib
 

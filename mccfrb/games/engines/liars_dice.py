@@ -42,10 +42,10 @@ state (int64[11 + T]):
 import numpy as np
 from numba import njit
 
-from mccfrb.engines.common import CHANCE
-from mccfrb.engines.common import TERMINAL
-from mccfrb.engines.common import Engine
-from mccfrb.engines.common import hash_step
+from mccfrb.games.engines.common import CHANCE
+from mccfrb.games.engines.common import TERMINAL
+from mccfrb.games.engines.common import Engine
+from mccfrb.games.engines.common import hash_step
 
 NAME = "liars_dice"
 CODE = 2  # protocol.LIARS_DICE (protocol imports this module).

@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from mccfrb import analysis
+from mccfrb.experiment import analysis
 
 # The projection plot's x axis reaches at most this many times the run.
 MAX_AHEAD = 1e4

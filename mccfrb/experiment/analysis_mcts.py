@@ -8,7 +8,7 @@ Rows are those of `sweep.run_task` for the MCTS registry entries, which add
 import numpy as np
 import pandas as pd
 
-from mccfrb import analysis
+from mccfrb.experiment import analysis
 
 # Heinrich & Silver (2015), quoted by seed 003: Smooth UCT on Leduc.
 HEINRICH_SIMULATIONS = 5e8

@@ -1,6 +1,6 @@
 """Exploitability and exact CFR on native engines, by streaming walks.
 
-A game with a native engine (mccfrb/engines) but too large to compile is
+A game with a native engine (mccfrb/games/engines) but too large to compile is
 walked public state by public state (kernels/stream.py): memory is the
 histories of the public states along the current path, never the game.
 Infoset tables live in a growing hash table keyed by the engine's 128-bit
@@ -35,10 +35,10 @@ import time
 import numpy as np
 
 from mccfrb import games
-from mccfrb.engines import Engine
-from mccfrb.engines import engine_for
-from mccfrb.engines import protocol
-from mccfrb.engines.common import call_literal
+from mccfrb.games.engines import Engine
+from mccfrb.games.engines import engine_for
+from mccfrb.games.engines import protocol
+from mccfrb.games.engines.common import call_literal
 from mccfrb.kernels import stream as kernels
 from mccfrb.solvers.tables import InfosetTables
 
@@ -74,7 +74,7 @@ def as_engine(engine_or_game):
   game = games.load_game(engine_or_game)
   engine = engine_for(game)
   if engine is None:
-    raise ValueError(f"{game} has no native engine (mccfrb/engines); "
+    raise ValueError(f"{game} has no native engine (mccfrb/games/engines); "
                      "compile its tree and use the tree solvers instead.")
   return engine
 
@@ -577,7 +577,8 @@ class StreamingCFR:
       weights), `strategy` (sigma^t), `baseline` (player 0's pending
       average terms), `through` (the row's player).
     num_iterations: iterations run.
-    variant, alpha, beta, gamma, threads.
+    variant: the CFR variant; alpha, beta, gamma its discount constants.
+    threads: workers of the sweeps.
   """
 
   def __init__(self, engine, variant="cfr", alpha=1.5, beta=0.0, gamma=2.0,

@@ -11,7 +11,7 @@ import collections
 
 import numpy as np
 
-from mccfrb import tree as tree_lib
+from mccfrb.games import tree as tree_lib
 
 
 def regret_matching(regrets):

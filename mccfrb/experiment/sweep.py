@@ -28,8 +28,8 @@ import pyspiel
 from mccfrb import evaluation
 from mccfrb import files
 from mccfrb import games
-from mccfrb import registry
-from mccfrb import tree as tree_lib
+from mccfrb.experiment import registry
+from mccfrb.games import tree as tree_lib
 
 EVALUATORS = ("openspiel", "mccfrb")
 BACKENDS = ("local", "ray")

@@ -34,10 +34,10 @@ gives its OpenSpiel action id.
                                             acting player, and an infoset
                                             lies inside one public state
 
-To add an engine for a game: write a module in `mccfrb/engines/` with the
+To add an engine for a game: write a module in `mccfrb/games/engines/` with the
 nine functions (njit, cache=True, no globals but constants), give it a code
 in `CODES`, add a branch to each dispatcher below, and an `Engine` factory
-in `mccfrb/engines/__init__.py`; `tests/test_engines.py` then proves it equal
+in `mccfrb/games/engines/__init__.py`; `tests/test_engines.py` then proves it equal
 to OpenSpiel (the enumerated tree equals the compiled tree on small
 instances; random play-outs agree with pyspiel step by step).
 """
@@ -45,12 +45,12 @@ instances; random play-outs agree with pyspiel step by step).
 import numba
 from numba import njit
 
-from mccfrb.engines import goofspiel
-from mccfrb.engines import liars_dice
+from mccfrb.games.engines import goofspiel
+from mccfrb.games.engines import liars_dice
 from mccfrb.kernels import table
 
-from mccfrb.engines.common import CHANCE  # pylint: disable=unused-import
-from mccfrb.engines.common import TERMINAL  # pylint: disable=unused-import
+from mccfrb.games.engines.common import CHANCE  # pylint: disable=unused-import
+from mccfrb.games.engines.common import TERMINAL  # pylint: disable=unused-import
 
 GOOFSPIEL = 1
 LIARS_DICE = 2

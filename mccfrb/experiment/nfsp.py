@@ -21,7 +21,7 @@ import sys
 import numpy as np
 import pyspiel
 
-from mccfrb import policy as policy_lib
+from mccfrb.evaluation import policy as policy_lib
 
 INSTALL = 'pip install -e ".[nfsp]"'
 # What OpenSpiel's JAX NFSP imports (jax/nfsp.py and jax/dqn.py).
@@ -127,7 +127,7 @@ class NFSPRunner:
     nfsp, guarded = _openspiel_nfsp()
     from open_spiel.python import rl_environment  # pylint: disable=g-import-not-at-top
     if tree is None:
-      from mccfrb import tree as tree_lib  # pylint: disable=g-import-not-at-top
+      from mccfrb.games import tree as tree_lib  # pylint: disable=g-import-not-at-top
       tree = tree_lib.compile_tree(game)
     self.game = game
     self.hyperparameters = {**HYPERPARAMETERS, **overrides}

@@ -22,11 +22,11 @@ from numba.core import types
 import numpy as np
 import pyspiel
 
-from mccfrb import tree as tree_lib
-from mccfrb.engines import protocol
-from mccfrb.engines.common import CHANCE
-from mccfrb.engines.common import call_literal
-from mccfrb.engines.common import TERMINAL
+from mccfrb.games import tree as tree_lib
+from mccfrb.games.engines import protocol
+from mccfrb.games.engines.common import CHANCE
+from mccfrb.games.engines.common import call_literal
+from mccfrb.games.engines.common import TERMINAL
 
 # `enumerate_tree`'s default bound on the number of nodes.
 DEFAULT_MAX_NODES = 50_000_000

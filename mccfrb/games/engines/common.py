@@ -90,7 +90,7 @@ class Engine(NamedTuple):
 
   def new_state(self):
     """The initial state (int64[state_size])."""
-    from mccfrb.engines import protocol  # pylint: disable=import-outside-toplevel
+    from mccfrb.games.engines import protocol  # pylint: disable=import-outside-toplevel
     state = np.zeros(self.state_size, dtype=np.int64)
     call_literal(protocol.reset, self.code, self.params, state)
     return state
