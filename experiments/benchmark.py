@@ -92,6 +92,7 @@ import pyspiel
 from open_spiel.python.algorithms import outcome_sampling_mccfr as os_mccfr
 
 import mccfrb
+from mccfrb.experiment import wallclock
 from experiments.common import GOOFSPIEL4
 from experiments.common import GOOFSPIEL5
 from experiments.common import rejoin_game_list
@@ -513,22 +514,25 @@ def engine_rows(seconds, repeats):
   seconds = max(seconds, 5.0)
   for game_string in BIG_GAMES:
     game = mccfrb.load_game(game_string)
-    mccfrb.MCCFRbSolver(game, seed=0).run(10)  # Compile or load kernels.
+    small = wallclock.small_instance(game_string)
     theirs = _openspiel_fresh_rate(game, seconds)
     rows.append({"section": "engines", "game": game_string,
                  "algorithm": "pyspiel_os_cpp", "per_second": theirs,
                  "ratio": 1.0})
     makers = {
-        "mccfrb_defaults": lambda: mccfrb.MCCFRbSolver(game, seed=0),
-        "mccfrb_os": lambda: mccfrb.OutcomeSamplingSolver(game, seed=0),
+        "mccfrb_defaults": lambda g: mccfrb.MCCFRbSolver(
+            g, seed=0, representation="engine"),
+        "mccfrb_os": lambda g: mccfrb.OutcomeSamplingSolver(
+            g, seed=0, representation="engine"),
     }
     if game_string == GOOFSPIEL6:
       # An external-sampling traversal of 13-card goofspiel explores every
       # action of the update player: 12! histories. Not timed there.
-      makers["mccfrb_es"] = lambda: mccfrb.ExternalSamplingSolver(game,
-                                                                  seed=0)
+      makers["mccfrb_es"] = lambda g: mccfrb.ExternalSamplingSolver(
+          g, seed=0, representation="engine")
     for name, make in makers.items():
-      ours, solver = _fresh_rate(make, seconds)
+      make(small).run(2)  # Compiles (or loads) the kernels off the clock.
+      ours, solver = _fresh_rate(lambda: make(game), seconds)  # pylint: disable=cell-var-from-loop
       memory = solver.memory() if hasattr(solver, "memory") else {}
       rows.append({"section": "engines", "game": game_string,
                    "algorithm": name, "per_second": ours,
@@ -536,9 +540,11 @@ def engine_rows(seconds, repeats):
                    "value": memory.get("bytes", 0) / max(
                        memory.get("infosets", 1), 1)})
   game = mccfrb.load_game(GOOFSPIEL6)
+  hogwild = lambda g: mccfrb.MCCFRbSolver(g, seed=0, threads=2, hogwild=True,
+                                          representation="engine")
+  hogwild(wallclock.small_instance(GOOFSPIEL6)).run(2)
   one, _ = _fresh_rate(lambda: mccfrb.MCCFRbSolver(game, seed=0), seconds)
-  two, _ = _fresh_rate(lambda: mccfrb.MCCFRbSolver(
-      game, seed=0, threads=2, hogwild=True), seconds)
+  two, _ = _fresh_rate(lambda: hogwild(game), seconds)
   rows.append({"section": "engines", "game": GOOFSPIEL6,
                "algorithm": "mccfrb_hogwild_2_threads", "per_second": two,
                "ratio": two / one})

@@ -22,10 +22,12 @@ import numpy as np
 import pandas as pd
 
 import mccfrb
+from experiments import common
 from experiments.common import GOOFSPIEL4
 from experiments.common import rejoin_game_list
 from mccfrb.games import tree as tree_lib
 
+PROGRAM = "game_info"
 _GAMES = flags.DEFINE_list(
     "games", ["leduc_poker", GOOFSPIEL4, "matching_pennies"],
     "OpenSpiel game strings (commas inside parentheses are fine).")
@@ -61,7 +63,10 @@ def describe(game_string, max_nodes, partitions=()):
       "terminals": int(np.sum(tree.node_kind == tree_lib.TERMINAL)),
       "infosets_p0": int(np.sum(tree.infoset_player == 0)),
       "infosets_p1": int(np.sum(tree.infoset_player == 1)),
-      "max_actions": tree.max_actions,
+      # tree.max_actions counts chance outcomes too (Kuhn: 3 deals).
+      "max_player_actions": int(tree.infoset_num_actions.max(initial=0)),
+      "max_chance_outcomes": int(np.max(
+          tree.num_children[tree.node_kind == tree_lib.CHANCE], initial=0)),
       "compile_s": round(seconds, 3),
       "tree_MiB": round(tree.nbytes() / 2**20, 2),
       "bytes_per_node": round(tree.nbytes() / tree.num_nodes, 1),
@@ -72,12 +77,12 @@ def describe(game_string, max_nodes, partitions=()):
 
 def main(argv):
   if len(argv) > 1:
-    raise app.UsageError("Too many command-line arguments.")
+    common.fail(PROGRAM, f"unexpected arguments {argv[1:]}")
   try:
     rows = [describe(g, _MAX_NODES.value, _PARTITIONS.value)
             for g in rejoin_game_list(_GAMES.value)]
   except ValueError as e:
-    raise app.UsageError(str(e)) from e
+    common.fail(PROGRAM, e)
   with pd.option_context("display.max_colwidth", 40, "display.width", 200):
     print(pd.DataFrame(rows).to_string(index=False))
 

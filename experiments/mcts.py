@@ -7,14 +7,14 @@ Runs, for --seeds seeds, to --simulations simulations each (an iteration of
 the solvers is two simulations):
   smooth_uct       Smooth UCT self-play (Heinrich & Silver 2015; c 18,
                    gamma 0.1, eta0 0.9, d 0.002);
-  smooth_uct_d01   the same with seed 003's d = 0.1;
-  uct              UCT self-play, c 20 (seed 003, Experiment 2);
+  smooth_uct_d01   the same with Mac Manus's d = 0.1;
+  uct              UCT self-play, c 20 (Mac Manus's Leduc thesis, Experiment 2);
   uct_vs_uniform   UCT against a uniform opponent (Experiment 1).
 Writes {out_dir}/mcts.csv (one row per algorithm, seed and checkpoint, with
 exploitability, training reward, exact value against a uniform opponent and
 search-tree sizes), mcts_summary.csv (exploitability at 10^6 ... 5x10^8
 simulations and at the last checkpoint), mcts_exploitability.png/.pdf and, for every algorithm trained
-against the uniform opponent, mcts_uniform_{algorithm}.png/.pdf (seed 003's
+against the uniform opponent, mcts_uniform_{algorithm}.png/.pdf (Mac Manus's
 Figures 4.1-4.3). Each finished run is kept in {out_dir}/mcts_runs/ until
 the outputs are written, so an interrupted reproduction (Ctrl-C) continues
 where it stopped when the same command is run again.

@@ -1,4 +1,4 @@
-r"""Reproduces Tables 5.1-5.3 of the MCCFRb thesis (seed 000, chapter 5.3).
+r"""Reproduces Tables 5.1-5.3 of the MCCFRb thesis (Kuchař 2020, chapter 5.3).
 
   python -m experiments.thesis_tables                  # 20 seeds, 10^6 iterations
   python -m experiments.thesis_tables --seeds=3 --max_power=4   # a quick look

@@ -18,7 +18,7 @@ Writes variance.csv, variance.md and variance_{k}.png/.pdf to --out_dir
 (--baselines= skips this study).
 
 With --conditional (the default), also the conditional variance of Schmid et
-al. (2019, Fig. 5; ALGORITHMS.md "Measuring as the papers do") of the
+al. (2019, Fig. 5; docs/pages/algorithms.md "Measuring as the papers do") of the
 registry's --algorithms on --conditional_games at --conditional_checkpoints:
 with the tables frozen, --continuations episodes are sampled from every
 history that training's episodes visit (per-history solvers: each decision

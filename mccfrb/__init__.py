@@ -1,5 +1,8 @@
 """mccfrb: Monte Carlo CFR with baselines for OpenSpiel, in numba."""
 
+from mccfrb.kernels import notice as _notice
+_notice.install()
+
 from mccfrb.games.engines import Engine
 from mccfrb.games.engines import engine_for
 from mccfrb.games.engines import engine_names

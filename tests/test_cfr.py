@@ -102,7 +102,7 @@ RPS_LIKE = ([[0, -1, 1], [1, 0, -2], [-2, 3, 0]],
 
 
 def test_regret_matching_worked_example():
-  """ALGORITHMS.md, seed 004: regret matching on the 3x3 game."""
+  """docs/pages/algorithms.md: regret matching on the 3x3 game."""
   result = mccfrb.regret_matching(*RPS_LIKE, iterations=2)
   (rx, ry) = result.regrets
   np.testing.assert_allclose(rx[0], [0, -1 / 3, 1 / 3], atol=1e-12)

@@ -211,3 +211,16 @@ def test_measurements_reproduce_a_quoted_number():
           in result.stdout)
   bad = run_binary("experiments.measurements", "--sets=nope")
   assert bad.returncode != 0 and "unknown sets" in bad.stderr
+
+
+def test_a_game_too_large_to_compile_is_refused_in_one_line_leaving_nothing(
+    tmp_path):
+  out = tmp_path / "out"
+  done = run_binary("experiments.convergence", "--games=goofspiel",
+                    "--algorithms=os", "--iterations=10", f"--out_dir={out}")
+  assert done.returncode == 1
+  lines = done.stderr.strip().splitlines()
+  assert len(lines) == 1, done.stderr
+  assert lines[0].startswith("convergence: error: goofspiel is too large")
+  assert "experiments.big_games" in lines[0]
+  assert not out.exists()

@@ -7,6 +7,7 @@ import pathlib
 import subprocess
 import sys
 import threading
+import time
 import urllib.error
 import urllib.request
 
@@ -367,6 +368,12 @@ def test_bad_requests_get_a_4xx_json_error_and_the_server_goes_on(
       ("POST", "/nowhere", {}, None, 404, "cannot POST"),
       ("GET", "/api/act", None, None, 405, "takes POST"),
       ("POST", "/api/state", {}, None, 405, "cannot POST"),
+      ("PUT", "/api/act", {}, None, 405, "PUT is not allowed"),
+      ("DELETE", "/", None, None, 405, "DELETE is not allowed"),
+      ("PATCH", "/api/state", {}, None, 405, "PATCH is not allowed"),
+      ("FROB", "/", None, None, 405, "FROB is not allowed"),
+      ("POST", "/api/act", None, b"[" * 30000 + b"]" * 30000, 400,
+       "not valid JSON"),
   ]
   for method, path, body, raw, status_wanted, words in bad:
     status, answer, kind = server.request(method, path, body, raw)
@@ -395,6 +402,45 @@ def test_bad_requests_get_a_4xx_json_error_and_the_server_goes_on(
                                      {"hand_id": hand_id, "action": 1})
   assert status == 409 and "the current hand is 2" in answer["error"]
   assert second["number"] == 2
+
+
+def _raw_exchange(url, request_bytes, read=True):
+  """Sends raw bytes to the server; its status line (or None)."""
+  import socket  # pylint: disable=import-outside-toplevel
+  host, port = url.split("//")[1].rstrip("/").rsplit(":", 1)
+  with socket.create_connection((host, int(port)), timeout=10) as s:
+    s.sendall(request_bytes)
+    if not read:
+      return None
+    return s.makefile("rb").readline().decode()
+
+
+def test_raw_requests_negative_length_and_clients_that_go_away(
+    bots, server_factory, capfd):
+  server = server_factory(new_session(bots, "kuhn_poker", seed=1))
+  status = _raw_exchange(server.url, b"POST /api/new_hand HTTP/1.1\r\n"
+                         b"Host: x\r\nContent-Length: -5\r\n\r\n")
+  assert " 400 " in status, status
+  status = _raw_exchange(server.url, b"POST /api/new_hand HTTP/1.1\r\n"
+                         b"Host: x\r\nContent-Length: many\r\n\r\n")
+  assert " 400 " in status, status
+  # A client that promises a body and disconnects: one line, no traceback.
+  capfd.readouterr()
+  import socket  # pylint: disable=import-outside-toplevel
+  host, port = server.url.split("//")[1].rstrip("/").rsplit(":", 1)
+  s = socket.create_connection((host, int(port)), timeout=10)
+  s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\0\0\0\0\0\0\0")
+  s.sendall(b"POST /api/new_hand HTTP/1.1\r\nHost: x\r\n"
+            b"Content-Length: 100\r\n\r\n{")
+  s.close()  # SO_LINGER 0: a reset, as a client killed mid-request.
+  assert server.ok("GET", "/api/state")  # Still serving.
+  err, deadline = "", time.monotonic() + 5
+  while "went away" not in err and "Traceback" not in err and (
+      time.monotonic() < deadline):
+    time.sleep(0.05)
+    err += capfd.readouterr().err
+  assert "Traceback" not in err, err
+  assert len(err.strip().splitlines()) <= 1, err
 
 
 def test_a_page_of_a_restarted_server_is_told_to_reload(bots, server_factory):

@@ -80,3 +80,26 @@ def test_trees_beyond_int32_ids_are_refused_whatever_max_nodes():
   with pytest.raises(ValueError, match=r"about 3\.8e\+09 histories, more than "
                      r"the 2\*\*31 - 1"):
     mccfrb.compile_tree("liars_dice(numdice=2)", max_nodes=2**31 - 1)
+
+
+def test_a_game_estimated_just_above_max_nodes_is_refused_at_once():
+  """Refused by the estimate as soon as it does not fit, not only at 10x:
+  goofspiel 5 has 3.35 million histories; with max_nodes at 2 million the
+  walk stops at its first estimate (after 2**16 nodes), in seconds."""
+  import time  # pylint: disable=import-outside-toplevel
+  start = time.perf_counter()
+  with pytest.raises(ValueError, match="too large to compile.*above "
+                     "max_nodes=2000000"):
+    mccfrb.compile_tree("goofspiel(num_cards=5,imp_info=True,"
+                        "points_order=random)", max_nodes=2_000_000)
+  assert time.perf_counter() - start < 30  # The walk itself takes ~60 s.
+
+
+def test_a_long_compile_shows_a_progress_bar(monkeypatch, capfd):
+  from mccfrb.games import tree  # pylint: disable=import-outside-toplevel
+  mccfrb.compile_tree("leduc_poker")
+  assert "compiling the game tree" not in capfd.readouterr().err  # Fast.
+  monkeypatch.setattr(tree, "BAR_AFTER_SECONDS", 0.0)
+  compiled = mccfrb.compile_tree("leduc_poker")
+  assert compiled.num_nodes == 9457
+  assert "compiling the game tree" in capfd.readouterr().err

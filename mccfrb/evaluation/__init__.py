@@ -126,7 +126,7 @@ def expected_visits(tree, strategy, epsilon, episodes):
 
   The owner p of an infoset updates in `episodes[p]` episodes, sampling with
   xi = eps-uniform + (1 - eps) sigma at its own nodes and sigma elsewhere
-  (ALGORITHMS.md); the result is episodes[p] * sum_{h in I} q(h).
+  (docs/pages/algorithms.md); the result is episodes[p] * sum_{h in I} q(h).
   """
   n = tree.infoset_num_actions[:, None]
   xi = np.where(tree.legal_mask(), epsilon / n + (1 - epsilon) * strategy, 0.0)

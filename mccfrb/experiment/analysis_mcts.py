@@ -1,4 +1,4 @@
-"""Tables and figures of the MCTS experiments (seed 003), from sweep rows.
+"""Tables and figures of the MCTS experiments (Mac Manus's Leduc thesis), from sweep rows.
 
 Rows are those of `sweep.run_task` for the MCTS registry entries, which add
 `simulations`, `reward_{0,1}`, `value_vs_uniform_{0,1}` and `tree_size_{0,1}`
@@ -10,7 +10,7 @@ import pandas as pd
 
 from mccfrb.experiment import analysis
 
-# Heinrich & Silver (2015), quoted by seed 003: Smooth UCT on Leduc.
+# Heinrich & Silver (2015), quoted by Mac Manus's Leduc thesis: Smooth UCT on Leduc.
 HEINRICH_SIMULATIONS = 5e8
 HEINRICH_EXPLOITABILITY = 0.0223
 # Panel (a) of `plot_against_uniform` shows where the slope settles.
@@ -143,7 +143,7 @@ def plot_against_uniform(df, game, algorithm, best_response=None):
   axes[0].set_ylabel("cumulative training reward")
   axes[0].set_title("cumulative reward, first "
                     f"{early['simulations'].max():.2g} simulations, linear axes "
-                    "(seed 003, Fig. 4.1)", fontsize=9)
+                    "(Mac Manus's Leduc thesis, Fig. 4.1)", fontsize=9)
   colors = ("tab:blue", "tab:orange")
   for p in (0, 1):
     _line(axes[1], _by_simulations(rows, f"reward_{p}"),
@@ -157,12 +157,12 @@ def plot_against_uniform(df, game, algorithm, best_response=None):
                       label=f"player {p}: best response to uniform "
                             f"({best_response[p]:.3f})")
   axes[1].set_ylabel("reward per hand against the uniform opponent")
-  axes[1].set_title("average reward (seed 003, Fig. 4.2)", fontsize=9)
+  axes[1].set_title("average reward (Mac Manus's Leduc thesis, Fig. 4.2)", fontsize=9)
   axes[1].legend(fontsize=7, loc="lower right")
   _line(axes[2], _by_simulations(rows, "exploitability"), algorithm)
   axes[2].set_yscale("log")
   axes[2].set_ylabel("exploitability (NashConv / 2)")
-  axes[2].set_title("exploitability (seed 003, Fig. 4.3)", fontsize=9)
+  axes[2].set_title("exploitability (Mac Manus's Leduc thesis, Fig. 4.3)", fontsize=9)
   axes[2].yaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
   axes[2].yaxis.set_minor_formatter(matplotlib.ticker.ScalarFormatter())
   for ax in axes:

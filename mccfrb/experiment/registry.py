@@ -224,12 +224,12 @@ ALGORITHMS = {a.name: a for a in [
     Algorithm("smooth_uct", "Smooth UCT self-play (Heinrich & Silver 2015; "
               "c 18, gamma 0.1, eta0 0.9, d 0.002); an iteration is two "
               "simulations", _mcts(solvers.SmoothUCTSolver)),
-    Algorithm("smooth_uct_d01", "smooth_uct with seed 003's d = 0.1",
+    Algorithm("smooth_uct_d01", "smooth_uct with Mac Manus's d = 0.1",
               _mcts(solvers.SmoothUCTSolver, d=0.1)),
-    Algorithm("uct", "UCT self-play (c 20; seed 003 Experiment 2)",
+    Algorithm("uct", "UCT self-play (c 20; Mac Manus's Leduc thesis Experiment 2)",
               _mcts(solvers.UCTSolver)),
     Algorithm("uct_vs_uniform", "UCT against a uniform opponent, one seat "
-              "per simulation (seed 003 Experiment 1)",
+              "per simulation (Mac Manus's Leduc thesis Experiment 1)",
               _mcts(solvers.UCTSolver, opponent="uniform")),
     Algorithm("cfr", "mccfrb exact CFR (alternating updates)", _cfr("cfr")),
     Algorithm("cfr_plus", "mccfrb exact CFR+", _cfr("cfr+")),

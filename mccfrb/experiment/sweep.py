@@ -30,6 +30,7 @@ from mccfrb import files
 from mccfrb import games
 from mccfrb.experiment import registry
 from mccfrb.games import tree as tree_lib
+from mccfrb.games import tree_size
 
 EVALUATORS = ("openspiel", "mccfrb")
 BACKENDS = ("local", "ray")
@@ -81,6 +82,14 @@ def validate(games_list, algorithms, iterations, num_checkpoints, evaluator,
   registry.check_algorithms(algorithms)
   for g in games_list:
     games.load_game(g)
+    try:  # Exploitability by iteration walks the whole tree.
+      tree_size.check_estimated_size(g, tree_size.default_max_nodes())
+    except ValueError as e:
+      raise ValueError(
+          f"{e} Exploitability curves need the compiled tree; for goofspiel "
+          "and liars_dice too large to compile, python -m "
+          "experiments.big_games trains on native engines and evaluates by "
+          "a streaming walk.") from None
   if seconds is not None:
     if iterations is not None:
       raise ValueError("give iterations or seconds, not both (got "

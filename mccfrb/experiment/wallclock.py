@@ -8,6 +8,7 @@ exploitability is computed by the streaming walk of the public tree
 binary; `ALGORITHMS` the configurations it knows.
 """
 
+import os
 import time
 
 import numpy as np
@@ -94,6 +95,7 @@ class _OpenSpielRunner:
     if self.engine is None or self.engine.name != "goofspiel":
       raise ValueError("openspiel_os_cpp is evaluated on goofspiel engines "
                        f"only (its strings are parsed); got {self.game}.")
+    self.start_bytes = _resident_bytes()
     self.solver = pyspiel.OutcomeSamplingMCCFRSolver(self.game, 0.6, seed)
     self.iterations = 0
     self.chunk = None
@@ -114,24 +116,46 @@ class _OpenSpielRunner:
     return stream.engine_exploitability(self.engine, tables, progress=False)
 
   def memory_bytes(self):
-    return None
+    """Growth of the process's resident memory since the solver was made
+    (its tables; our evaluation's tables are freed by then)."""
+    now = _resident_bytes()
+    return None if now is None or self.start_bytes is None else (
+        now - self.start_bytes)
 
 
 def openspiel_average_table(solver):
   """(information state string, cumulative average float64[A]) of every
   infoset an OpenSpiel C++ MCCFR solver stores, read from its serialised
   state (its Python bindings expose the average only state by state):
-  entries "key<~>actions;regrets;average;current" with hex floats."""
+  entries "key<~>actions;regrets;average;current" with hex floats, read one
+  at a time (the text is several GB after minutes on goofspiel 6)."""
   text = solver.__getstate__()
   marker = "[SolverValuesTable]\n"
-  if marker not in text:
+  at = text.find(marker)
+  if at < 0:
     return
-  body = text[text.index(marker) + len(marker):]
-  parts = body.split("<~>")
-  for k in range(0, len(parts) - 1, 2):
-    fields = parts[k + 1].split(";")
-    yield parts[k], np.array([float.fromhex(x) for x in
-                              fields[2].split(",")])
+  at += len(marker)
+  while True:  # key<~>values<~>key<~>values...: keys may hold newlines.
+    middle = text.find("<~>", at)
+    if middle < 0:
+      return
+    end = text.find("<~>", middle + 3)
+    end = len(text) if end < 0 else end
+    fields = text[middle + 3:end].split(";")
+    yield text[at:middle], np.array([float.fromhex(x)
+                                     for x in fields[2].split(",")])
+    at = end + 3
+    if at >= len(text):
+      return
+
+
+def _resident_bytes():
+  """This process's resident memory now (Linux), or None."""
+  try:
+    with open("/proc/self/statm", encoding="ascii") as f:
+      return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+  except (OSError, ValueError, IndexError):
+    return None
 
 
 def small_instance(game):

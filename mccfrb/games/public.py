@@ -1,4 +1,4 @@
-"""Public states of a compiled game tree (ALGORITHMS.md, "Public states").
+"""Public states of a compiled game tree (docs/pages/algorithms.md, "Public states").
 
 `public_states` partitions the nodes of a `GameTree` into public states and
 returns a `PublicTree`: flat numpy arrays, like the `GameTree` itself, that

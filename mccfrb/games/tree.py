@@ -41,6 +41,8 @@ DEFAULT_MAX_NODES = None
 # 4 and 5, liars_dice with one die).
 BYTES_PER_NODE = 30
 PROGRESS_SECONDS = 5.0
+# A compile that lasts longer shows a progress bar (tqdm, standard error).
+BAR_AFTER_SECONDS = 2.0
 # The walk asks Knuth's estimator for the tree's size (and may refuse the
 # game, see tree_size.check_estimated_size) when it passes this many nodes
 # or reports progress for the first time, whichever comes first: small
@@ -203,6 +205,20 @@ class GameTree(NamedTuple):
             self.child_start, self.num_children, self.edge_prob, self.utility)
 
 
+def _show_progress(bar, nodes, estimate):
+  """A tqdm bar of the nodes walked against the size estimate (created on
+  the first call), updated to `nodes`."""
+  if bar is None:
+    from tqdm.auto import tqdm  # pylint: disable=import-outside-toplevel
+    bar = tqdm(total=max(int(estimate), nodes), unit=" nodes",
+               unit_scale=True, desc="compiling the game tree", leave=False,
+               mininterval=0.5)
+  if nodes > bar.total:
+    bar.total = nodes
+  bar.update(nodes - bar.n)
+  return bar
+
+
 def _progress_message(nodes, infosets, elapsed, estimate):
   rate = nodes / max(elapsed, 1e-9)
   if estimate > nodes:
@@ -290,7 +306,9 @@ def _walk(game, undo, max_nodes, verbose):
   utility_sum = None
   terminal_player = _TERMINAL_PLAYER
   start_time = time.perf_counter()
-  next_report = start_time + PROGRESS_SECONDS
+  next_report = start_time + BAR_AFTER_SECONDS
+  next_message = start_time + PROGRESS_SECONDS
+  bar = None  # A progress bar, once the compile lasts BAR_AFTER_SECONDS.
 
   state = game.new_initial_state()
   player = state.current_player()
@@ -353,15 +371,18 @@ def _walk(game, undo, max_nodes, verbose):
     if start >> 12 != end >> 12:  # Look at the clock rarely.
       now = time.perf_counter()
       if now >= next_report:
-        next_report = now + PROGRESS_SECONDS
+        next_report = now + 0.5
         if estimate is None:
           estimate = tree_size.check_estimated_size(game, max_nodes)
-        message = _progress_message(end, len(iset_player), now - start_time,
-                                    estimate)
-        if verbose:
-          print(message, flush=True)
-        else:
-          _logger.info(message)
+        bar = _show_progress(bar, end, estimate)
+        if now >= next_message:
+          next_message = now + PROGRESS_SECONDS
+          message = _progress_message(end, len(iset_player),
+                                      now - start_time, estimate)
+          if verbose:
+            print(message, flush=True)
+          else:
+            _logger.info(message)
     k = 0
     # Visit the children from the k-th on; terminal ones on the spot.
     while True:
@@ -398,6 +419,8 @@ def _walk(game, undo, max_nodes, verbose):
           view.release()
         # The deepest expanded node had `deepest` ancestors; its children
         # are leaves one level further down.
+        if bar is not None:
+          bar.close()
         return _Walked(next_id, buffers, list(keys), iset_player,
                        iset_actions, chance_actions, utility_sum, deepest + 2)
       state, actions, start, end, k, player = frames.pop()

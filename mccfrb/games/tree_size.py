@@ -13,9 +13,10 @@ import numpy as np
 from mccfrb import games
 
 # compile_tree refuses a game before walking it when Knuth's estimate of its
-# size exceeds max_nodes by this factor (an unbiased estimate, averaged over
-# many probes, rarely overshoots a tree that fits by this much).
-REFUSE_FACTOR = 10
+# size exceeds max_nodes by this factor: as soon as it does not fit (the
+# estimate, unbiased and averaged over 1000 probes, is within a few percent
+# on the games of the tests; a wrong refusal names max_nodes as the way out).
+REFUSE_FACTOR = 1
 # Peak memory of a compile per node of the tree: the walk's buffers (28
 # bytes), the infoset dictionary (a Python string per infoset) and the final
 # arrays. Measured as the growth of the peak resident memory during a first
@@ -132,23 +133,23 @@ def estimate_num_nodes(game, num_probes=1000, seed=0, time_limit=2.0):
 
 
 def check_estimated_size(game, max_nodes):
-  """Knuth's estimate of `game`'s size; ValueError when it is far too large.
+  """Knuth's estimate of `game`'s size; ValueError when it is too large.
 
-  Far too large: above REFUSE_FACTOR * max_nodes, or above the 2**31 - 1
+  Too large: above REFUSE_FACTOR * max_nodes, or above the 2**31 - 1
   nodes that int32 node ids can number (whatever max_nodes and the memory).
   """
   estimate, probes = estimate_num_nodes(game)
-  if estimate > REFUSE_FACTOR * max_nodes:
-    limit = f"above max_nodes={max_nodes}"
-    hint = " or, if the estimate is wrong, pass a larger max_nodes"
-  elif estimate > MAX_NODES_LIMIT:
+  if estimate > MAX_NODES_LIMIT:
     limit = (f"more than the 2**31 - 1 a GameTree can number (int32 ids; "
              f"max_nodes={max_nodes})")
     hint = ""
+  elif estimate > REFUSE_FACTOR * max_nodes:
+    limit = f"above max_nodes={max_nodes}"
+    hint = " or, if the estimate is wrong, pass a larger max_nodes"
   else:
     return estimate
   raise ValueError(
-      f"{game} is far too large to compile: Knuth's estimator ({probes} "
+      f"{game} is too large to compile: Knuth's estimator ({probes} "
       f"random root-to-leaf probes) puts it at about {estimate:.2g} "
       f"histories, {limit}; compiling would need about "
       f"{estimate * PEAK_BYTES_PER_NODE / 2**30:.3g} GiB. Choose a smaller "

@@ -24,7 +24,7 @@ LCFR/DCFR discounting a zero regret may differ in sign; BUILD_NOTES.md,
     for the values that also stores p's regret increments in slots, over a
     schedule of independent subtree tasks below a frontier depth
     (mccfrb/games/schedule.py); both sweeps skip subtrees where the opponent's
-    or chance's reach has an exact zero factor (seed 002: "prune histories
+    or chance's reach has an exact zero factor (the 1-die Dudo notes: "prune histories
     whose opponent's reach is zero"). Then one loop over p's infosets adds each
     infoset's regret and average terms in ascending node id order (the
     order of the four sweeps' sums), clips or discounts and regret-matches.

@@ -13,7 +13,7 @@ from numba import prange
 
 @njit(cache=True, error_model="numpy")
 def regret_matching_row(regrets, infoset, num_actions, out, row):
-  """Regret matching for one infoset (seed 004; ALGORITHMS.md "Notation").
+  """Regret matching for one infoset (docs/pages/algorithms.md "Notation").
 
   sigma(I, a) = R+(I, a) / sum_b R+(I, b), uniform if the sum is 0.
 

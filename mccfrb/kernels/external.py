@@ -1,6 +1,6 @@
 """External-sampling MCCFR with weighting and regret-based pruning.
 
-As OpenSpiel's `external_sampling_mccfr.py` (seed 001): for update player i,
+As OpenSpiel's `external_sampling_mccfr.py` (and a blog post on external-sampling MCCFR): for update player i,
 chance and the opponent are sampled (one uniform per node, pre-order), every
 action of i is explored, and at i's nodes
   R_I(a) += w_t (v(h a) - v(h)),   v(h) = sum_a sigma(I, a) v(h a).
@@ -8,7 +8,7 @@ Averaging "simple" adds w'_t sigma(I) at the opponent's nodes; "full" walks the
 whole tree after both players' traversals adding w'_t pi_p(h) sigma(I) at every
 decision node (OpenSpiel's FULL).
 
-Weighting (seed 002; Brown and Sandholm 2019): "linear" uses w_t = w'_t = t
+Weighting (the 1-die Dudo notes; Brown and Sandholm 2019): "linear" uses w_t = w'_t = t
 (or min(t, linear_until)); "discounted" (alpha, beta, gamma) multiplies, after
 iteration t, positive regrets by t^a/(t^a + 1) and negative ones by
 t^b/(t^b + 1), applied lazily: an infoset catches up on the discounts it

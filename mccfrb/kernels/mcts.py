@@ -1,8 +1,8 @@
 """Information-set MCTS: UCT and Smooth UCT, one kernel for both.
 
-Extensive-form MCTS of seed 003 (Algorithms 1-3, from Heinrich 2017) and
+Extensive-form MCTS of Mac Manus's Leduc thesis (Algorithms 1-3, from Heinrich 2017) and
 Heinrich & Silver, "Smooth UCT Search in Computer Poker", IJCAI 2015;
-ALGORITHMS.md, "UCT and Smooth UCT". Each player i has its own search tree
+docs/pages/algorithms.md, "UCT and Smooth UCT". Each player i has its own search tree
 T^i whose nodes are i's information states u^i, here the infoset ids of the
 compiled tree; a node is in T^i once its visit count N(u) is positive.
 
@@ -72,7 +72,7 @@ def _uniform_action(u, count):
 
 @njit(cache=True, error_model="numpy")
 def ucb_action(visits, counts, values, infoset, num_actions, c):
-  """argmax_a Q(u, a) + c sqrt(log N(u) / N(u, a)) (seed 003 Eq. 2.10).
+  """argmax_a Q(u, a) + c sqrt(log N(u) / N(u, a)) (Mac Manus's Leduc thesis Eq. 2.10).
 
   Untried actions (N(u, a) = 0) come first, the lowest index; ties go to
   the lowest index.
@@ -93,7 +93,7 @@ def ucb_action(visits, counts, values, infoset, num_actions, c):
 
 @njit(cache=True, error_model="numpy")
 def smooth_eta(n, gamma, eta0, d):
-  """eta = max(gamma, eta0 / (1 + d sqrt(N(u)))) (seed 003 Algorithm 3)."""
+  """eta = max(gamma, eta0 / (1 + d sqrt(N(u)))) (Mac Manus's Leduc thesis Algorithm 3)."""
   eta = eta0 / (1.0 + d * math.sqrt(n))
   return gamma if eta < gamma else eta
 
@@ -236,7 +236,7 @@ def simulations(kind, player, infoset, child_start, num_children, edge_prob,
     c, gamma, eta0, d: the UCB exploration constant and Smooth UCT's
       mixing schedule.
     opponent_uniform: train one learner per simulation against a uniform
-      opponent (seed 003, Experiment 1).
+      opponent (Mac Manus's Leduc thesis, Experiment 1).
     rng_state: uint64[4], the solver's PCG64 state (kernels/rng.py),
       advanced in place.
     path_infoset, path_action: int64[max_depth] scratch.

@@ -1,7 +1,7 @@
 """Outcome-sampling MCCFR with baselines: one episode for every variant.
 
 Equations cite Schmid et al. 2019 (VR-MCCFR, arXiv:1809.03057) and the thesis
-in shared/seeds/000 (Fig. 3.1); see ALGORITHMS.md. Variants are integer codes:
+in Kuchař's thesis (2020, Fig. 3.1); see docs/pages/algorithms.md. Variants are integer codes:
 
   baseline_kind: 0 none, 1 thesis (direct or, with decay > 0, exponential
     average of the 1/xi-corrected value, per update player and infoset),
@@ -10,7 +10,7 @@ in shared/seeds/000 (Fig. 3.1); see ALGORITHMS.md. Variants are integer codes:
     (exact values under the current strategy, recomputed before each episode).
   averaging: 0 stochastic (OpenSpiel), 1 optimistic (Lanctot 2013 section 4,
     the thesis's choice).
-  regret_plus: 0 regret matching, 1 regret matching+ (MCCFRb+, ALGORITHMS.md
+  regret_plus: 0 regret matching, 1 regret matching+ (MCCFRb+, docs/pages/algorithms.md
     "MCCFRb+"): cumulative regrets are clipped at 0 after every update and
     iteration t weighs t in the average strategy.
 
@@ -190,7 +190,7 @@ def _episodes(mode, kind, player, infoset, child_start, num_children,
   Episode e updates player e % 2 at iteration t = first_iteration + e // 2
   (training: an iteration is one episode per player, in player order), or at
   t = first_iteration throughout if frozen. Episodes start at the root, or,
-  for the conditional variance (ALGORITHMS.md, "Measuring as the papers do";
+  for the conditional variance (docs/pages/algorithms.md, "Measuring as the papers do";
   Schmid et al. 2019, Fig. 5), at a decision node `start_node` > 0, and then
   update its player; reaches start at 1 there.
 

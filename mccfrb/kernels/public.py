@@ -1,6 +1,6 @@
 """Public-state sampling MCCFR with baselines: the vector form of VR-MCCFR.
 
-ALGORITHMS.md, "Public-state sampling" (Schmid et al. 2019, arXiv:1809.03057,
+docs/pages/algorithms.md, "Public-state sampling" (Schmid et al. 2019, arXiv:1809.03057,
 section "VR-MCCFR" with public-state sampling; Davis, Schmid, Bowling 2020,
 arXiv:1907.09633, "public outcome sampling"). One episode walks one path of
 the public tree; at every public state it visits it evaluates every history
@@ -111,7 +111,7 @@ def _public_episodes(mode, kind, player, infoset, child_start, num_children,
 
   Episode e updates player i = e % 2 at iteration t = first_iteration + e // 2
   (or t = first_iteration throughout if frozen). Episodes start at the
-  root's public state, or, for the conditional variance (ALGORITHMS.md,
+  root's public state, or, for the conditional variance (docs/pages/algorithms.md,
   "Measuring as the papers do"; Schmid et al. 2019, Fig. 5), at a public
   state `start_ps` > 0 of decision nodes, and then update the player of its
   first history, with q(start_ps) = 1 and the reaches of its histories as
@@ -130,7 +130,7 @@ def _public_episodes(mode, kind, player, infoset, child_start, num_children,
   reaches of the histories of S' follow from their parents'.
 
   Up, over the visited public states in reverse preorder (children first),
-  for every non-terminal h in S (ALGORITHMS.md, "Public-state sampling"):
+  for every non-terminal h in S (docs/pages/algorithms.md, "Public-state sampling"):
     u(h, a) = u_i(h a)                                     if h a is terminal,
     u(h, a) = u(h a)                       if pub(h a) was visited with xi = 1,
     u(h, a) = b(h, a) + [pub(h a) visited] (u(h a) - b(h, a)) / xi  otherwise,

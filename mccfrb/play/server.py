@@ -6,7 +6,10 @@
   POST /api/act         {"hand_id": ..., "action": OpenSpiel action id}
 
 Every answer of the API is JSON; a refused request gets a 4xx status and
-{"error": "..."}, and the server goes on serving. Standard library only
+{"error": "..."} (405 for any method but GET and POST, 400 for a bad
+Content-Length or body), and the server goes on serving. A client that goes
+away mid-request costs one line on standard error; a connection idle for
+`TIMEOUT` seconds is closed. Standard library only
 (`http.server.ThreadingHTTPServer`).
 """
 
@@ -14,6 +17,7 @@ import http.server
 import importlib.resources
 import json
 import socket
+import sys
 
 from mccfrb.play import session as session_lib
 
@@ -22,6 +26,7 @@ STATIC = {"/": ("index.html", "text/html; charset=utf-8"),
           "/play.js": ("play.js", "text/javascript; charset=utf-8"),
           "/play.css": ("play.css", "text/css; charset=utf-8")}
 MAX_BODY = 1 << 16
+TIMEOUT = 30.0
 
 
 def _static(name):
@@ -34,12 +39,14 @@ def _json_body(handler):
     length = int(handler.headers.get("Content-Length", "0"))
   except ValueError:
     raise session_lib.PlayError(400, "bad Content-Length header.") from None
+  if length < 0:
+    raise session_lib.PlayError(400, f"negative Content-Length: {length}.")
   if length > MAX_BODY:
     raise session_lib.PlayError(413, f"request body over {MAX_BODY} bytes.")
   raw = handler.rfile.read(length) if length > 0 else b""
   try:
     body = json.loads(raw or b"{}")
-  except ValueError:
+  except (ValueError, RecursionError):  # RecursionError: nested too deep.
     raise session_lib.PlayError(400, "the request body is not valid JSON.") from None
   if not isinstance(body, dict):
     raise session_lib.PlayError(400, "the request body must be a JSON object.")
@@ -59,22 +66,37 @@ def _handler_class(session, quiet):
     """Serves the page and the JSON API of one session."""
 
     server_version = "mccfrb-play"
+    timeout = TIMEOUT  # Seconds a connection may stay idle.
+
+    def __getattr__(self, name):
+      # http.server answers a method without a do_METHOD with an HTML 501.
+      if name.startswith("do_"):
+        return self._method_not_allowed
+      raise AttributeError(name)
+
+    def _method_not_allowed(self):
+      self.close_connection = True
+      self._send_json(405, {"error": f"{self.command} is not allowed: this "
+                                     "server takes GET and POST."},
+                      allow="GET, POST")
 
     def log_message(self, fmt, *args):  # pylint: disable=arguments-differ
       if not quiet:
         super().log_message(fmt, *args)
 
-    def _send(self, status, body, content_type):
+    def _send(self, status, body, content_type, allow=None):
       self.send_response(status)
+      if allow:
+        self.send_header("Allow", allow)
       self.send_header("Content-Type", content_type)
       self.send_header("Content-Length", str(len(body)))
       self.send_header("Cache-Control", "no-store")
       self.end_headers()
       self.wfile.write(body)
 
-    def _send_json(self, status, obj):
+    def _send_json(self, status, obj, allow=None):
       self._send(status, json.dumps(obj, ensure_ascii=False).encode("utf-8"),
-                 "application/json; charset=utf-8")
+                 "application/json; charset=utf-8", allow)
 
     def _answer(self, compute):
       try:
@@ -93,7 +115,8 @@ def _handler_class(session, quiet):
       elif path == "/api/state":
         self._answer(session.to_json)
       elif path in POST_ROUTES:
-        self._send_json(405, {"error": f"{path} takes POST, not GET."})
+        self._send_json(405, {"error": f"{path} takes POST, not GET."},
+                        allow="POST")
       else:
         self._send_json(404, {"error": f"no such page: {path}"})
 
@@ -114,13 +137,25 @@ def _handler_class(session, quiet):
   return Handler
 
 
+class _Server(http.server.ThreadingHTTPServer):
+  """One line, not a traceback, for a client that went away."""
+
+  def handle_error(self, request, client_address):
+    error = sys.exc_info()[1]
+    if isinstance(error, (ConnectionError, TimeoutError)):
+      sys.stderr.write(f"mccfrb-play: client {client_address[0]} went away "
+                       f"({type(error).__name__})\n")
+    else:
+      super().handle_error(request, client_address)
+
+
 def make_server(session, host="127.0.0.1", port=0, quiet=True):
   """A `ThreadingHTTPServer` for `session` (port 0: any free port).
 
   Call `serve_forever()` on it (in a thread for tests) and `shutdown()` /
   `server_close()` to stop. Raises OSError when the address is taken.
   """
-  cls = http.server.ThreadingHTTPServer
+  cls = _Server
   if ":" in host:  # An IPv6 address.
     cls = type("ThreadingHTTPServerV6", (cls,),
                {"address_family": socket.AF_INET6})

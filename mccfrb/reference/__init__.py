@@ -15,7 +15,7 @@ from mccfrb.games import tree as tree_lib
 
 
 def regret_matching(regrets):
-  """sigma = R+ / sum R+, uniform if the sum is 0 (ALGORITHMS.md)."""
+  """sigma = R+ / sum R+, uniform if the sum is 0 (docs/pages/algorithms.md)."""
   total = 0.0
   for r in regrets:
     if r > 0.0:

@@ -1,6 +1,6 @@
 """Pure-Python UCT and Smooth UCT over pyspiel states, for tests.
 
-Written from seed 003's Algorithms 1-3 (Heinrich 2017) without the compiled
+Written from Mac Manus's Algorithms 1-3 (Heinrich 2017) without the compiled
 tree: one search tree per player as a dict keyed by the information state
 string, pyspiel states walked with `child`. It draws its uniforms from a
 `np.random.Generator` in the kernel's order (kernels/mcts.py), so with the

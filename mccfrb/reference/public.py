@@ -18,7 +18,7 @@ from mccfrb import reference
 
 
 class ReferencePublicSampling(reference.ReferenceMCCFRb):
-  """Public-state sampling written from ALGORITHMS.md, over pyspiel states.
+  """Public-state sampling written from docs/pages/algorithms.md, over pyspiel states.
 
   Options as `mccfrb.PublicSamplingSolver` (baseline none, history,
   predictive or oracle; regret rm or rm+; averaging; sampling; epsilon;

@@ -33,7 +33,7 @@ def _check_number(name, value, low, high=np.inf, low_open=False):
 
 
 class SmoothUCTSolver(base.TabularSolverBase):
-  """Smooth UCT (Heinrich & Silver 2015; seed 003, Algorithms 1 and 3).
+  """Smooth UCT (Heinrich & Silver 2015; Mac Manus's Leduc thesis, Algorithms 1 and 3).
 
   Information-set MCTS in self-play with one search tree per player keyed by
   that player's infosets of the compiled tree. At an in-tree infoset u,
@@ -53,7 +53,7 @@ class SmoothUCTSolver(base.TabularSolverBase):
     gamma, eta0, d: the mixing schedule, gamma and eta0 in [0, 1], d >= 0.
     opponent: "self" (self-play: every simulation trains both players) or
       "uniform" (simulation k trains player k % 2 against an opponent that
-      plays uniformly at random; seed 003, Experiment 1).
+      plays uniformly at random; Mac Manus's Leduc thesis, Experiment 1).
     seed: seed of the solver's `np.random.Generator`.
     max_nodes, tree: as for `MCCFRbSolver`.
     threads, batch: as for `MCCFRbSolver`: threads=1, batch=None (the
@@ -190,7 +190,7 @@ class SmoothUCTSolver(base.TabularSolverBase):
     return values
 
   def metrics(self):
-    """Per-checkpoint numbers for experiment rows (seed 003's Figures
+    """Per-checkpoint numbers for experiment rows (Mac Manus's Figures
     4.1-4.3): simulations, each seat's mean training reward, exact value
     against a uniform opponent and search-tree size."""
     reward = self.mean_reward()
@@ -209,13 +209,13 @@ class SmoothUCTSolver(base.TabularSolverBase):
 
 
 class UCTSolver(SmoothUCTSolver):
-  """Extensive-form UCT (seed 003, Algorithms 1 and 2): Smooth UCT that
+  """Extensive-form UCT (Mac Manus's Leduc thesis, Algorithms 1 and 2): Smooth UCT that
   always takes the UCB branch (no random draw at selections).
 
   Args:
     game: a game string or `pyspiel.Game`.
     c: UCB exploration constant (> 0); the default is for Leduc hold'em.
-    opponent: "self" (self-play; seed 003, Experiment 2) or "uniform"
+    opponent: "self" (self-play; Mac Manus's Leduc thesis, Experiment 2) or "uniform"
       (against a uniformly random opponent; Experiment 1).
     seed, max_nodes, tree, threads, batch: as for `SmoothUCTSolver`.
   """

@@ -1,4 +1,4 @@
-"""Regret matching and RM+ on two-player normal-form games (seed 004).
+"""Regret matching and RM+ on two-player normal-form games (the RM and CFR slides).
 
 Small and exact, for teaching and as a reference: simultaneous updates, from
 uniform strategies.
@@ -35,7 +35,7 @@ def regret_matching(row_payoffs, column_payoffs=None, iterations=1000,
   """Runs regret matching (or RM+) for both players of a bimatrix game.
 
   At iteration t each player's instantaneous regret is
-  r^t(a) = u(a, sigma_{-i}^t) - u(sigma^t) (seed 004); the cumulative regret
+  r^t(a) = u(a, sigma_{-i}^t) - u(sigma^t) (the RM and CFR slides); the cumulative regret
   adds it (RM+ then clips at 0) and sigma^{t+1} matches the positive part.
 
   Args:

@@ -26,7 +26,7 @@ BASELINES = {
 }
 AVERAGINGS = {"stochastic": 0, "optimistic": 1}
 # Regret update -> kernel code: regret matching, or regret matching+ with
-# linear averaging (MCCFRb+, ALGORITHMS.md).
+# linear averaging (MCCFRb+, docs/pages/algorithms.md).
 REGRETS = {"rm": 0, "rm+": 1}
 # Baselines keyed by infoset only: the ones an engine (no node ids) runs.
 ENGINE_BASELINES = ("none", "thesis", "thesis_exponential", "learned")
@@ -39,7 +39,7 @@ DEFAULT_EXPONENTIAL_DECAY = 0.5
 
 class ConditionalVariance(NamedTuple):
   """Conditional variance of the baseline-corrected estimates (Schmid et al.
-  2019, Fig. 5; ALGORITHMS.md, "Measuring as the papers do").
+  2019, Fig. 5; docs/pages/algorithms.md, "Measuring as the papers do").
 
   For every measured history h, M continuations are sampled from h with the
   frozen tables; the sample variances (divisor M - 1) of u(h, a) and u(h)
@@ -418,7 +418,7 @@ class MCCFRbSolver(engine_lib.EngineSampling, base.WeightingMixin,
     sample down from it as training does (eps-uniform at i's nodes), and the
     sample variances of u(h, a) (Eqs. 9-10) and of u(h) are averaged over
     the histories with weight q(h), the frequency with which training's
-    episodes visit h (ALGORITHMS.md, "Measuring as the papers do"). The
+    episodes visit h (docs/pages/algorithms.md, "Measuring as the papers do"). The
     exact weights stand for infinitely many sampled trajectories.
 
     Args:
@@ -462,7 +462,7 @@ def visit_probabilities(tree, strategy, epsilon):
   """Decision nodes h with q(h) > 0 in the episodes updating their player.
 
   q(h) is the product of the sampling probabilities xi above h
-  (ALGORITHMS.md, "Notation"): eps-uniform mixed with sigma at the update
+  (docs/pages/algorithms.md, "Notation"): eps-uniform mixed with sigma at the update
   player's nodes, sigma at the opponent's, chance's probabilities.
 
   Returns:

@@ -22,7 +22,7 @@ _EMPTY_STATS = np.zeros((0, 0, 0))
 
 
 class PublicSamplingSolver(base.OptimisticAverageMixin, base.TabularSolverBase):
-  """Public-state sampling MCCFR with baselines (ALGORITHMS.md).
+  """Public-state sampling MCCFR with baselines (docs/pages/algorithms.md).
 
   The vector form of VR-MCCFR (Schmid et al. 2019) and Davis et al.'s (2020)
   public outcome sampling: an episode walks one path of the public tree
@@ -299,7 +299,7 @@ class PublicSamplingSolver(base.OptimisticAverageMixin, base.TabularSolverBase):
     at S, with q(S) = 1 and the frozen strategy's reaches of its histories,
     and sample down from it as training does. Every history h of S of
     player i with pi_{-i}(h) > 0 is measured: the sample variances of
-    u(h, a) and u(h) (ALGORITHMS.md, "Public-state sampling") are averaged
+    u(h, a) and u(h) (docs/pages/algorithms.md, "Public-state sampling") are averaged
     over those histories with weight q(S), the frequency with which
     training's episodes evaluate h.
 

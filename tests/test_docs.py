@@ -1,0 +1,197 @@
+"""The documentation: the site builds strictly, the tutorial runs, links resolve.
+
+The site is docs/mkdocs.yml over docs/pages/; docs/hooks.py publishes the
+committed plots of experiments/results/ as the site's results/ folder.
+"""
+
+import pathlib
+import re
+import subprocess
+import sys
+
+import matplotlib
+import numpy as np
+import yaml
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+PAGES = DOCS / "pages"
+README = ROOT / "README.md"
+TUTORIAL = PAGES / "tutorial.md"
+# The file the tutorial's plotting block saves in the working directory.
+TUTORIAL_PNG = "tutorial_convergence.png"
+MAX_README_LINES = 250
+# Paths of the author's private workspace, which readers of the repository
+# do not have.
+FORBIDDEN = ("../shared", "shared/ALGORITHMS.md", "seeds/0")
+
+FENCE = re.compile(r"^[ \t]*(```|~~~).*?^[ \t]*\1[ \t]*$", re.M | re.S)
+INLINE_CODE = re.compile(r"`+[^`\n]*`+")
+# [text](target) and ![alt](target), with an optional "title".
+LINK = re.compile(r"\]\(\s*<?([^)\s>]+)>?(?:\s+[\"'][^)]*[\"'])?\s*\)")
+
+
+def pages():
+  """Every Markdown page of the site, sorted."""
+  return sorted(PAGES.rglob("*.md"))
+
+
+def relative_links(path):
+  """Relative link targets of a Markdown file, without fragment or query.
+
+  Fenced code blocks and inline code are left out (a `](x)` in code is not
+  a link); so are links to web pages, mail addresses and anchors of the
+  same page.
+  """
+  text = INLINE_CODE.sub("", FENCE.sub("", path.read_text(encoding="utf-8")))
+  out = []
+  for target in LINK.findall(text):
+    if re.match(r"(https?:|mailto:|#)", target):
+      continue
+    target = re.split(r"[#?]", target, maxsplit=1)[0]
+    if target:
+      out.append(target)
+  return out
+
+
+def python_blocks(path):
+  """The ```python blocks of a Markdown file, in order."""
+  return re.findall(r"^```python[ \t]*\n(.*?)^```[ \t]*$",
+                    path.read_text(encoding="utf-8"), re.M | re.S)
+
+
+def nav_pages(nav):
+  """The page paths of a mkdocs `nav`, flattened in order."""
+  out = []
+  for item in nav:
+    value = next(iter(item.values())) if isinstance(item, dict) else item
+    if isinstance(value, list):
+      out.extend(nav_pages(value))
+    else:
+      out.append(value)
+  return out
+
+
+def text_files(folder):
+  """Text files under `folder`, without build output and caches."""
+  for path in sorted(folder.rglob("*")):
+    parts = path.relative_to(ROOT).parts
+    if (not path.is_file() or "__pycache__" in parts
+        or parts[:2] == ("docs", "site")):
+      continue
+    data = path.read_bytes()
+    if b"\0" not in data:
+      yield path, data.decode("utf-8", errors="replace")
+
+
+def test_site_builds_strictly(tmp_path):
+  """`mkdocs build --strict` succeeds: no broken link, no page missing from
+  the nav, no docstring mkdocstrings cannot render. Fails (never skips) when
+  mkdocs is not installed."""
+  result = subprocess.run(
+      [sys.executable, "-m", "mkdocs", "build", "--strict",
+       "-f", str(DOCS / "mkdocs.yml"), "--site-dir", str(tmp_path / "site")],
+      cwd=ROOT, capture_output=True, text=True, timeout=900, check=False)
+  output = result.stdout + result.stderr
+  problems = [line for line in output.splitlines()
+              if line.startswith(("WARNING", "ERROR"))]
+  assert result.returncode == 0, "\n".join(problems) or output[-3000:]
+  assert (tmp_path / "site" / "tutorial" / "index.html").is_file()
+
+
+def test_tutorial_runs_and_its_numbers_hold(tmp_path, monkeypatch):
+  """The tutorial's Python blocks, run in order in one namespace, write the
+  plot they promise; mccfrb's evaluator agrees with OpenSpiel's; MCCFRb+
+  improves from the first checkpoint to the last; the engine run equals the
+  tree run."""
+  blocks = python_blocks(TUTORIAL)
+  assert len(blocks) >= 3, "the tutorial has lost its code"
+  monkeypatch.chdir(tmp_path)
+  matplotlib.use("Agg")
+  namespace = {"__name__": "__tutorial__"}
+  exec(compile("\n".join(blocks), str(TUTORIAL), "exec"), namespace)  # pylint: disable=exec-used
+
+  png = tmp_path / TUTORIAL_PNG
+  assert png.is_file(), f"the tutorial does not save {TUTORIAL_PNG}"
+  assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+  assert png.stat().st_size > 10_000  # Axes, four curves and a legend.
+
+  assert abs(namespace["exact"] - namespace["fast"]) <= 1e-9
+
+  df = namespace["df"]
+  assert {"algorithm", "iteration", "exploitability"} <= set(df.columns)
+  assert df["algorithm"].nunique() == 4
+  checkpoints = namespace["checkpoints"]
+  for algorithm, curve in df.groupby("algorithm"):
+    assert list(curve["iteration"]) == list(checkpoints), algorithm
+    assert np.isfinite(curve["exploitability"]).all(), algorithm
+    assert (curve["exploitability"] > 0).all(), algorithm
+  plus = df[df["algorithm"] == "mccfrb MCCFRb+"].sort_values("iteration")
+  first, last = plus["exploitability"].iloc[0], plus["exploitability"].iloc[-1]
+  assert last < 0.5 * first, (first, last)
+
+  # Equal tables; two evaluators (tree walk, streamed public tree).
+  assert abs(namespace["tree_value"] - namespace["engine_value"]) <= 1e-12
+
+
+def test_readme_is_short():
+  """The README stays a front page; the details live on the site."""
+  lines = README.read_text(encoding="utf-8").splitlines()
+  assert len(lines) <= MAX_README_LINES, (
+      f"README.md has {len(lines)} lines, at most {MAX_README_LINES}")
+
+
+def test_relative_links_resolve():
+  """Every relative link (and image) resolves: the README's from the
+  repository root, a page's from the page, inside the site; `results/...`
+  from a page is experiments/results/..., which docs/hooks.py publishes."""
+  broken = []
+  for target in relative_links(README):
+    if not (ROOT / target).exists():
+      broken.append(f"README.md: {target}")
+  published = PAGES / "results"
+  for page in pages():
+    for target in relative_links(page):
+      path = (page.parent / target).resolve()
+      if path.is_relative_to(published):
+        path = ROOT / "experiments" / "results" / path.relative_to(published)
+      elif not path.is_relative_to(PAGES):
+        broken.append(f"{page.relative_to(ROOT)}: {target} (outside the site)")
+        continue
+      if not path.exists():
+        broken.append(f"{page.relative_to(ROOT)}: {target}")
+  assert not broken, "\n".join(broken)
+
+
+def test_no_links_to_the_private_workspace():
+  """No file of the README, the docs or the package mentions a path that
+  exists only in the author's workspace (docs/site, the build output, is
+  not checked)."""
+  found = []
+  files = [(README, README.read_text(encoding="utf-8"))]
+  files += list(text_files(DOCS)) + list(text_files(ROOT / "mccfrb"))
+  assert len(files) > 30
+  for path, text in files:
+    for number, line in enumerate(text.splitlines(), 1):
+      for needle in FORBIDDEN:
+        if needle in line:
+          found.append(f"{path.relative_to(ROOT)}:{number}: {needle}")
+  assert not found, "\n".join(found)
+
+
+def test_every_page_is_in_the_nav_and_the_readme_links_the_docs():
+  """A page missing from the nav is unreachable from the site's menu; a
+  nav entry without a page is a dead menu item; the README leads to the
+  site."""
+  config = yaml.safe_load((DOCS / "mkdocs.yml").read_text(encoding="utf-8"))
+  assert config["docs_dir"] == "pages"
+  nav = nav_pages(config["nav"])
+  on_disk = {page.relative_to(PAGES).as_posix() for page in pages()}
+  assert not on_disk - set(nav), f"pages not in the nav: {on_disk - set(nav)}"
+  assert not set(nav) - on_disk, f"nav without a page: {set(nav) - on_disk}"
+  assert len(nav) == len(set(nav)), "a page is in the nav twice"
+  assert "tutorial.md" in nav
+  readme_links = {pathlib.PurePosixPath(t).as_posix()
+                  for t in relative_links(README)}
+  assert "docs/pages/index.md" in readme_links, (
+      "README.md does not link the docs' front page docs/pages/index.md")
