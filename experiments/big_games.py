@@ -16,7 +16,6 @@ checkpoint) and prints the last checkpoint of each algorithm.
 """
 
 import os
-import re
 import sys
 
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
@@ -27,6 +26,7 @@ from absl import flags
 import pandas as pd
 
 from experiments import common
+from mccfrb.experiment import analysis
 from mccfrb.experiment import wallclock
 
 G6 = ("goofspiel(num_cards=6,imp_info=True,points_order=random,"
@@ -51,11 +51,6 @@ _OUT_DIR = flags.DEFINE_string("out_dir", "results/big_games",
 
 COLUMNS = ["game", "algorithm", "seed", "target", "seconds", "iterations",
            "exploitability", "eval_seconds", "memory_bytes"]
-
-
-def file_name(game):
-  """'goofspiel(num_cards=6,...)' -> 'goofspiel_num_cards_6_...'."""
-  return re.sub(r"[^A-Za-z0-9]+", "_", game).strip("_")
 
 
 def plot(frame, game, path):
@@ -123,7 +118,7 @@ def main(argv):
   frame = pd.read_csv(path)
   for game in games_list:
     plot(frame, game, os.path.join(
-        _OUT_DIR.value, f"big_games_{file_name(game)}.png"))
+        _OUT_DIR.value, f"big_games_{analysis.game_slug(game)}.png"))
   last = frame.groupby(["game", "algorithm"]).tail(1)
   print(last[["game", "algorithm", "seconds", "iterations",
               "exploitability"]].to_string(index=False))

@@ -14,7 +14,7 @@ r"""MCCFRb against OpenSpiel's MCCFR: exploitability by iteration and by second.
       --reference_csv=results/long_os/convergence.csv
 
 Writes {out_dir}/convergence.csv (one row per game, algorithm, seed and
-checkpoint), {out_dir}/convergence_{k}.png/.pdf, and prints the tables.
+checkpoint), {out_dir}/convergence_{game}.png/.pdf (the game string in file-name form), and prints the tables.
 Every run's rows are kept in {out_dir}/convergence_runs/ as it finishes: an
 interrupted sweep (Ctrl-C) keeps them, and the same command run again skips
 them; the folder is removed once the outputs are written.
@@ -98,8 +98,8 @@ _REFERENCE_CSV = flags.DEFINE_string(
 
 PROGRAM = "convergence"
 # Everything a run writes into --out_dir; an earlier run's are removed first.
-OUTPUTS = ("convergence.csv", "speedup.csv", "convergence_[0-9]*.png",
-           "convergence_[0-9]*.pdf")
+OUTPUTS = ("convergence.csv", "speedup.csv", "convergence_*.png",
+           "convergence_*.pdf")
 RUNS = "convergence_runs"  # The finished runs of a sweep in progress.
 
 

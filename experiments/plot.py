@@ -6,9 +6,9 @@ r"""Plots exploitability against iterations and seconds from sweep CSV files.
 Log-log, one line per algorithm with the mean over seeds and a band from the
 5th to the 95th percentile across seeds (of log exploitability); for the time
 axis every seed is interpolated onto a common grid. Writes
-{out_prefix}_{k}.png and .pdf, one pair per game, after removing the
-{out_prefix}_{k}.png/.pdf and {out_prefix}_speedup.csv files of an earlier
-run.
+{out_prefix}_{game}.png and .pdf, one pair per game (the game string in
+file-name form), after removing the {out_prefix}_*.png/.pdf and
+{out_prefix}_speedup.csv files of an earlier run.
 
 Runs with a time budget (`convergence --seconds`), whose seeds reach
 different iterations, are interpolated onto a common iteration grid as well;
@@ -69,7 +69,7 @@ def main(argv):
   folder, stem = os.path.split(_OUT_PREFIX.value)
   stem = glob.escape(stem)
   common.remove_earlier_outputs(folder or ".", [
-      f"{stem}_[0-9]*.png", f"{stem}_[0-9]*.pdf", f"{stem}_speedup.csv"])
+      f"{stem}_*.png", f"{stem}_*.pdf", f"{stem}_speedup.csv"])
   if _REFERENCE.value:
     path = f"{_OUT_PREFIX.value}_speedup.csv"
     common.write_atomically(path, speedup.to_csv(index=False))

@@ -10,7 +10,7 @@ updates" (os_optimistic: no baseline, the same optimistic averaging), plus the
 corrected and stronger baselines with the same averaging
 (mccfrb_{learned,history,predictive}_optimistic). Checkpoints 10^0 .. 10^max_power. Writes thesis.csv,
 thesis_tables.md (the thesis's numbers beside ours) and the analogues of
-Figures 5.1-5.6 (thesis_{k}.png/.pdf) to --out_dir. Like experiments.convergence, it keeps
+Figures 5.1-5.6 (thesis_{game}.png/.pdf, the game string in file-name form) to --out_dir. Like experiments.convergence, it keeps
 every finished run in {out_dir}/thesis_runs/ until the outputs are written:
 Ctrl-C keeps them and the same command run again skips them.
 
@@ -81,8 +81,7 @@ _OUT_DIR = flags.DEFINE_string("out_dir", "experiments/results/thesis",
 
 PROGRAM = "thesis_tables"
 # Everything a run writes into --out_dir; an earlier run's are removed first.
-OUTPUTS = ("thesis.csv", "thesis_tables.md", "thesis_[0-9]*.png",
-           "thesis_[0-9]*.pdf")
+OUTPUTS = ("thesis.csv", "thesis_tables.md", "thesis_*.png", "thesis_*.pdf")
 RUNS = "thesis_runs"  # The finished runs of a sweep in progress.
 
 

@@ -14,7 +14,7 @@ evaluation kernels:
     the two update players;
   infoset_variance, infoset_mse: of the sampled counterfactual action values
     pi_{-i}(h)/q(h) u(h, a), averaged over every infoset-action.
-Writes variance.csv, variance.md and variance_{k}.png/.pdf to --out_dir
+Writes variance.csv, variance.md and variance_{game}.png/.pdf to --out_dir
 (--baselines= skips this study).
 
 With --conditional (the default), also the conditional variance of Schmid et
@@ -28,7 +28,7 @@ state, weighted by q(S)), and the sample variances of the baseline-corrected
 estimates u(h, a) (mean over legal actions) and u(h) are averaged with those
 weights (`conditional_variance` of both solvers). Writes
 conditional_variance.csv, a section of variance.md and
-conditional_variance_{k}.png/.pdf.
+conditional_variance_{game}.png/.pdf.
 """
 
 import os
@@ -122,7 +122,7 @@ def plot(df, out_prefix):
   matplotlib.use("Agg")
   import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
   paths = []
-  for k, (game, g) in enumerate(df.groupby("game")):
+  for game, g in df.groupby("game"):
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
     limits = {}
     for column in ("root_variance", "infoset_variance"):
@@ -151,7 +151,8 @@ def plot(df, out_prefix):
     axes[0].legend(fontsize=8)
     fig.suptitle(f"{game}: estimator variance, {g['episodes'].iloc[0]} frozen "
                  "episodes per point", fontsize=9)
-    paths += analysis.save_figure(fig, f"{out_prefix}_{k}")
+    paths += analysis.save_figure(fig,
+                                  f"{out_prefix}_{analysis.game_slug(game)}")
   return paths
 
 
@@ -249,7 +250,7 @@ def plot_conditional(df, out_prefix):
   paths = []
   columns = (("action_variance", "Var[û(h,a) | h], mean over actions"),
              ("value_variance", "Var[û(h) | h]"))
-  for k, (game, g) in enumerate(df.groupby("game", sort=False)):
+  for game, g in df.groupby("game", sort=False):
     fig, axes = plt.subplots(1, 2, figsize=(14, 4.8))
     positive = g[[c for c, _ in columns]].values
     positive = positive[positive >= ROUNDING]
@@ -273,7 +274,8 @@ def plot_conditional(df, out_prefix):
     fig.suptitle(f"{game}: conditional variance (Schmid et al. 2019, Fig. 5), "
                  f"{g['continuations'].iloc[0]} continuations per visited "
                  "history", fontsize=10)
-    paths += analysis.save_figure(fig, f"{out_prefix}_{k}")
+    paths += analysis.save_figure(fig,
+                                  f"{out_prefix}_{analysis.game_slug(game)}")
   return paths
 
 

@@ -137,11 +137,14 @@ def test_format_speedup_table():
   assert list(table.index) == ["alg"]
   assert list(table.columns) == [str(t) for t in CHECKPOINTS] + [
       "nodes touched", "seconds"]
-  assert table.loc["alg", "1000"] == "10x"
   assert table.loc["alg", "200000"] == ">= 5x"
   assert table.loc["alg", "1000000"] == ">= 1x"
   assert table.loc["alg", "nodes touched"] == "7e+06"
   assert table.loc["alg", "seconds"] == "1.5e+03"
+  # Before 1% of the run (10^6 iterations): not reported.
+  early = [str(t) for t in CHECKPOINTS if t < 10**4]
+  assert early and all(table.loc["alg", c] == "-" for c in early)
+  assert table.loc["alg", "10000"] == "10x"
   assert analysis.format_ratio(12.345) == "12.3x"
   assert analysis.format_ratio(249.7, ">=") == ">= 250x"
   assert analysis.format_ratio(12345.6) == "12,300x"
@@ -167,7 +170,7 @@ def test_plot_has_a_nodes_touched_panel_for_counting_algorithms(tmp_path):
   assert any("openspiel_os_cpp" in t.get_text() for t in by_nodes.texts)
   plt.close(fig)
   paths = analysis.plot(df, str(tmp_path / "p"))
-  assert paths == [str(tmp_path / "p_0.png"), str(tmp_path / "p_0.pdf")]
+  assert paths == [str(tmp_path / "p_g.png"), str(tmp_path / "p_g.pdf")]
   height, width = matplotlib.image.imread(paths[0]).shape[:2]
   assert width > 3 * height  # 18 x 5 inches: three panels side by side.
   # Old CSVs without the column keep the two panels.

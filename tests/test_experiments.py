@@ -68,7 +68,7 @@ def test_tiny_sweep_writes_csv_and_plots_and_reruns_identically(tmp_path):
   np.testing.assert_allclose(df["nash_conv"], 2 * df["exploitability"])
   assert df[df["algorithm"] == "mccfrb_learned"]["nodes_touched"].notna().all()
   for ext in ("png", "pdf"):
-    assert (tmp_path / "a" / f"convergence_0.{ext}").stat().st_size > 1000
+    assert (tmp_path / "a" / f"convergence_kuhn_poker.{ext}").stat().st_size > 1000
   second = run_binary("experiments.convergence", *args, "--jobs=1",
                       f"--out_dir={tmp_path}/b")
   assert second.returncode == 0, second.stderr
@@ -80,7 +80,8 @@ def test_tiny_sweep_writes_csv_and_plots_and_reruns_identically(tmp_path):
   plotted = run_binary("experiments.plot", f"--csv={tmp_path}/a/convergence.csv",
                        f"--out_prefix={tmp_path}/p")
   assert plotted.returncode == 0, plotted.stderr
-  assert (tmp_path / "p_0.png").exists() and (tmp_path / "p_0.pdf").exists()
+  assert (tmp_path / "p_kuhn_poker.png").exists() and (
+      tmp_path / "p_kuhn_poker.pdf").exists()
 
 
 @pytest.mark.parametrize("flag,message", [
@@ -184,7 +185,7 @@ def test_variance_binary(tmp_path):
   assert df.loc[("history", 100), "root_variance"] < 0.2 * df.loc[
       ("none", 100), "root_variance"]
   assert (df["infoset_mse"] >= df["infoset_variance"] - 1e-12).all()
-  assert (tmp_path / "variance.md").exists() and (tmp_path / "variance_0.png").exists()
+  assert (tmp_path / "variance.md").exists() and (tmp_path / "variance_kuhn_poker.png").exists()
 
 
 def test_thesis_tables_binary(tmp_path):
@@ -197,7 +198,7 @@ def test_thesis_tables_binary(tmp_path):
   assert "Exponentially decaying average" in table and "No updates" in table
   df = pd.read_csv(tmp_path / "thesis.csv")
   assert set(df["iteration"]) == {1, 10}
-  assert (tmp_path / "thesis_0.pdf").exists()
+  assert (tmp_path / "thesis_goofspiel_num_cards_4_imp_info_True_points_order_random_returns_type_point_difference.pdf").exists()
   # Its finished runs were kept (for a rerun after Ctrl-C) until the
   # outputs were written, as in experiments.convergence.
   assert not (tmp_path / "thesis_runs").exists()

@@ -83,12 +83,12 @@ def test_a_second_run_replaces_the_first_runs_outputs(tmp_path):
   first = run_by_path("plot", f"--csv={tmp_path}/two.csv",
                       f"--out_prefix={out}/p")
   assert first.returncode == 0, first.stderr
-  assert sorted(os.listdir(out)) == ["notes.txt", "p_0.pdf", "p_0.png",
-                                     "p_1.pdf", "p_1.png"]
+  assert sorted(os.listdir(out)) == ["notes.txt", "p_g1.pdf", "p_g1.png",
+                                     "p_g2.pdf", "p_g2.png"]
   second = run_by_path("plot", f"--csv={tmp_path}/one.csv",
                        f"--out_prefix={out}/p")
   assert second.returncode == 0, second.stderr
-  assert sorted(os.listdir(out)) == ["notes.txt", "p_0.pdf", "p_0.png"]
+  assert sorted(os.listdir(out)) == ["notes.txt", "p_g1.pdf", "p_g1.png"]
 
 
 def test_remove_earlier_outputs_removes_only_matching_files(tmp_path):
@@ -561,7 +561,7 @@ def test_seconds_runs_write_rows_for_every_algorithm(tmp_path):
           "iterations (no common iteration grid)" in result.stdout)
   assert "mean exploitability by training seconds" in result.stdout
   assert "0.3s" in result.stdout
-  assert (tmp_path / "convergence_0.png").stat().st_size > 1000
+  assert (tmp_path / "convergence_kuhn_poker.png").stat().st_size > 1000
   # The plot binary reads such runs too.
   plotted = run_by_path("plot", f"--csv={tmp_path}/convergence.csv",
                         f"--out_prefix={tmp_path}/p")

@@ -220,3 +220,26 @@ def test_public_states_that_are_not_a_tree_are_rejected():
   with pytest.raises(ValueError, match=r"do not form a tree"):
     # pylint: disable-next=protected-access
     public._build(tree, depth, labels, "common_knowledge")
+
+
+@pytest.mark.parametrize("spec", [
+    "goofspiel(num_cards=3,imp_info=True)",
+    "goofspiel(num_cards=4,imp_info=True,points_order=random,"
+    "returns_type=point_difference)",
+    "goofspiel(num_cards=4,imp_info=True,points_order=descending)"])
+def test_observer_states_from_the_engine_equal_the_pyspiel_walk(
+    spec, monkeypatch):
+  """Goofspiel's observer partition comes from the native engine's public
+  keys (fast); it must equal the partition of the pyspiel walk."""
+  tree = mccfrb.compile_tree(spec)
+  assert public._engine_observer(mccfrb.load_game(spec), tree) is not None  # pylint: disable=protected-access
+  fast = public.public_states(tree, "observer", game=spec)
+  monkeypatch.setattr(public, "_engine_observer", lambda game, tree: None)
+  slow = public.public_states(tree, "observer", game=spec)
+  assert fast.num_public_states == slow.num_public_states > 1
+  for field in fast._fields:
+    a, b = getattr(fast, field), getattr(slow, field)
+    if isinstance(a, np.ndarray):
+      np.testing.assert_array_equal(a, b, err_msg=field)
+    else:
+      assert a == b, field

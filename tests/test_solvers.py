@@ -538,3 +538,20 @@ def test_threaded_tests_get_their_threads():
   assert numba.config.NUMBA_NUM_THREADS == 3
   with base.numba_threads(3):
     assert numba.get_num_threads() == 3
+
+
+@pytest.mark.parametrize("make", [
+    lambda: mccfrb.MCCFRbSolver("kuhn_poker"),
+    lambda: mccfrb.OutcomeSamplingSolver("kuhn_poker"),
+    lambda: mccfrb.ExternalSamplingSolver("kuhn_poker"),
+])
+def test_without_a_seed_numpys_global_seed_makes_runs_reproducible(make):
+  """As in OpenSpiel's tests and examples: np.random.seed(s), then a solver
+  without seed=."""
+  def run(global_seed):
+    np.random.seed(global_seed)
+    solver = make()
+    solver.run(50)
+    return solver.average_policy_table()
+  np.testing.assert_array_equal(run(3), run(3))
+  assert not np.array_equal(run(3), run(4))

@@ -216,7 +216,7 @@ def test_variance_binary_conditional(tmp_path):
   assert (df.loc["os_optimistic", "action_variance"] > 1).all()
   table = (tmp_path / "variance.md").read_text()
   assert "Ratio os_optimistic / algorithm" in table
-  assert (tmp_path / "conditional_variance_0.png").exists()
+  assert (tmp_path / "conditional_variance_kuhn_poker.png").exists()
   assert not (tmp_path / "variance.csv").exists()
   bad = subprocess.run(
       [sys.executable, "experiments/variance.py", "--baselines=",

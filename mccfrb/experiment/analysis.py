@@ -1,5 +1,7 @@
 """Tables and plots from tidy sweep rows (CSV files first, figures second)."""
 
+import re
+
 import numpy as np
 import pandas as pd
 from scipy import stats
@@ -170,7 +172,12 @@ def at_times(df, times):
 
 SPEEDUP_COLUMNS = ("game", "algorithm", "iteration", "exploitability",
                    "reference", "reference_iterations", "speedup", "bound",
-                   "nodes_touched", "seconds")
+                   "nodes_touched", "seconds", "reported")
+# A speedup at checkpoint T is reported only once T is at least this share
+# of the run's iterations: earlier, a mean over a few seeds of a curve that
+# has barely started is noise (a run of 1,000 iterations measured 482x at
+# iteration 1, then <= 0.333x); the rows stay in the CSV, the table shows "-".
+EARLY_FRACTION = 0.01
 _TINY = 1e-300  # Exploitability 0 is clipped to this before taking logs.
 
 
@@ -231,7 +238,8 @@ def iteration_speedup(df, reference="os_optimistic", reference_df=None):
     reference never reaches e in its run: T_ref is its last checkpoint) or
     "<=" (e is above the reference's first checkpoint value: T_ref is that
     first checkpoint); `nodes_touched` and `seconds` are means over seeds at
-    the checkpoint (NaN where not counted).
+    the checkpoint (NaN where not counted); `reported` False for the
+    checkpoints before EARLY_FRACTION of the algorithm's run.
 
   Raises:
     ValueError: the reference has no rows for a game of another algorithm,
@@ -261,12 +269,15 @@ def iteration_speedup(df, reference="os_optimistic", reference_df=None):
     ref_means = curve["mean"].to_numpy(dtype=float)
     checkpoints = by_iteration(others[(others["game"] == game)
                                       & others["exploitability"].notna()])
+    last = checkpoints.groupby("algorithm")["iteration"].max()
     for row in checkpoints.itertuples(index=False):
       t_ref, bound = _reference_iterations(ref_iterations, ref_means,
                                            row.mean)
       rows.append((game, row.algorithm, int(row.iteration), float(row.mean),
                    reference, t_ref, t_ref / row.iteration, bound,
-                   float(row.nodes_touched), float(row.seconds)))
+                   float(row.nodes_touched), float(row.seconds),
+                   bool(row.iteration >= EARLY_FRACTION
+                        * last[row.algorithm])))
   return pd.DataFrame(rows, columns=list(SPEEDUP_COLUMNS))
 
 
@@ -283,13 +294,16 @@ def format_speedup(speedup_df):
   """A printable table of `iteration_speedup` rows.
 
   Rows are algorithms (game and algorithm when there are several games);
-  columns are the checkpoint iterations, cells like '12.3x' or '>= 250x',
-  followed by the mean nodes touched and training seconds at each
+  columns are the checkpoint iterations, cells like '12.3x' or '>= 250x'
+  ('-' before EARLY_FRACTION of the run: not reported), followed by the mean nodes touched and training seconds at each
   algorithm's last checkpoint ('n/a' where not counted).
   """
   df = speedup_df.copy()
   index = ["game", "algorithm"] if df["game"].nunique() > 1 else ["algorithm"]
-  df["cell"] = [format_ratio(s, b) for s, b in zip(df["speedup"], df["bound"])]
+  reported = (df["reported"] if "reported" in df else
+              pd.Series(True, index=df.index))
+  df["cell"] = [format_ratio(s, b) if r else "-" for s, b, r in
+                zip(df["speedup"], df["bound"], reported)]
   table = df.pivot_table(index=index, columns="iteration", values="cell",
                          aggfunc="first", fill_value="")
   table.columns = [str(int(c)) for c in table.columns]
@@ -403,17 +417,23 @@ def plot_game(df, game, title_suffix="", iters=None, times=None):
   return fig
 
 
+def game_slug(game):
+  """A file-name form of a game string: 'goofspiel(num_cards=4,imp_info=True)'
+  -> 'goofspiel_num_cards_4_imp_info_True'."""
+  return re.sub(r"[^A-Za-z0-9]+", "_", str(game)).strip("_")
+
+
 def plot(df, out_prefix, title_suffix=""):
   """Exploitability against iterations, seconds and nodes touched, per game.
 
-  See `plot_game`. Writes `{out_prefix}_{k}.png` and `.pdf` for game k;
-  returns the paths.
+  See `plot_game`. Writes `{out_prefix}_{game_slug(game)}.png` and `.pdf`
+  for every game; returns the paths.
   """
   iters, times = iteration_curves(df), on_time_grid(df)
   paths = []
-  for k, game in enumerate(sorted(df["game"].unique())):
+  for game in sorted(df["game"].unique()):
     fig = plot_game(df, game, title_suffix, iters=iters, times=times)
-    paths += save_figure(fig, f"{out_prefix}_{k}")
+    paths += save_figure(fig, f"{out_prefix}_{game_slug(game)}")
   return paths
 
 

@@ -306,7 +306,7 @@ def _walk(game, undo, max_nodes, verbose):
   utility_sum = None
   terminal_player = _TERMINAL_PLAYER
   start_time = time.perf_counter()
-  next_report = start_time + BAR_AFTER_SECONDS
+  next_report = start_time + min(BAR_AFTER_SECONDS, PROGRESS_SECONDS)
   next_message = start_time + PROGRESS_SECONDS
   bar = None  # A progress bar, once the compile lasts BAR_AFTER_SECONDS.
 
@@ -371,10 +371,11 @@ def _walk(game, undo, max_nodes, verbose):
     if start >> 12 != end >> 12:  # Look at the clock rarely.
       now = time.perf_counter()
       if now >= next_report:
-        next_report = now + 0.5
+        next_report = now + min(0.5, PROGRESS_SECONDS)
         if estimate is None:
           estimate = tree_size.check_estimated_size(game, max_nodes)
-        bar = _show_progress(bar, end, estimate)
+        if now - start_time >= BAR_AFTER_SECONDS:
+          bar = _show_progress(bar, end, estimate)
         if now >= next_message:
           next_message = now + PROGRESS_SECONDS
           message = _progress_message(end, len(iset_player),

@@ -80,10 +80,15 @@ def numba_threads(threads):
 
 
 def rng_from_seed(seed):
+  """The solver's generator. Without a seed it is seeded from numpy's global
+  generator, so a script that calls `np.random.seed(s)` first, as
+  OpenSpiel's tests and examples do, is reproducible."""
   if seed is not None and (isinstance(seed, bool)
                            or not isinstance(seed, (int, np.integer))
                            or seed < 0):
     raise ValueError(f"seed must be an integer >= 0 or None, got {seed!r}.")
+  if seed is None:
+    seed = int(np.random.randint(0, np.iinfo(np.int64).max, dtype=np.int64))
   return np.random.default_rng(seed)
 
 

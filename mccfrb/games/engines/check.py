@@ -253,7 +253,7 @@ def enumerate_tree(engine, max_nodes=DEFAULT_MAX_NODES):
       max_moves=int(num_children.max()))
 
 
-def _key_labels(keys):
+def key_labels(keys):
   """int64 labels 0.. of the distinct rows of a uint64[N, 2] key array."""
   labels = np.zeros(len(keys), dtype=np.int64)
   if not len(keys):
@@ -380,12 +380,12 @@ def compare_with_tree(engine, tree, public_tree=None, enumerated=None):
   if np.any((keys[:, 0] == 0) & (keys[:, 1] == 0)):
     n = decision[np.flatnonzero((keys[:, 0] == 0) & (keys[:, 1] == 0))[0]]
     raise AssertionError(f"node {n}: infoset key (0, 0).")
-  iset_label = _key_labels(keys)
+  iset_label = key_labels(keys)
   _same_partition("infoset partition", decision, iset_label,
                   tree.node_infoset[decision].astype(np.int64),
                   "an engine infoset key", "a tree infoset id")
 
-  public = _key_labels(e.public_key)
+  public = key_labels(e.public_key)
   nodes = np.arange(e.num_nodes)
   owner = e.node_player.astype(np.int64)
   owner[e.node_kind == tree_lib.CHANCE] = CHANCE

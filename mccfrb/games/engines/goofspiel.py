@@ -361,7 +361,7 @@ def public_hash(params, state):
   return a, b
 
 
-def _parameters(game):
+def parameters(game):
   """The goofspiel parameters of a turn-based goofspiel game."""
   name = game.get_type().short_name
   params = game.get_parameters()
@@ -394,7 +394,7 @@ def make_engine(game):
   from mccfrb import games
   from mccfrb.games.engines import protocol  # Imports this module.
   game = games.load_game(game)
-  params = _parameters(game)
+  params = parameters(game)
   n = params.get("num_cards", 13)
   if not 1 <= n <= MAX_CARDS:
     raise ValueError(f"goofspiel engine: num_cards={n} is not supported; it "
