@@ -326,10 +326,13 @@ def test_bad_options_are_value_errors(kwargs, match):
 
 def test_bad_iteration_counts_and_games():
   solver = MCCFRb("kuhn_poker", seed=0)
-  with pytest.raises(ValueError, match="non-negative integer, got -1"):
+  with pytest.raises(ValueError, match=r"integer in \[0, 2\*\*62\), got -1"):
     solver.run(-1)
-  with pytest.raises(ValueError, match="non-negative integer"):
+  with pytest.raises(ValueError, match="integer in"):
     solver.run(2.5)
+  for huge in (2**63, np.uint64(2**64 - 1), np.uint64(2**62)):
+    with pytest.raises(ValueError, match="integer in"):
+      solver.run(huge)
   solver.run(0)
   assert solver.num_iterations == 0
   with pytest.raises(ValueError, match="two-player"):
@@ -555,3 +558,11 @@ def test_without_a_seed_numpys_global_seed_makes_runs_reproducible(make):
     return solver.average_policy_table()
   np.testing.assert_array_equal(run(3), run(3))
   assert not np.array_equal(run(3), run(4))
+
+
+def test_numpy_iteration_counts_become_python_ints_and_save(tmp_path):
+  solver = MCCFRb("kuhn_poker", seed=0)
+  solver.run(np.int64(5))
+  assert solver.num_iterations == 5 and type(solver.num_iterations) is int
+  solver.save(tmp_path / "s.mccfrb")  # JSON metadata: a numpy int failed.
+  assert mccfrb.MCCFRbSolver.load(tmp_path / "s.mccfrb").num_iterations == 5

@@ -32,12 +32,21 @@ def check_unit_interval(name, value, allow_none=False):
                      f"{' or None' if allow_none else ''}, got {value!r}.")
 
 
+# Iteration counts stay below this (int64 counters in kernels and files,
+# with room for the iterations already run).
+MAX_ITERATIONS = 2**62
+
+
 def check_num_iterations(num_iterations):
-  """Raises ValueError unless `num_iterations` is an integer >= 0."""
+  """`num_iterations` as a Python int; ValueError unless it is an integer in
+  [0, MAX_ITERATIONS) (numpy integers are converted, so counters and saved
+  files never hold a numpy type)."""
   if (isinstance(num_iterations, bool)
-      or not isinstance(num_iterations, (int, np.integer)) or num_iterations < 0):
-    raise ValueError("num_iterations must be a non-negative integer, got "
+      or not isinstance(num_iterations, (int, np.integer))
+      or not 0 <= int(num_iterations) < MAX_ITERATIONS):
+    raise ValueError("num_iterations must be an integer in [0, 2**62), got "
                      f"{num_iterations!r}.")
+  return int(num_iterations)
 
 
 # The batch size of the threaded sampling solvers when `threads` > 1 and no

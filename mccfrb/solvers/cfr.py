@@ -132,7 +132,7 @@ class CFRSolver(engine_lib.EngineSampling, base.TabularSolverBase):
 
   def run(self, num_iterations):
     """Runs `num_iterations` exact iterations in one kernel call."""
-    base.check_num_iterations(num_iterations)
+    num_iterations = base.check_num_iterations(num_iterations)
     if num_iterations == 0:
       return
     if self._representation == "engine":

@@ -115,7 +115,7 @@ class ExternalSamplingSolver(engine_lib.EngineSampling, base.WeightingMixin,
     base.check_unit_interval("prune_floor", prune_floor)
     if prune_k <= 0:
       raise ValueError(f"prune_k must be positive, got {prune_k}.")
-    base.check_num_iterations(prune_after)
+    prune_after = base.check_num_iterations(prune_after)
     if tree is not None and representation == "auto":
       representation = "tree"
     loaded = games.load_game(game)
@@ -198,7 +198,7 @@ class ExternalSamplingSolver(engine_lib.EngineSampling, base.WeightingMixin,
     growing the tables between calls (a tqdm progress bar shows once a run
     takes a few seconds, or always with progress=True; never with False).
     """
-    base.check_num_iterations(num_iterations)
+    num_iterations = base.check_num_iterations(num_iterations)
     if num_iterations == 0:
       return
     if self._representation == "engine":

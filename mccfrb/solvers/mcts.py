@@ -132,7 +132,7 @@ class SmoothUCTSolver(base.TabularSolverBase):
     when `a` is a multiple of the batch size, as batches never span two
     calls).
     """
-    base.check_num_iterations(num_iterations)
+    num_iterations = base.check_num_iterations(num_iterations)
     if num_iterations == 0:
       return
     t = self._tree

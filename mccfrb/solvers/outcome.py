@@ -314,7 +314,7 @@ class MCCFRbSolver(engine_lib.EngineSampling, base.WeightingMixin,
 
     `run(a); run(b)` leaves exactly the tables of `run(a + b)`.
     """
-    base.check_num_iterations(num_iterations)
+    num_iterations = base.check_num_iterations(num_iterations)
     if num_iterations == 0:
       return
     if self._representation == "engine":
@@ -383,7 +383,7 @@ class MCCFRbSolver(engine_lib.EngineSampling, base.WeightingMixin,
       An `EstimatorSample`.
     """
     self._require_tree("sample_estimates()")
-    base.check_num_iterations(num_episodes)
+    num_episodes = base.check_num_iterations(num_episodes)
     tree = self._tree
     shape = self._regrets.shape
     regret_sum, regret_sq = np.zeros(shape), np.zeros(shape)

@@ -204,7 +204,7 @@ class PublicSamplingSolver(base.OptimisticAverageMixin, base.TabularSolverBase):
 
     `run(a); run(b)` leaves exactly the tables of `run(a + b)`.
     """
-    base.check_num_iterations(num_iterations)
+    num_iterations = base.check_num_iterations(num_iterations)
     if num_iterations == 0:
       return
     if self._batch is None:
@@ -233,7 +233,7 @@ class PublicSamplingSolver(base.OptimisticAverageMixin, base.TabularSolverBase):
       An `EstimatorSample` (its value statistics are zero: this solver
       records the regret increments and the root values).
     """
-    base.check_num_iterations(num_episodes)
+    num_episodes = base.check_num_iterations(num_episodes)
     shape = self._regrets.shape
     regret_sum, regret_sq = np.zeros(shape), np.zeros(shape)
     root_values = np.zeros(num_episodes)
