@@ -256,27 +256,18 @@ def engine_episodes(code, params, utility_sum, keys, slot_row, meta,
         est += sj * ce
       if mine:
         weight = path_reach[worker, d, 1] / path_reach[worker, d, 3]
-        total = 0.0
         for j in range(c):
           x = weight * (child_est[worker, j] - est)
           rr = regrets[start + j] + regret_w * x
           if regret_plus and rr < 0.0:
             rr = 0.0
           regrets[start + j] = rr
-          if rr > 0.0:
-            total += rr
         if averaging == 0:
           for j in range(c):
             avg[start + j] += avg_w * (path_reach[worker, d, 0]
                                        * strategy[start + j]
                                        / path_reach[worker, d, 3])
-        if total > 0.0:
-          for j in range(c):
-            rr = regrets[start + j]
-            strategy[start + j] = rr / total if rr > 0.0 else 0.0
-        else:
-          for j in range(c):
-            strategy[start + j] = 1.0 / c
+        match_cells(regrets, strategy, start, c)  # sigma^{t+1}(I).
       elif not chance and row >= 0 and averaging == 1:
         last = avg_last[row]
         if last < t:  # Always, but for Hogwild workers' races.
