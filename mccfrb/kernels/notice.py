@@ -37,7 +37,8 @@ class _FirstCompile(event.Listener):
     sys.stderr.flush()
 
   def on_end(self, ev):
-    pass
+    """Nothing to do when a compile ends (numba's Listener requires the
+    method; the notice is printed at the start)."""
 
 
 _LISTENER = _FirstCompile()
