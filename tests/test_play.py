@@ -4,6 +4,7 @@
 import json
 import os
 import pathlib
+import socket
 import subprocess
 import sys
 import threading
@@ -404,14 +405,16 @@ def test_bad_requests_get_a_4xx_json_error_and_the_server_goes_on(
   assert second["number"] == 2
 
 
-def _raw_exchange(url, request_bytes, read=True):
-  """Sends raw bytes to the server; its status line (or None)."""
-  import socket  # pylint: disable=import-outside-toplevel
+def _connect(url):
+  """A raw socket to the server at `url`."""
   host, port = url.split("//")[1].rstrip("/").rsplit(":", 1)
-  with socket.create_connection((host, int(port)), timeout=10) as s:
+  return socket.create_connection((host, int(port)), timeout=10)
+
+
+def _raw_exchange(url, request_bytes):
+  """Sends raw bytes to the server; its status line."""
+  with _connect(url) as s:
     s.sendall(request_bytes)
-    if not read:
-      return None
     return s.makefile("rb").readline().decode()
 
 
@@ -426,9 +429,7 @@ def test_raw_requests_negative_length_and_clients_that_go_away(
   assert " 400 " in status, status
   # A client that promises a body and disconnects: one line, no traceback.
   capfd.readouterr()
-  import socket  # pylint: disable=import-outside-toplevel
-  host, port = server.url.split("//")[1].rstrip("/").rsplit(":", 1)
-  s = socket.create_connection((host, int(port)), timeout=10)
+  s = _connect(server.url)
   s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\0\0\0\0\0\0\0")
   s.sendall(b"POST /api/new_hand HTTP/1.1\r\nHost: x\r\n"
             b"Content-Length: 100\r\n\r\n{")
