@@ -6,6 +6,7 @@ import pytest
 import mccfrb
 from mccfrb.games.engines import protocol
 from mccfrb.games.engines.common import call_literal
+from mccfrb.kernels import outcome_engine
 from mccfrb.solvers import engine as engine_lib
 
 G3 = "goofspiel(num_cards=3,imp_info=True,points_order=random,returns_type=point_difference)"
@@ -39,6 +40,44 @@ def engine_rows(solver_engine, tree):
   return rows
 
 
+def history_keys(tree):
+  """The engine kernels' history key (outcome_engine.history_step over the
+  move indices from the root) of every tree node: uint64[N, 2]."""
+  keys = np.zeros((tree.num_nodes, 2), dtype=np.uint64)
+  keys[0] = outcome_engine.HISTORY_SEED
+  for n in range(tree.num_nodes):  # Parents have smaller ids.
+    start, count = tree.child_start[n], tree.num_children[n]
+    for j in range(count if tree.node_kind[n] != mccfrb.games.tree.TERMINAL
+                   else 0):
+      keys[start + j] = outcome_engine.history_step(keys[n, 0], keys[n, 1],
+                                                    j)
+  return keys
+
+
+def assert_same_history_baselines(tree_solver, engine_solver):
+  """b(h, a) of every edge: the tree keeps it by child node id, the engine
+  by the history's key and move index (unstored rows: never learned)."""
+  tree, table = tree_solver.tree, engine_solver._history
+  keys = history_keys(tree)
+  stored = 0
+  for n in np.flatnonzero(tree.node_kind != mccfrb.games.tree.TERMINAL):
+    start, count = tree.child_start[n], tree.num_children[n]
+    expected = tree_solver._baseline[start:start + count]
+    r = table.find(keys[n, 0], keys[n, 1])
+    if r < 0:
+      assert not expected.any()
+      continue
+    stored += 1
+    s = table.row_start[r]
+    assert table.row_actions[r] == count
+    np.testing.assert_array_equal(table.baseline[s:s + count, 0], expected)
+    if engine_solver.baseline == "history":
+      np.testing.assert_array_equal(
+          table.baseline_count[s:s + count, 0],
+          tree_solver._baseline_count[start:start + count])
+  assert stored == table.num_rows > 0
+
+
 def assert_same_tables(tree_solver, engine_solver, baseline):
   tree = tree_solver.tree
   rows = engine_rows(engine_solver, tree)
@@ -62,14 +101,16 @@ def assert_same_tables(tree_solver, engine_solver, baseline):
     assert t.avg_last[r] == tree_solver._avg_last[i]
     if baseline == "learned":
       np.testing.assert_array_equal(
-          t.baseline[start:start + c],
+          t.baseline[start:start + c, 0],
           tree_solver._baseline.reshape(tree.num_infosets, -1)[i, :c])
     if baseline == "thesis":
       for p in (0, 1):
         np.testing.assert_array_equal(
-            t.baseline[2 * start + p * c:2 * start + (p + 1) * c],
+            t.baseline[start:start + c, p],
             tree_solver._baseline.reshape(2, tree.num_infosets, -1)[p, i, :c])
   assert visited > 0
+  if baseline in ("history", "predictive"):
+    assert_same_history_baselines(tree_solver, engine_solver)
 
 
 @pytest.mark.parametrize("game", [G3, G4_OPEN, LIARS])
@@ -79,6 +120,9 @@ def assert_same_tables(tree_solver, engine_solver, baseline):
     ("thesis", "optimistic", "rm", None),
     ("none", "stochastic", "rm", "linear"),
     ("learned", "stochastic", "rm", "discounted"),
+    ("history", "optimistic", "rm+", None),
+    ("predictive", "stochastic", "rm", None),
+    ("predictive", "optimistic", "rm+", None),
 ])
 def test_engine_run_is_the_tree_run_bit_for_bit(game, baseline, averaging,
                                                   regret, weighting):
@@ -142,7 +186,7 @@ def test_run_in_parts_and_small_chunks_equals_one_run(monkeypatch):
   for n in (1, 99, 200, 300):
     parts.run(n)
   assert parts.num_iterations == whole.num_iterations == 600
-  for name in ("regrets", "avg", "strategy", "baseline"):
+  for name in ("regrets", "avg", "strategy", "baseline", "baseline_count"):
     a = getattr(whole._tables, name)[:whole._tables.num_cells]
     b = getattr(parts._tables, name)[:parts._tables.num_cells]
     assert whole._tables.num_cells == parts._tables.num_cells
@@ -163,6 +207,41 @@ def test_save_and_load_resume_bit_identically(tmp_path):
   for name in ("regrets", "avg", "strategy", "keys", "slot_row"):
     np.testing.assert_array_equal(getattr(loaded._tables, name),
                                   getattr(whole._tables, name))
+
+
+@pytest.mark.parametrize("baseline", ["history", "predictive"])
+def test_history_baselines_resume_and_grow_as_one_run(baseline, tmp_path,
+                                                      monkeypatch):
+  """The per-history table grows between small kernel calls and is saved
+  and loaded with the infoset tables: run(a), save, load, run(b) leaves
+  the tables of run(a + b)."""
+  whole = mccfrb.MCCFRbSolver(G4, representation="engine", seed=4,
+                              baseline=baseline)
+  whole.run(500)
+  monkeypatch.setattr(engine_lib, "CHUNK_EPISODES", 8)
+  half = mccfrb.MCCFRbSolver(G4, representation="engine", seed=4,
+                             baseline=baseline)
+  half.run(200)
+  path = str(tmp_path / "history.npz")
+  half.save(path)
+  loaded = mccfrb.load_solver(path)
+  loaded.run(300)
+  assert loaded.memory()["histories"] == whole.memory()["histories"] > 100
+  for name in ("keys", "row_start", "baseline", "baseline_count"):
+    np.testing.assert_array_equal(getattr(loaded._history, name),
+                                  getattr(whole._history, name))
+  np.testing.assert_array_equal(loaded._tables.regrets, whole._tables.regrets)
+
+
+def test_history_table_stops_growing_at_its_share_of_max_memory():
+  solver = mccfrb.MCCFRbSolver(G6, seed=0, baseline="predictive",
+                               max_memory=2**21)
+  solver.run(5_000)
+  memory = solver.memory()
+  assert memory["frozen"] and memory["histories"] > 0
+  assert memory["bytes"] <= 2**21
+  assert np.isfinite(solver._history.baseline).all()
+  assert np.isfinite(solver._tables.regrets).all()
 
 
 def test_auto_picks_the_tree_when_it_fits_and_the_engine_when_not():
@@ -208,8 +287,8 @@ def test_hogwild_learns_and_keeps_the_tables_consistent():
 
 @pytest.mark.parametrize("kwargs,message", [
     (dict(game="kuhn_poker", representation="engine"), "no native engine"),
-    (dict(game=G4, representation="engine", baseline="predictive"),
-     "keyed by infoset"),
+    (dict(game=G4, representation="engine", baseline="oracle"),
+     "exact values of every history.*learned, history, predictive"),
     (dict(game=G4, representation="engine", threads=2), "hogwild=True"),
     (dict(game=G4, representation="tree", threads=2, hogwild=True),
      "runs on an engine"),

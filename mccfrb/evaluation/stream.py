@@ -220,7 +220,8 @@ def _table_args(tables, reserve=None):
   t = tables
   if reserve is None:
     reserve = np.zeros(2, dtype=np.int64)
-  pending = t.baseline if len(t.baseline) == len(t.avg) else t.avg[:0]
+  pending = t.baseline[:, 0] if t.baseline.shape[0] == len(t.avg) else (
+      t.baseline[:0, 0])
   return (t.keys, t.slot_row, t.meta, t.row_start, t.row_actions,
           t.avg_last, t.through, t.regrets, t.strategy, t.avg, reserve,
           pending)
@@ -614,14 +615,14 @@ class StreamingCFR:
         or num_iterations < 0):
       raise ValueError("num_iterations must be an int >= 0, got "
                        f"{num_iterations!r}.")
-    if len(self.tables.baseline) != len(self.tables.avg):
+    if self.tables.baseline.shape[0] != len(self.tables.avg):
       raise ValueError("StreamingCFR's tables need one pending cell per cell "
                        "(InfosetTables(..., baseline_cells=1)).")
     for _ in range(int(num_iterations)):
       t = self.num_iterations + 1
       tables = self.tables
       if t > 1:  # Player 0's terms of iteration t, found in the last pass.
-        _fold_pending(tables.avg, tables.baseline, tables.num_cells)
+        _fold_pending(tables.avg, tables.baseline[:, 0], tables.num_cells)
       weights = (float(t) ** self._power, float(t + 1) ** self._power)
       ta, tb = float(t) ** self.alpha, float(t) ** self.beta
       for p in (0, 1):

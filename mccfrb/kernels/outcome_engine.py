@@ -9,11 +9,12 @@ operation, and so are the random draws (one uniform per node on the path,
 the solver's PCG64 inline), so on a game that compiles a run equals the
 tree run with the same seed bit for bit (tests/test_engine_solvers.py).
 
-Variants are the tree kernel's integer codes. Baselines keyed by infoset
-only: 0 none, 1 thesis (per update player and infoset, row-major by
-(row, update player)), 3 learned (per infoset and action); the per-history
-kinds (history, predictive, oracle) need node ids and are refused by the
-solver. Averaging: 0 stochastic, 1 optimistic. regret_plus: RM+ with linear
+Variants are the tree kernel's integer codes. Baselines: 0 none, 1 thesis
+(per update player and infoset), 3 learned (per infoset and action), both
+in the infoset tables; 4 history and 5 predictive, per history and action
+in a second hash table keyed by the history (`engine_episodes`); the oracle
+(6) needs the exact values of the whole game and is refused by the solver.
+Averaging: 0 stochastic, 1 optimistic. regret_plus: RM+ with linear
 averaging. Weighting: 0 none, 1 linear, 2 discounted (rows catch up
 lazily, kernels/weighting.py).
 
@@ -22,11 +23,12 @@ each from its own counter-based random stream, against the shared tables
 with no locks: increments may be lost to races, new rows are inserted
 atomically (kernels/table.py). Not reproducible run to run.
 
-Tables (kernels/table.py): row r owns cells row_start[r] .. + row_actions[r]
-of `regrets`, `strategy` (sigma^t, regret matching of the row), `avg`
-and, for the learned baseline, `baseline` and `baseline_count`; the thesis
-baseline uses cells 2 row_start[r] .. + 2 row_actions[r] (update player 0
-first) of `baseline` and entries 2 r, 2 r + 1 of `baseline_count`.
+Tables (kernels/table.py, solvers/tables.py): row r owns cells
+row_start[r] .. + row_actions[r] - 1 of `regrets`, `strategy` (sigma^t,
+regret matching of the row), `avg` and the 2-d `baseline` (column 0 for the
+learned baseline, column p for the thesis baseline of update player p) and,
+per cell, the learned baseline's `baseline_count` (column 0); the thesis
+baseline counts visits per row and update player, baseline_count[r, p].
 """
 
 import numba
@@ -35,6 +37,7 @@ from numba import njit
 from numba import prange
 
 from mccfrb.games.engines import protocol
+from mccfrb.games.engines.common import hash_step
 from mccfrb.kernels.outcome import averaged
 from mccfrb.kernels.outcome import sample_index
 from mccfrb.kernels.rng import batch_key
@@ -44,6 +47,7 @@ from mccfrb.kernels.rng import stream_uniform
 from mccfrb.kernels.table import ROWS
 from mccfrb.kernels.table import CELLS
 from mccfrb.kernels.table import match_cells
+from mccfrb.kernels.table import row_of
 from mccfrb.kernels.table import uniform_row_of
 from mccfrb.kernels.weighting import iteration_weight
 
@@ -66,21 +70,34 @@ def catch_up_cells(regrets, start, count, through, row, t, log_pos, log_neg):
 @njit(cache=True, error_model="numpy")
 def has_room(meta, row_start, regrets, slot_row, margin_rows, margin_cells):
   """True while `margin_rows` more rows and `margin_cells` cells fit, with
-  the hash table at most half full."""
+  the hash table at most half full (`regrets`: any table of one entry per
+  cell)."""
   rows = meta[ROWS] + margin_rows
   return (rows <= row_start.shape[0] and 2 * rows <= slot_row.shape[0]
           and meta[CELLS] + margin_cells <= regrets.shape[0])
 
 
+# The running key of the empty history (history-keyed baselines).
+HISTORY_SEED = (0x3C6EF372FE94F82B, 0xA54FF53A5F1D36F1)
+
+
+@njit(cache=True, inline="always")
+def history_step(g1, g2, move):
+  """The 128-bit key of a history extended by move index `move` (two
+  independent running hashes, as engines key information states)."""
+  return hash_step(g1, move), hash_step(g2, move ^ 0x5A5A5A5A)
+
+
 @njit(cache=True, error_model="numpy")
 def engine_episodes(code, params, utility_sum, keys, slot_row, meta,
                     row_start, row_actions, avg_last, through, regrets,
-                    strategy, avg, baseline, baseline_count, baseline_kind,
-                    averaging, regret_plus, epsilon, decay, first_iteration,
-                    first_episode, num_episodes, allow_insert, weighting,
-                    linear_until, gamma, log_pos, log_neg, rng_state, key,
-                    worker, workers, state, path_row, path_info, path_reach,
-                    path_probs, child_est):
+                    strategy, avg, baseline, baseline_count, history,
+                    baseline_kind, averaging, regret_plus, epsilon, decay,
+                    first_iteration, first_episode, num_episodes,
+                    allow_insert, allow_history, weighting, linear_until,
+                    gamma, log_pos, log_neg, rng_state, key, worker, workers,
+                    state, path_row, path_info, path_reach, path_probs,
+                    child_est, path_key):
   """Episodes first_episode .. num_episodes - 1 (worker w of W > 1: both
   episodes of every W-th iteration from iteration w); tables change in
   place.
@@ -99,15 +116,26 @@ def engine_episodes(code, params, utility_sum, keys, slot_row, meta,
     u(h) = sum_a sigma(h, a) u(h, a);
   at the update player's rows R_I(a) += pi_{-i}(h) / q(h) (u(h, a) - u(h))
   (Eq. 11 with Eq. 2), and the averages and baselines as kernels/outcome.py
-  describes (stochastic or optimistic averaging, RM+, the thesis's and the
-  learned baselines).
+  describes (stochastic or optimistic averaging, RM+, the thesis's, the
+  learned, the history and the predictive baselines).
+
+  The per-history baselines (kinds 4 history, 5 predictive; kernels/
+  outcome.py keeps them per tree edge) are kept in `history`, a second
+  hash table whose row for history h (keyed by the running hash of h's
+  move indices, `history_step`) holds b(h, a) for each move a, chance
+  nodes included; rows are inserted on the way up while `allow_history`,
+  and where a row is not stored b = 0 and nothing is learned there.
 
   Args:
+    history: (keys, slot_row, meta, row_start, row_actions, values float64
+      [C, 1], counts int64[C, 1]) of the history table (kinds 4 and 5;
+      stand-ins otherwise; counts for kind 4 only).
     state: int64[W, state size]; path_row, path_info: int64[W, D] (row and
       (player, count, action) packed as player + 4 (count + 1 << 20 ...));
       path_reach: float64[W, D, 4]; path_probs: float64[W, D, A] (chance
-      probabilities on the path); child_est: float64[W, A]: each worker's
-      scratch (D: the engine's max_depth, A: its max_moves).
+      probabilities on the path); child_est: float64[W, A]; path_key:
+      uint64[W, D, 2] (history keys on the path, kinds 4 and 5): each
+      worker's scratch (D: the engine's max_depth, A: its max_moves).
     Others: as kernels/outcome.py's `_episodes`.
 
   Returns:
@@ -118,6 +146,9 @@ def engine_episodes(code, params, utility_sum, keys, slot_row, meta,
   numba.literally(code)
   max_depth = path_row.shape[1]
   max_moves = child_est.shape[1]
+  per_history = baseline_kind == 4 or baseline_kind == 5
+  h_keys, h_slot_row, h_meta, h_row_start, h_row_actions, h_values, h_counts = (
+      history)
   s_hi = rng_state[0]
   s_lo = rng_state[1]
   inc_hi = rng_state[2]
@@ -136,6 +167,11 @@ def engine_episodes(code, params, utility_sum, keys, slot_row, meta,
                                      workers * max_depth * max_moves):
       meta[STOP] = 1
       break
+    if allow_history and not has_room(h_meta, h_row_start, h_values[:, 0],
+                                      h_slot_row, workers * max_depth,
+                                      workers * max_depth * max_moves):
+      meta[STOP] = 1
+      break
     if workers > 1 and meta[STOP] != 0:
       break
     update_player = e % 2
@@ -146,6 +182,8 @@ def engine_episodes(code, params, utility_sum, keys, slot_row, meta,
       avg_w = float(t)
     rstream = stream_start(key, e)
     protocol.reset(code, params, st)
+    g1 = np.uint64(HISTORY_SEED[0])
+    g2 = np.uint64(HISTORY_SEED[1])
     d = 0
     my_reach = 1.0
     opp_reach = 1.0
@@ -201,11 +239,19 @@ def engine_episodes(code, params, utility_sum, keys, slot_row, meta,
           sample_reach *= sig
       path_row[worker, d] = row
       path_info[worker, d] = (p + 2) | (c << 8) | (a << 32)
+      if per_history:
+        path_key[worker, d, 0] = g1
+        path_key[worker, d, 1] = g2
+        g1, g2 = history_step(g1, g2, a)
       protocol.apply(code, params, st, a)
       d += 1
     depth = d
     u0 = protocol.returns0(code, params, st)
     value = u0 if update_player == 0 else utility_sum - u0
+    # The predictive baseline's v'(h a*) under sigma^{t+1}, in the update
+    # player's utility (kernels/outcome.py).
+    predicted = value
+    predictive = baseline_kind == 5
     offset = 0.0
     sign = 1.0
     if update_player == 1 and baseline_kind != 1:
@@ -221,11 +267,19 @@ def engine_episodes(code, params, utility_sum, keys, slot_row, meta,
       mine = p == update_player and row >= 0
       start = row_start[row] if row >= 0 else 0
       base = -1
-      if row >= 0:
-        if baseline_kind == 1:
-          base = 2 * start + update_player * c
-        elif baseline_kind == 3:
-          base = start
+      bcol = update_player if baseline_kind == 1 else 0
+      bvalues = baseline
+      bcounts = baseline_count
+      if row >= 0 and (baseline_kind == 1 or baseline_kind == 3):
+        base = start
+      elif per_history:
+        hrow, _ = row_of(h_keys, h_slot_row, h_meta, h_row_start,
+                         h_row_actions, path_key[worker, d, 0],
+                         path_key[worker, d, 1], c, allow_history)
+        if hrow >= 0:
+          base = h_row_start[hrow]
+          bvalues = h_values
+          bcounts = h_counts
       if chance:
         xi_s = path_probs[worker, d, a_s]
       elif row < 0:
@@ -236,21 +290,27 @@ def engine_episodes(code, params, utility_sum, keys, slot_row, meta,
         xi_s = epsilon / c + (1.0 - epsilon) * strategy[start + a_s]
       else:
         xi_s = strategy[start + a_s]
+      if predictive:
+        stored = offset + sign * predicted
+        back = offset + sign * stored
+        predicted = 0.0
       b_s = 0.0
       if base >= 0:
-        b_s = offset + sign * baseline[base + a_s]
+        b_s = offset + sign * bvalues[base + a_s, bcol]
       corrected = b_s + (value - b_s) / xi_s
       est = 0.0
       for j in range(c):
         ce = 0.0
         if base >= 0:
-          ce = offset + sign * baseline[base + j]
+          ce = offset + sign * bvalues[base + j, bcol]
         if chance:
           sj = path_probs[worker, d, j]
         elif row < 0:
           sj = 1.0 / c
         else:
           sj = strategy[start + j]
+        if predictive and not mine:
+          predicted += sj * (back if j == a_s else ce)
         ce = corrected if j == a_s else ce
         child_est[worker, j] = ce
         est += sj * ce
@@ -279,17 +339,26 @@ def engine_episodes(code, params, utility_sum, keys, slot_row, meta,
           for j in range(c):
             avg[start + j] += weight * strategy[start + j]
           avg_last[row] = t
-      if base >= 0:
+      if base >= 0 and not predictive:
         if baseline_kind == 1:
           target = child_est[worker, a_s]
-          cslot = 2 * row + update_player
+          cslot = row
         else:
           target = offset + sign * value
           cslot = base + a_s
-        baseline[base + a_s] = averaged(baseline[base + a_s],
-                                        baseline_count[cslot], target, decay)
-        baseline_count[cslot] += 1
+        bvalues[base + a_s, bcol] = averaged(
+            bvalues[base + a_s, bcol], bcounts[cslot, bcol], target, decay)
+        bcounts[cslot, bcol] += 1
+      if predictive:
+        if base >= 0:
+          bvalues[base + a_s, 0] = stored
+        if mine:
+          for j in range(c):
+            predicted += strategy[start + j] * (
+                back if j == a_s else child_est[worker, j])
       value = est
+    if predictive:  # The reset pass, as kernels/outcome.py counts it.
+      touched += depth
     touched += depth + 1
     ran += 1
     if workers > 1 and e % 2 == 1:
@@ -305,12 +374,12 @@ def engine_episodes(code, params, utility_sum, keys, slot_row, meta,
 @njit(cache=True, error_model="numpy", parallel=True)
 def hogwild_episodes(code, params, utility_sum, keys, slot_row, meta,
                      row_start, row_actions, avg_last, through, regrets,
-                     strategy, avg, baseline, baseline_count, baseline_kind,
-                     averaging, regret_plus, epsilon, decay, first_iteration,
-                     num_episodes, allow_insert, weighting, linear_until,
-                     gamma, log_pos, log_neg, rng_state, workers, state,
-                     path_row, path_info, path_reach, path_probs, child_est,
-                     done):
+                     strategy, avg, baseline, baseline_count, history,
+                     baseline_kind, averaging, regret_plus, epsilon, decay,
+                     first_iteration, num_episodes, allow_insert,
+                     allow_history, weighting, linear_until, gamma, log_pos,
+                     log_neg, rng_state, workers, state, path_row, path_info,
+                     path_reach, path_probs, child_est, path_key, done):
   """`engine_episodes` on `workers` threads at once, lock-free (Hogwild):
   worker w runs both episodes of iterations w, w + W, ..., each episode
   drawing from its own stream under one key drawn from `rng_state`;
@@ -328,10 +397,11 @@ def hogwild_episodes(code, params, utility_sum, keys, slot_row, meta,
     _, nodes, ran = engine_episodes(
         code, params, utility_sum, keys, slot_row, meta, row_start,
         row_actions, avg_last, through, regrets, strategy, avg, baseline,
-        baseline_count, baseline_kind, averaging, regret_plus, epsilon,
-        decay, first_iteration, 0, num_episodes, allow_insert, weighting,
-        linear_until, gamma, log_pos, log_neg, rng_state, key, w, workers,
-        state, path_row, path_info, path_reach, path_probs, child_est)
+        baseline_count, history, baseline_kind, averaging, regret_plus,
+        epsilon, decay, first_iteration, 0, num_episodes, allow_insert,
+        allow_history, weighting, linear_until, gamma, log_pos, log_neg,
+        rng_state, key, w, workers, state, path_row, path_info, path_reach,
+        path_probs, child_est, path_key)
     done[w] = ran
     touched += nodes
   return touched

@@ -30,6 +30,14 @@ CHUNK_EPISODES = 1 << 14
 # A run shows a tqdm progress bar once it has taken this many seconds.
 PROGRESS_AFTER = 3.0
 
+# Baseline codes kept per history (kernels/outcome_engine.py): a second
+# hash table keyed by the history.
+HISTORY_BASELINES = (4, 5)
+# The `history` tuple of a solver without per-history baselines.
+_NO_HISTORY = tables_lib.InfosetTables(1, 1 << 20, baseline_cells=1,
+                                       counts_per_cell=1, rows=2,
+                                       strategy_cells=False)
+
 # Flush codes of the average strategy (kernels/stream.py): none, the
 # optimistic catch-up (T - c_I), or its linear-weight form with RM+.
 FLUSH_NONE, FLUSH_OPTIMISTIC, FLUSH_OPTIMISTIC_PLUS = 0, 1, 2
@@ -131,6 +139,17 @@ class EngineSampling:
         baseline_cells={1: 2, 3: 1}.get(code, 0),
         counts_per_row=2 if code == 1 else 0,
         counts_per_cell=1 if code == 3 else 0)
+    self._history = None
+    if code in HISTORY_BASELINES:
+      # The per-history baselines' table (a value and a visit count per
+      # history and move; the predictive baseline leaves the count unused,
+      # which keeps the table's views strided alike, one compiled kernel)
+      # shares max_memory with the infoset tables, half each.
+      total = self._tables.max_memory
+      self._history = tables_lib.InfosetTables(
+          engine.max_moves, total, baseline_cells=1, counts_per_cell=1,
+          strategy_cells=False)
+      self._tables.max_memory = self._history.max_memory = total // 2
     workers = self._threads
     depth, moves = max(engine.max_depth, 1), max(engine.max_moves, 1)
     self._engine_scratch = (
@@ -138,7 +157,16 @@ class EngineSampling:
         np.zeros((workers, depth), dtype=np.int64),
         np.zeros((workers, depth), dtype=np.int64),
         np.zeros((workers, depth, 4)), np.zeros((workers, depth, moves)),
-        np.zeros((workers, moves)))
+        np.zeros((workers, moves)),
+        np.zeros((workers, depth if self._history else 1, 2),
+                 dtype=np.uint64))
+
+  def _history_args(self):
+    """The kernels' `history` tuple: the per-history baselines' table, or
+    stand-ins."""
+    h = self._history if self._history is not None else _NO_HISTORY
+    return (h.keys, h.slot_row, h.meta, h.row_start, h.row_actions,
+            h.baseline, h.baseline_count)
 
   @property
   def engine(self):
@@ -160,9 +188,15 @@ class EngineSampling:
                   cells=int(self._tree.infoset_num_actions.sum()),
                   bytes=nbytes + self._tree.nbytes(), max_memory=None,
                   frozen=False, dropped=0)
-    t = self._tables
-    return dict(infosets=t.num_rows, cells=t.num_cells, bytes=t.nbytes(),
-                max_memory=t.max_memory, frozen=t.frozen, dropped=t.dropped)
+    t, h = self._tables, getattr(self, "_history", None)
+    report = dict(infosets=t.num_rows, cells=t.num_cells, bytes=t.nbytes(),
+                  max_memory=t.max_memory, frozen=t.frozen,
+                  dropped=t.dropped)
+    if h is not None:
+      report.update(histories=h.num_rows, bytes=t.nbytes() + h.nbytes(),
+                    max_memory=t.max_memory + h.max_memory,
+                    frozen=t.frozen or h.frozen, dropped=t.dropped + h.dropped)
+    return report
 
   def _engine_margin(self):
     e = self._engine
@@ -180,25 +214,32 @@ class EngineSampling:
     done = 0
     bar = None
     started = time.perf_counter()
+    h = self._history
     try:
       while done < total:
         if not t.frozen and not outcome_engine.has_room(
             t.meta, t.row_start, t.regrets, t.slot_row,
             *self._engine_margin()):
           t.grow(*self._engine_margin())
+        if h is not None and not h.frozen and not outcome_engine.has_room(
+            h.meta, h.row_start, h.baseline[:, 0], h.slot_row,
+            *self._engine_margin()):
+          h.grow(*self._engine_margin())
         end = min(total, done + CHUNK_EPISODES * self._threads)
         allow = not t.frozen
+        allow_history = h is not None and not h.frozen
+        history = self._history_args()
         t.meta[outcome_engine.STOP] = 0
         if self._threads > 1 and self._hogwild:
           finished = np.zeros(self._threads, dtype=np.int64)
           touched = call_literal(
               outcome_engine.hogwild_episodes, e.code, e.params, e.utility_sum, t.keys, t.slot_row, t.meta,
               t.row_start, t.row_actions, t.avg_last, t.through, t.regrets,
-              t.strategy, t.avg, t.baseline, t.baseline_count,
+              t.strategy, t.avg, t.baseline, t.baseline_count, history,
               self._baseline_code, self._averaging_code, self._regret_code,
               self._epsilon, self._decay, first + done // 2, end - done,
-              allow, *weighting, self._rng_words, self._threads,
-              *self._engine_scratch, finished)
+              allow, allow_history, *weighting, self._rng_words,
+              self._threads, *self._engine_scratch, finished)
           # Episodes left when the table was short of room are not run
           # again: Hogwild counts what ran, to whole iterations.
           ran = int(finished.sum())
@@ -207,11 +248,11 @@ class EngineSampling:
           reached, touched, _ = call_literal(
               outcome_engine.engine_episodes, e.code, e.params, e.utility_sum, t.keys, t.slot_row, t.meta,
               t.row_start, t.row_actions, t.avg_last, t.through, t.regrets,
-              t.strategy, t.avg, t.baseline, t.baseline_count,
+              t.strategy, t.avg, t.baseline, t.baseline_count, history,
               self._baseline_code, self._averaging_code, self._regret_code,
               self._epsilon, self._decay, first, done, end, allow,
-              *weighting, self._rng_words, np.uint64(0), 0, 1,
-              *self._engine_scratch)
+              allow_history, *weighting, self._rng_words, np.uint64(0), 0,
+              1, *self._engine_scratch)
         self._nodes_touched += int(touched)
         done = int(reached)
         self._num_iterations = start_iterations + done // 2
@@ -273,18 +314,32 @@ class EngineSampling:
                         iterations=self._num_iterations)
 
   def _engine_tables_to_save(self):
-    t = self._tables
-    return {"engine_" + n: getattr(t, n) for n in tables_lib.SAVED}
+    saved = {}
+    for prefix, t in self._engine_table_sets():
+      saved.update({prefix + n: getattr(t, n) for n in tables_lib.SAVED})
+    return saved
+
+  def _engine_table_sets(self):
+    """(checkpoint prefix, InfosetTables) of every table set."""
+    sets = [("engine_", self._tables)]
+    if getattr(self, "_history", None) is not None:
+      sets.append(("engine_history_", self._history))
+    return sets
 
   def _engine_tables_loaded(self, saved):
-    t = self._tables
-    for name in tables_lib.SAVED:
-      value = saved.get("engine_" + name)
-      if value is None or value.dtype != getattr(t, name).dtype:
-        raise ValueError(f"an engine checkpoint lacks the table {name!r} "
-                         "or holds it with another type.")
-      setattr(t, name, value)
-    t.frozen = False  # The next growth past max_memory freezes it again.
+    for prefix, t in self._engine_table_sets():
+      missing = [n for n in tables_lib.SAVED if prefix + n not in saved]
+      if missing:
+        raise ValueError(f"an engine checkpoint lacks the tables "
+                         f"{[prefix + n for n in missing]} (written by an "
+                         "earlier release of mccfrb?).")
+      meta = saved[prefix + "meta"]
+      if meta.dtype != t.meta.dtype or meta.shape != t.meta.shape:
+        raise ValueError(f"an engine checkpoint holds the table "
+                         f"'{prefix}meta' with another type or shape.")
+      t.meta = meta
+      t.restore(*(saved[prefix + n] for n in tables_lib.BUFFERS))
+      t.frozen = False  # The next growth past max_memory freezes it again.
 
 
 def engine_policy_nash_conv(policy, progress=True):

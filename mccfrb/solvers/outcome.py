@@ -28,8 +28,10 @@ AVERAGINGS = {"stochastic": 0, "optimistic": 1}
 # Regret update -> kernel code: regret matching, or regret matching+ with
 # linear averaging (MCCFRb+, docs/pages/algorithms.md).
 REGRETS = {"rm": 0, "rm+": 1}
-# Baselines keyed by infoset only: the ones an engine (no node ids) runs.
-ENGINE_BASELINES = ("none", "thesis", "thesis_exponential", "learned")
+# The baselines an engine runs: keyed by infoset, or by a hash of the
+# history (a second table); the oracle needs the whole game's values.
+ENGINE_BASELINES = ("none", "thesis", "thesis_exponential", "learned",
+                    "history", "predictive")
 # baseline=None: the kind that measured best on each representation
 # (README, "Baselines that pay off" and "Big games").
 DEFAULT_BASELINE = {"tree": "predictive", "engine": "learned"}
@@ -118,7 +120,7 @@ class MCCFRbSolver(engine_lib.EngineSampling, base.WeightingMixin,
     game: a game string or `pyspiel.Game` (see `mccfrb.load_game`).
     baseline: one of BASELINES (docs, "Baselines"), or None (the default):
       "predictive" on a compiled tree, "learned" on an engine. An engine
-      runs the kinds keyed by infoset only (ENGINE_BASELINES).
+      runs every kind but the oracle (ENGINE_BASELINES).
     epsilon: exploration of the update player's sampling policy, in (0, 1].
     averaging: "optimistic" (the thesis's, Lanctot 2013) or "stochastic"
       (OpenSpiel's).
@@ -185,9 +187,9 @@ class MCCFRbSolver(engine_lib.EngineSampling, base.WeightingMixin,
       baseline = DEFAULT_BASELINE[kind]
     if kind == "engine" and baseline not in ENGINE_BASELINES:
       raise ValueError(
-          f"baseline={baseline!r} is kept per history (node ids of a "
-          "compiled tree); on an engine use one keyed by infoset: "
-          f"{', '.join(ENGINE_BASELINES)}.")
+          f"baseline={baseline!r} needs the exact values of every history "
+          "under the current strategy (a compiled tree); on an engine use "
+          f"one of {', '.join(ENGINE_BASELINES)}.")
     representation_lib.check_hogwild(kind, self._threads, hogwild, batch)
     base.check_choice("averaging", averaging, AVERAGINGS)
     base.check_choice("regret", regret, REGRETS)
