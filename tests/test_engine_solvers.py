@@ -347,8 +347,3 @@ def test_timed_run_writes_a_row_per_checkpoint():
   assert rows[0]["seconds"] >= 0.2 and rows[1]["seconds"] >= 0.4
   assert rows[1]["iterations"] > rows[0]["iterations"] > 0
   assert 0 <= rows[1]["exploitability"] < rows[0]["exploitability"]
-
-
-def test_public_sampling_refuses_engines_naming_what_works():
-  with pytest.raises(ValueError, match="compiled tree only.*MCCFRbSolver"):
-    mccfrb.PublicSamplingSolver(G6, representation="engine")

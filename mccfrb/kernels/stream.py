@@ -183,7 +183,7 @@ def widths(mode, level):
 
 
 @njit(cache=True, inline="always")
-def _probe(tkeys, tstamp, tval, mask, stamp, a, b, fresh):
+def group_probe(tkeys, tstamp, tval, mask, stamp, a, b, fresh):
   """The value of key (a, b) in the grouping hash table (entries with
   another stamp are empty), or `fresh` after inserting it with that value."""
   s = np.int64(a & np.uint64(mask))
@@ -200,7 +200,7 @@ def _probe(tkeys, tstamp, tval, mask, stamp, a, b, fresh):
 
 
 @njit(cache=True, inline="always")
-def _table_size(count):
+def group_table_size(count):
   """The grouping hash table's size for `count` keys: a power of 2 >= 2
   count."""
   size = 2
@@ -369,7 +369,7 @@ def _enter(code, params, mode, p, level, flush, big_t, utility_sum,
   fend = cfl + mc * kw
   send = stop + mc
   nkeys = max(n, mc)
-  tsize = _table_size(nkeys)
+  tsize = group_table_size(nkeys)
   if (iend > ints.shape[0] or fend > floats.shape[0]
       or send > states.shape[0] or nkeys > ukeys.shape[0]
       or tsize > tkeys.shape[0]):
@@ -383,13 +383,13 @@ def _enter(code, params, mode, p, level, flush, big_t, utility_sum,
   if who >= 0:
     stamp = ctl[C_STAMP] + 1
     ctl[C_STAMP] = stamp
-    mask = _table_size(n) - 1
+    mask = group_table_size(n) - 1
     for i in range(n):
       a, b = protocol.infoset_hash(code, params, states[psb + ints[hist + i]],
                                    who)
       ukeys[i, 0] = a
       ukeys[i, 1] = b
-      k = _probe(tkeys, tstamp, tval, mask, stamp, a, b, ni)
+      k = group_probe(tkeys, tstamp, tval, mask, stamp, a, b, ni)
       if k == ni:
         ints[ifirst + ni] = i
         ni += 1
@@ -592,7 +592,7 @@ def _enter(code, params, mode, p, level, flush, big_t, utility_sum,
     if last_g >= 0 and a == last_a and b == last_b:
       g = last_g
     else:
-      g = _probe(tkeys, tstamp, tval, mask, stamp, a, b, ng)
+      g = group_probe(tkeys, tstamp, tval, mask, stamp, a, b, ng)
       if g == ng:
         ints[gst + ng] = 0
         ng += 1

@@ -212,10 +212,8 @@ class EngineSampling:
     weighting = self._weighting_args(self._num_iterations + num_iterations)
     total = 2 * num_iterations
     done = 0
-    bar = None
-    started = time.perf_counter()
     h = self._history
-    try:
+    with RunProgress(num_iterations, progress) as bar:
       while done < total:
         if not t.frozen and not outcome_engine.has_room(
             t.meta, t.row_start, t.regrets, t.slot_row,
@@ -256,16 +254,7 @@ class EngineSampling:
         self._nodes_touched += int(touched)
         done = int(reached)
         self._num_iterations = start_iterations + done // 2
-        if bar is None and progress is not False and (
-            progress or time.perf_counter() - started > PROGRESS_AFTER):
-          bar = _progress_bar(num_iterations, done // 2)
-        if bar is not None:
-          bar.n = done // 2
-          bar.set_postfix(infosets=f"{t.num_rows:,}", refresh=False)
-          bar.refresh()
-    finally:
-      if bar is not None:
-        bar.close()
+        bar.update(done // 2, t.num_rows)
 
   def _require_tree(self, what):
     if self.engine is not None:
@@ -362,7 +351,32 @@ def flush_code(averaging_code, regret_code):
   return FLUSH_OPTIMISTIC_PLUS if regret_code else FLUSH_OPTIMISTIC
 
 
-def _progress_bar(total, initial):
-  from tqdm import tqdm  # pylint: disable=import-outside-toplevel
-  return tqdm(total=total, initial=initial, unit="it", unit_scale=True,
-              desc="iterations", leave=False)
+class RunProgress:
+  """A tqdm bar over a run's iterations, shown once the run has taken
+  PROGRESS_AFTER seconds (at once with progress=True, never with False)."""
+
+  def __init__(self, total, progress=None):
+    self._total = total
+    self._progress = progress
+    self._started = time.perf_counter()
+    self._bar = None
+
+  def __enter__(self):
+    return self
+
+  def update(self, iterations, infosets):
+    """The run is at `iterations` with `infosets` stored."""
+    if self._bar is None and self._progress is not False and (
+        self._progress
+        or time.perf_counter() - self._started > PROGRESS_AFTER):
+      from tqdm import tqdm  # pylint: disable=import-outside-toplevel
+      self._bar = tqdm(total=self._total, initial=iterations, unit="it",
+                       unit_scale=True, desc="iterations", leave=False)
+    if self._bar is not None:
+      self._bar.n = iterations
+      self._bar.set_postfix(infosets=f"{infosets:,}", refresh=False)
+      self._bar.refresh()
+
+  def __exit__(self, *exc):
+    if self._bar is not None:
+      self._bar.close()

@@ -1,8 +1,6 @@
 """External-sampling MCCFR with weighting and pruning (kernels/external.py),
 on a compiled tree or on a native engine (kernels/external_engine.py)."""
 
-import time
-
 import numpy as np
 from open_spiel.python.algorithms.external_sampling_mccfr import AverageType
 import pyspiel
@@ -298,9 +296,8 @@ class ExternalSamplingSolver(engine_lib.EngineSampling, base.WeightingMixin,
         self._assign_blocks(self._episodes_done(), target)
       st["progress"][0, external_engine.END] = target
     start_iterations = self._num_iterations
-    bar = None
-    started = time.perf_counter()
-    try:
+    with engine_lib.RunProgress(target // 2 - start_iterations,
+                                progress_bar) as bar:
       while True:
         if self._blocks_done():
           done = self._episodes_done()
@@ -330,19 +327,7 @@ class ExternalSamplingSolver(engine_lib.EngineSampling, base.WeightingMixin,
         self._counters += total
         self._nodes_touched += int(total[external_engine.TOUCHED])
         self._num_iterations = self._episodes_done() // 2
-        if bar is None and progress_bar is not False and (
-            progress_bar
-            or time.perf_counter() - started > engine_lib.PROGRESS_AFTER):
-          bar = engine_lib._progress_bar(  # pylint: disable=protected-access
-              target // 2 - start_iterations,
-              self._num_iterations - start_iterations)
-        if bar is not None:
-          bar.n = self._num_iterations - start_iterations
-          bar.set_postfix(infosets=f"{t.num_rows:,}", refresh=False)
-          bar.refresh()
-    finally:
-      if bar is not None:
-        bar.close()
+        bar.update(self._num_iterations - start_iterations, t.num_rows)
 
   def _engine_policy(self, current):
     """An `EnginePolicy` of the simple average (no flush), or of sigma by

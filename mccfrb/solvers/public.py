@@ -1,27 +1,47 @@
-"""Public-state sampling MCCFR with baselines (kernels/public.py)."""
+"""Public-state sampling MCCFR with baselines (kernels/public.py; on a
+native engine kernels/public_engine.py)."""
+
+import time
 
 import numpy as np
 
+from mccfrb import games
 from mccfrb.games import public as public_lib
 from mccfrb.games import tree as tree_lib
 from mccfrb.kernels import exact
+from mccfrb.games.engines.common import call_literal
 from mccfrb.kernels import public as public_kernel
+from mccfrb.kernels import public_engine
 from mccfrb.kernels import rng as rng_lib
 from mccfrb.solvers import base
+from mccfrb.solvers import engine as engine_lib
 from mccfrb.solvers import representation as representation_lib
 from mccfrb.solvers import outcome
+from mccfrb.solvers import tables as tables_lib
 
 # Baseline kind -> kernel code (the codes of kernels/outcome.py).
 PUBLIC_BASELINES = {"none": 0, "history": 4, "predictive": 5, "oracle": 6}
+# The baselines on an engine (the oracle needs the whole game's values).
+ENGINE_PUBLIC_BASELINES = ("none", "history", "predictive")
 SAMPLINGS = {"uniform": 0, "on_policy": 1, "chance": 2}
 # The history baseline's default decay: Schmid et al.'s alpha = 0.5.
 DEFAULT_HISTORY_DECAY = 0.5
 # The batch size of threads > 1 when no batch is given (README, "Threads").
 DEFAULT_PUBLIC_BATCH = 2
 _EMPTY_STATS = np.zeros((0, 0, 0))
+# Episodes per kernel call on an engine (progress bars and Ctrl-C come
+# between calls; a goofspiel 6 episode takes about a millisecond).
+PUBLIC_CHUNK_EPISODES = 64
+# The episode buffers of kernels/public_engine.py, in its argument order.
+_PUB_BUFFERS = ("pool_state", "pool_f", "pool_i", "pool_key", "e_child",
+                "e_util", "e_group", "ps_i", "ps_f", "visited", "stack",
+                "gkeys", "gstamp", "gval", "groups", "gxi", "mark",
+                "child_est", "scratch", "ctl")
 
 
-class PublicSamplingSolver(base.OptimisticAverageMixin, base.TabularSolverBase):
+class PublicSamplingSolver(engine_lib.EngineSampling,
+                           base.OptimisticAverageMixin,
+                           base.TabularSolverBase):
   """Public-state sampling MCCFR with baselines (docs/pages/algorithms.md).
 
   The vector form of VR-MCCFR (Schmid et al. 2019) and Davis et al.'s (2020)
@@ -61,7 +81,20 @@ class PublicSamplingSolver(base.OptimisticAverageMixin, base.TabularSolverBase):
     threads, batch: as for `MCCFRbSolver` (kernels/public.py,
       `public_batches`); batch=None with threads > 1 runs batches of
       DEFAULT_PUBLIC_BATCH iterations. Each worker thread keeps its own
-      scratch (32 bytes per tree node, about 90 per infoset).
+      scratch (32 bytes per tree node, about 90 per infoset). One thread
+      on an engine.
+    representation: "auto" (default), "tree" or "engine", as for
+      `MCCFRbSolver`. On an engine (kernels/public_engine.py) the public
+      states an episode visits are built as it reaches them, from the
+      engine's public keys (the observer partition), and infoset rows
+      grow as they are visited; the per-history baselines are kept in a
+      second table keyed by the history. On a game that compiles the
+      engine run equals the tree run bit for bit. The public states an
+      episode evaluates hold every history consistent with the public
+      information, so the engine suits games whose public states stay
+      small (goofspiel 6: at most a few thousand histories; 13-card
+      goofspiel is out of reach).
+    max_memory: as for `MCCFRbSolver` (engine only).
   """
 
   _table_names = ("_regrets", "_avg", "_avg_last", "_baseline",
@@ -72,15 +105,29 @@ class PublicSamplingSolver(base.OptimisticAverageMixin, base.TabularSolverBase):
                baseline_decay="default", partition="auto", seed=None,
                max_nodes=tree_lib.DEFAULT_MAX_NODES, tree=None,
                public_tree=None, threads=1, batch=None,
-               representation="auto"):
-    if representation not in ("auto", "tree"):
-      representation_lib.check(representation)
-      raise ValueError(
-          "PublicSamplingSolver runs on a compiled tree only (its vectors "
-          "over public states are not yet written for engines); on a game "
-          "too large to compile use MCCFRbSolver, OutcomeSamplingSolver, "
-          "ExternalSamplingSolver or CFRSolver, which take "
-          "representation='engine'.")
+               representation="auto", max_memory=None):
+    if (tree is not None or public_tree is not None) and (
+        representation == "auto"):
+      representation = "tree"
+    loaded = games.load_game(game)
+    kind, engine = representation_lib.resolve(loaded, representation,
+                                              max_nodes)
+    if kind == "engine":
+      if baseline not in ENGINE_PUBLIC_BASELINES:
+        raise ValueError(
+            f"baseline={baseline!r} needs the exact values of every history "
+            "under the current strategy (a compiled tree); on an engine use "
+            f"one of {', '.join(ENGINE_PUBLIC_BASELINES)}.")
+      if threads != 1:
+        raise ValueError(
+            "PublicSamplingSolver runs on one thread on an engine; "
+            "MCCFRbSolver and ExternalSamplingSolver take threads=k, "
+            "hogwild=True there.")
+      if partition not in ("auto", "observer"):
+        raise ValueError(
+            f"partition={partition!r}: on an engine the public states are "
+            "the engine's public keys (the observer partition); use "
+            "partition='auto' or 'observer'.")
     self._init_threads(threads, batch, default=DEFAULT_PUBLIC_BATCH)
     base.check_choice("baseline", baseline, PUBLIC_BASELINES)
     base.check_choice("regret", regret, outcome.REGRETS)
@@ -101,7 +148,13 @@ class PublicSamplingSolver(base.OptimisticAverageMixin, base.TabularSolverBase):
     self._regret_code = outcome.REGRETS[regret]
     self._averaging_code = outcome.AVERAGINGS[averaging]
     self._decay = 0.0 if baseline_decay is None else float(baseline_decay)
-    self._init_game(game, max_nodes, tree)
+    self._representation = kind
+    self._hogwild = False
+    if kind == "engine":
+      self._init_engine_game(loaded, engine)
+      self._init_public_engine(engine, max_memory)
+      return
+    self._init_game(loaded, max_nodes, tree)
     t = self._tree
     if public_tree is None:
       public_tree = public_lib.public_states(t, partition=partition,
@@ -168,8 +221,96 @@ class PublicSamplingSolver(base.OptimisticAverageMixin, base.TabularSolverBase):
           z((workers, t.num_infosets), dtype=np.int64))
     return self._batch_buffers
 
+  # The engine (kernels/public_engine.py).
+
+  def _init_public_engine(self, engine, max_memory):
+    """The infoset tables, the per-history baselines' table and the
+    episode's buffers, which grow when an episode needs more."""
+    self._engine = engine
+    self._tables = tables_lib.InfosetTables(engine.max_moves, max_memory)
+    self._history = None
+    if self._baseline_code in engine_lib.HISTORY_BASELINES:
+      total = self._tables.max_memory
+      self._history = tables_lib.InfosetTables(
+          engine.max_moves, total, baseline_cells=1, counts_per_cell=1,
+          strategy_cells=False)
+      self._tables.max_memory = self._history.max_memory = total // 2
+    moves = max(engine.max_moves, 1)
+    self._pub = dict(
+        ctl=np.zeros(public_engine.CTL_SIZE, dtype=np.int64),
+        mark=np.zeros(0, dtype=np.int64),
+        child_est=np.zeros(moves),
+        scratch=np.zeros(engine.state_size, dtype=np.int64))
+    self._pub_pool(64, 64 * moves, 64, 64 * moves)
+
+  def _pub_pool(self, histories, edges, states, groups):
+    """(Re)allocates the episode's buffers for at least these sizes."""
+    e, b = self._engine, self._pub
+    z = np.zeros
+    b.update(
+        pool_state=z((histories, e.state_size), dtype=np.int64),
+        pool_f=z((histories, public_engine.POOL_FLOATS)),
+        pool_i=z((histories, public_engine.POOL_INTS), dtype=np.int64),
+        pool_key=z((histories, 2), dtype=np.uint64),
+        e_child=z(edges, dtype=np.int64), e_util=z(edges),
+        e_group=z(edges, dtype=np.int64),
+        ps_i=z((states, 2), dtype=np.int64), ps_f=z((states, 2)),
+        visited=z(states, dtype=np.int64), stack=z(states, dtype=np.int64),
+        gkeys=z((2 * groups, 2), dtype=np.uint64),
+        gstamp=z(2 * groups, dtype=np.int64),
+        gval=z(2 * groups, dtype=np.int64),
+        groups=z((groups, 4), dtype=np.int64), gxi=z(groups))
+    b["ctl"][public_engine.C_STAMP] = 0
+
+  def _grow_pub_pool(self):
+    """Grows what the last episode was short of (doubling)."""
+    b, ctl = self._pub, self._pub["ctl"]
+    size = lambda name, need: max(len(b[name]), 1 << max(
+        int(need) - 1, 1).bit_length())
+    self._pub_pool(size("pool_state", ctl[public_engine.C_NEED_POOL]),
+                   size("e_child", ctl[public_engine.C_NEED_EDGES]),
+                   size("ps_i", ctl[public_engine.C_NEED_STATES]),
+                   size("groups", ctl[public_engine.C_NEED_GROUPS]))
+
+  def _run_public_engine(self, num_iterations, progress=None):
+    """`num_iterations` iterations on the engine, in kernel calls of
+    PUBLIC_CHUNK_EPISODES episodes; what an episode is short of (buffers,
+    table rows) grows between calls, and the episode is run again from the
+    generator state it started from."""
+    e, t, h, b = self._engine, self._tables, self._history, self._pub
+    first = self._num_iterations + 1
+    start_iterations = self._num_iterations
+    total = 2 * num_iterations
+    done = 0
+    with engine_lib.RunProgress(num_iterations, progress) as bar:
+      while done < total:
+        end = min(total, done + PUBLIC_CHUNK_EPISODES)
+        if len(b["mark"]) < len(t.row_start):  # One mark per row.
+          b["mark"] = np.zeros(len(t.row_start), dtype=np.int64)
+        history = self._history_args()
+        tab = (t.keys, t.slot_row, t.meta, t.row_start, t.row_actions,
+               t.avg_last, t.regrets, t.strategy, t.avg)
+        reached, touched = call_literal(
+            public_engine.public_engine_episodes, e.code, e.params,
+            e.utility_sum, tab, history, *self._codes(), first, done, end,
+            not t.frozen, h is not None and not h.frozen, self._rng_words,
+            *(b[name] for name in _PUB_BUFFERS))
+        self._nodes_touched += int(touched)
+        done = int(reached)
+        self._num_iterations = start_iterations + done // 2
+        status = b["ctl"][public_engine.C_STATUS]
+        if status == public_engine.SHORT_POOL:
+          self._grow_pub_pool()
+        elif status == public_engine.SHORT_TABLE:
+          rows = len(b["pool_state"])  # kernels' has_room of a state.
+          t.grow(rows, rows * max(e.max_moves, 1))  # Or the tables freeze.
+        elif status == public_engine.SHORT_HISTORY:
+          h.grow(len(b["pool_state"]), len(b["e_child"]))
+        bar.update(done // 2, t.num_rows)
+
   @property
   def public_tree(self):
+    self._require_tree("public_tree")
     return self._public
 
   @property
@@ -177,7 +318,13 @@ class PublicSamplingSolver(base.OptimisticAverageMixin, base.TabularSolverBase):
     return self._settings["baseline"]
 
   def _options(self):
-    return dict(self._settings)
+    options = dict(self._settings)
+    if self._representation == "engine":
+      options.update(representation="engine",
+                     max_memory=self._tables.max_memory + (
+                         0 if self._history is None
+                         else self._history.max_memory))
+    return options
 
   def _tree_args(self):
     t, p = self._tree, self._public
@@ -207,6 +354,9 @@ class PublicSamplingSolver(base.OptimisticAverageMixin, base.TabularSolverBase):
     num_iterations = base.check_num_iterations(num_iterations)
     if num_iterations == 0:
       return
+    if self._representation == "engine":
+      self._run_public_engine(num_iterations)
+      return
     if self._batch is None:
       empty = self._regrets[:0]
       self._nodes_touched += self._episodes(
@@ -233,6 +383,7 @@ class PublicSamplingSolver(base.OptimisticAverageMixin, base.TabularSolverBase):
       An `EstimatorSample` (its value statistics are zero: this solver
       records the regret increments and the root values).
     """
+    self._require_tree("sample_estimates()")
     num_episodes = base.check_num_iterations(num_episodes)
     shape = self._regrets.shape
     regret_sum, regret_sq = np.zeros(shape), np.zeros(shape)
@@ -264,6 +415,7 @@ class PublicSamplingSolver(base.OptimisticAverageMixin, base.TabularSolverBase):
     Returns:
       float64[P].
     """
+    self._require_tree("public_state_probabilities()")
     t, p = self._tree, self._public
     if strategy is None:
       strategy = self.current_policy_table()
@@ -310,6 +462,7 @@ class PublicSamplingSolver(base.OptimisticAverageMixin, base.TabularSolverBase):
     Returns:
       An `outcome.ConditionalVariance`.
     """
+    self._require_tree("conditional_variance()")
     outcome.check_continuations(continuations)
     t, p = self._tree, self._public
     strategy = self.current_policy_table()

@@ -1,0 +1,130 @@
+"""PublicSamplingSolver on native engines (kernels/public_engine.py) against
+the same solver on the compiled tree and its public tree."""
+
+import numpy as np
+import pytest
+
+import mccfrb
+from mccfrb.solvers import public as public_solver
+from tests.test_engine_solvers import assert_same_history_baselines
+from tests.test_engine_solvers import engine_rows
+
+G3 = "goofspiel(num_cards=3,imp_info=True,points_order=random,returns_type=point_difference)"
+G4 = "goofspiel(num_cards=4,imp_info=True,points_order=random,returns_type=point_difference)"
+G4_DESCENDING = "goofspiel(num_cards=4,imp_info=True,points_order=descending)"
+LIARS = "liars_dice(numdice=1,dice_sides=3)"
+G6 = "goofspiel(num_cards=6,imp_info=True,points_order=random,returns_type=point_difference)"
+
+
+def assert_same_public_tables(on_tree, on_engine):
+  """Regrets, averages and averaging stamps of every infoset, bit for bit
+  (infosets the engine never stored have all-zero tree rows)."""
+  tree, t = on_tree.tree, on_engine._tables
+  rows = engine_rows(on_engine, tree)
+  assert t.num_rows == np.count_nonzero(rows >= 0) > 0
+  for i, r in enumerate(rows):
+    c = tree.infoset_num_actions[i]
+    if r < 0:
+      assert not on_tree._regrets[i].any() and not on_tree._avg[i].any()
+      continue
+    s = t.row_start[r]
+    np.testing.assert_array_equal(t.regrets[s:s + c], on_tree._regrets[i, :c])
+    np.testing.assert_array_equal(t.avg[s:s + c], on_tree._avg[i, :c])
+    assert t.avg_last[r] == on_tree._avg_last[i]
+  if on_engine.baseline in ("history", "predictive"):
+    assert_same_history_baselines(on_tree, on_engine)
+
+
+@pytest.mark.parametrize("game", [G3, LIARS, G4_DESCENDING])
+@pytest.mark.parametrize("baseline,sampling,averaging,regret", [
+    ("none", "uniform", "stochastic", "rm+"),
+    ("history", "on_policy", "optimistic", "rm"),
+    ("predictive", "chance", "stochastic", "rm"),
+    ("predictive", "uniform", "optimistic", "rm+"),
+])
+def test_engine_run_is_the_tree_run_bit_for_bit(game, baseline, sampling,
+                                                  averaging, regret):
+  kwargs = dict(baseline=baseline, sampling=sampling, averaging=averaging,
+                regret=regret, seed=7)
+  on_tree = mccfrb.PublicSamplingSolver(game, representation="tree",
+                                        **kwargs)
+  on_engine = mccfrb.PublicSamplingSolver(game, representation="engine",
+                                          **kwargs)
+  assert on_engine.representation == "engine" and on_engine.tree is None
+  on_tree.run(150)
+  on_engine.run(150)
+  assert_same_public_tables(on_tree, on_engine)
+  assert on_engine.nodes_touched == on_tree.nodes_touched
+  np.testing.assert_array_equal(on_engine._rng_words, on_tree._rng_words)
+  assert mccfrb.nash_conv(game, on_engine.average_policy()) == (
+      mccfrb.nash_conv(game, on_tree.average_policy()))
+
+
+def test_buffers_and_tables_that_grow_mid_episode_change_nothing(
+    monkeypatch, tmp_path):
+  """Episodes short of room (pool, edges, public states, groups, infoset
+  and history rows) rerun from their generator state: tiny buffers, small
+  kernel calls, a save and a load in the middle, and the tables are those
+  of one run."""
+  kwargs = dict(baseline="history", sampling="chance", seed=2)
+  whole = mccfrb.PublicSamplingSolver(G4, representation="engine", **kwargs)
+  whole.run(120)
+  monkeypatch.setattr(public_solver, "PUBLIC_CHUNK_EPISODES", 3)
+  parts = mccfrb.PublicSamplingSolver(G4, representation="engine", **kwargs)
+  parts._tables = mccfrb.solvers.tables.InfosetTables(
+      parts.engine.max_moves, rows=2)
+  parts._pub_pool(1, 1, 1, 1)
+  parts.run(50)
+  path = str(tmp_path / "public.npz")
+  parts.save(path)
+  parts = mccfrb.load_solver(path)
+  parts._pub_pool(1, 1, 1, 1)
+  parts.run(70)
+  assert parts.num_iterations == 120
+  assert parts.nodes_touched == whole.nodes_touched
+  # Rows are numbered in order of first visit, cells follow: the same in
+  # both, whatever the tables' capacities.
+  for tables in ("_tables", "_history"):
+    a, b = getattr(parts, tables), getattr(whole, tables)
+    assert a.num_rows == b.num_rows and a.num_cells == b.num_cells
+    for name in ("regrets", "avg", "strategy", "baseline"):
+      np.testing.assert_array_equal(getattr(a, name)[:a.num_cells],
+                                    getattr(b, name)[:b.num_cells])
+    for name in ("row_start", "avg_last"):
+      np.testing.assert_array_equal(getattr(a, name)[:a.num_rows],
+                                    getattr(b, name)[:b.num_rows])
+
+
+def test_goofspiel_6_runs_on_its_engine_and_stops_growing_at_max_memory():
+  solver = mccfrb.PublicSamplingSolver(G6, baseline="predictive", seed=0,
+                                       max_memory=2**22)
+  assert solver.representation == "engine"
+  solver.run(20)
+  memory = solver.memory()
+  assert memory["frozen"] and memory["bytes"] <= 2**22
+  assert memory["dropped"] > 0 and memory["histories"] > 0
+  assert np.isfinite(solver._tables.regrets).all()
+  state = solver.game.new_initial_state()
+  state.apply_action(state.chance_outcomes()[0][0])
+  probs = solver.average_policy().action_probabilities(state)
+  assert sum(probs.values()) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    (dict(baseline="oracle"), "exact values of every history"),
+    (dict(threads=2), "one thread on an engine"),
+    (dict(partition="common_knowledge"), "observer partition"),
+])
+def test_what_an_engine_cannot_do_is_refused_in_one_line(kwargs, message):
+  with pytest.raises(ValueError, match=message):
+    mccfrb.PublicSamplingSolver(G4, representation="engine", **kwargs)
+
+
+def test_tree_studies_say_so_on_an_engine():
+  solver = mccfrb.PublicSamplingSolver(G4, representation="engine")
+  for study in (lambda: solver.sample_estimates(4),
+                solver.public_state_probabilities,
+                lambda: solver.conditional_variance(2),
+                lambda: solver.public_tree):
+    with pytest.raises(ValueError, match="needs the compiled tree"):
+      study()
