@@ -23,17 +23,25 @@ from mccfrb.solvers import tables as tables_lib
 
 
 def _mccfrb(**options):
+  return _sampler("MCCFRbSolver", **options)
+
+
+def _public(**options):
+  return _sampler("PublicSamplingSolver", **options)
+
+
+def _sampler(solver_class, **options):
   def make(game, seed):
-    from mccfrb.solvers import MCCFRbSolver  # pylint: disable=import-outside-toplevel
-    return _SolverRunner(MCCFRbSolver(game, seed=seed,
-                                      representation="engine", **options))
+    from mccfrb import solvers  # pylint: disable=import-outside-toplevel
+    solver = getattr(solvers, solver_class)(game, seed=seed,
+                                            representation="engine",
+                                            **options)
+    return _SolverRunner(solver)
   return make
 
 
-def _external(game, seed):
-  from mccfrb.solvers import ExternalSamplingSolver  # pylint: disable=import-outside-toplevel
-  return _SolverRunner(ExternalSamplingSolver(game, seed=seed,
-                                              representation="engine"))
+def _external(**options):
+  return _sampler("ExternalSamplingSolver", **options)
 
 
 def _cfr(variant):
@@ -53,9 +61,28 @@ ALGORITHMS = {
                            "MCCFRb+ with the thesis's baseline"),
     "mccfrb_plus_none": (_mccfrb(baseline="none"),
                          "MCCFRb+ without a baseline"),
+    "mccfrb_plus_history": (_mccfrb(baseline="history"),
+                            "MCCFRb+ with the history baseline (per "
+                            "history, hashed)"),
+    "mccfrb_plus_predictive": (_mccfrb(baseline="predictive"),
+                               "MCCFRb+ with the predictive baseline (per "
+                               "history, hashed)"),
+    "public_none": (_public(baseline="none"),
+                    "public-state sampling (MCCFRb+), no baseline"),
+    "public_history": (_public(baseline="history"),
+                       "public-state sampling (MCCFRb+), history baseline"),
+    "public_predictive": (_public(baseline="predictive"),
+                          "public-state sampling (MCCFRb+), predictive "
+                          "baseline"),
+    "public_chance": (_public(baseline="none", sampling="chance"),
+                      "public chance sampling (MCCFRb+), no baseline"),
     "os": (_mccfrb(baseline="none", regret="rm", averaging="stochastic"),
            "outcome sampling, no baseline (OpenSpiel's algorithm)"),
-    "es": (_external, "external sampling"),
+    "es": (_external(), "external sampling"),
+    "es_linear": (_external(weighting="linear"),
+                  "external sampling, linear weighting"),
+    "es_discounted": (_external(weighting="discounted"),
+                      "external sampling, DCFR(1.5, 0, 2) weighting"),
     "openspiel_os_cpp": (lambda game, seed: _OpenSpielRunner(game, seed),
                          "OpenSpiel's C++ outcome sampling"),
     "cfr+": (_cfr("cfr+"), "exact CFR+, streamed"),

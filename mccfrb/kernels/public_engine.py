@@ -191,11 +191,21 @@ def public_engine_episodes(code, params, utility_sum, tab, history,
       q = ps_f[s, S_Q]
       hs = ps_i[s, S_START]
       he = ps_i[s, S_END]
-      # The rows of the histories' infosets, sigma^t in their strategy.
+      # The rows of the histories' infosets, sigma^t in their strategy:
+      # one lookup per infoset of S (its histories grouped by key first).
       if allow_insert and not has_room(meta, row_start, regrets, slot_row,
                                        he - hs, (he - hs) * max_moves):
         status = SHORT_TABLE
         break
+      if (group_table_size(he - hs) > gkeys.shape[0]
+          or he - hs > groups.shape[0]):
+        ctl[C_NEED_GROUPS] = he - hs
+        status = SHORT_POOL
+        break
+      mask = gkeys.shape[0] - 1
+      ctl[C_STAMP] += 1
+      gs = ctl[C_STAMP]
+      nloc = 0
       children = 0
       for k in range(hs, he):
         st = pool_state[k]
@@ -209,9 +219,15 @@ def public_engine_episodes(code, params, utility_sum, tab, history,
         row = -1
         if p >= 0:
           h1, h2 = protocol.infoset_hash(code, params, st, p)
-          row, _ = uniform_row_of(keys, slot_row, meta, row_start,
-                                  row_actions, strategy, h1, h2, c,
-                                  allow_insert)
+          loc = group_probe(gkeys, gstamp, gval, mask, gs, h1, h2, nloc)
+          if loc == nloc:
+            row, _ = uniform_row_of(keys, slot_row, meta, row_start,
+                                    row_actions, strategy, h1, h2, c,
+                                    allow_insert)
+            groups[nloc, 3] = row
+            nloc += 1
+          else:
+            row = groups[loc, 3]
         pool_i[k, I_ROW] = row
       if nedge + children > e_child.shape[0]:
         ctl[C_NEED_EDGES] = nedge + children
@@ -223,7 +239,6 @@ def public_engine_episodes(code, params, utility_sum, tab, history,
         status = SHORT_POOL
         break
       # The children, grouped by public state in order of first appearance.
-      mask = gkeys.shape[0] - 1
       ctl[C_STAMP] += 1
       gs = ctl[C_STAMP]
       ng = 0
