@@ -7,6 +7,7 @@ import mccfrb
 from mccfrb.games.engines import protocol
 from mccfrb.games.engines.common import call_literal
 from mccfrb.kernels import outcome_engine
+from mccfrb.kernels import table as table_kernels
 from mccfrb.solvers import engine as engine_lib
 
 G3 = "goofspiel(num_cards=3,imp_info=True,points_order=random,returns_type=point_difference)"
@@ -277,10 +278,15 @@ def test_hogwild_learns_and_keeps_the_tables_consistent():
   solver.run(20_000)
   t = solver._tables
   assert solver.num_iterations >= 20_000
-  # Every stored row owns its own cells: no two rows share one.
-  starts = np.sort(t.row_start[:t.num_rows])
-  widths = t.row_actions[:t.num_rows][np.argsort(t.row_start[:t.num_rows])]
+  # Every stored row owns its own cells: no two rows share one. Rows the
+  # workers' blocks left unused are gaps of width 0 (kernels/table.py).
+  used = t.row_actions[:t.num_rows] > 0
+  assert np.count_nonzero(~used) <= 2 * table_kernels.BLOCK_ROWS
+  order = np.argsort(t.row_start[:t.num_rows][used])
+  starts = t.row_start[:t.num_rows][used][order]
+  widths = t.row_actions[:t.num_rows][used][order]
   assert (starts[1:] >= starts[:-1] + widths[:-1]).all()
+  assert len(np.unique(t.slot_row[t.slot_row >= 0])) == np.count_nonzero(used)
   assert mccfrb.exploitability(G4, solver.average_policy()) < 0.5 * (
       mccfrb.exploitability(G4, mccfrb.uniform_table(mccfrb.compile_tree(G4))))
 

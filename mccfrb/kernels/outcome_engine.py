@@ -48,7 +48,8 @@ from mccfrb.kernels.table import ROWS
 from mccfrb.kernels.table import CELLS
 from mccfrb.kernels.table import match_cells
 from mccfrb.kernels.table import row_of
-from mccfrb.kernels.table import uniform_row_of
+from mccfrb.kernels.table import BLOCK_ROWS
+from mccfrb.kernels.table import reserve_row_of
 from mccfrb.kernels.weighting import iteration_weight
 
 STOP = 3  # meta[STOP] = 1: a worker found the table short of room.
@@ -97,7 +98,7 @@ def engine_episodes(code, params, utility_sum, keys, slot_row, meta,
                     allow_insert, allow_history, weighting, linear_until,
                     gamma, log_pos, log_neg, rng_state, key, worker, workers,
                     state, path_row, path_info, path_reach, path_probs,
-                    child_est, path_key):
+                    child_est, path_key, block):
   """Episodes first_episode .. num_episodes - 1 (worker w of W > 1: both
   episodes of every W-th iteration from iteration w); tables change in
   place.
@@ -136,6 +137,8 @@ def engine_episodes(code, params, utility_sum, keys, slot_row, meta,
       probabilities on the path); child_est: float64[W, A]; path_key:
       uint64[W, D, 2] (history keys on the path, kinds 4 and 5): each
       worker's scratch (D: the engine's max_depth, A: its max_moves).
+    block: this Hogwild worker's block of rows and cells
+      (kernels/table.py, BLOCK_ROWS), or empty (one worker).
     Others: as kernels/outcome.py's `_episodes`.
 
   Returns:
@@ -147,6 +150,9 @@ def engine_episodes(code, params, utility_sum, keys, slot_row, meta,
   max_depth = path_row.shape[1]
   max_moves = child_est.shape[1]
   per_history = baseline_kind == 4 or baseline_kind == 5
+  # Room for every worker's episode and a fresh block of its own.
+  spare_rows = BLOCK_ROWS if block.shape[0] > 0 else 0
+  spare_cells = block[4] if block.shape[0] > 0 else 0
   h_keys, h_slot_row, h_meta, h_row_start, h_row_actions, h_values, h_counts = (
       history)
   s_hi = rng_state[0]
@@ -163,8 +169,9 @@ def engine_episodes(code, params, utility_sum, keys, slot_row, meta,
   ran = 0
   while e < num_episodes:
     if allow_insert and not has_room(meta, row_start, regrets, slot_row,
-                                     workers * max_depth,
-                                     workers * max_depth * max_moves):
+                                     workers * (max_depth + spare_rows),
+                                     workers * (max_depth * max_moves
+                                                + spare_cells)):
       meta[STOP] = 1
       break
     if allow_history and not has_room(h_meta, h_row_start, h_values[:, 0],
@@ -213,9 +220,9 @@ def engine_episodes(code, params, utility_sum, keys, slot_row, meta,
         sample_reach *= sig
       else:
         h1, h2 = protocol.infoset_hash(code, params, st, p)
-        row, _ = uniform_row_of(keys, slot_row, meta, row_start,
+        row, _ = reserve_row_of(keys, slot_row, meta, row_start,
                                 row_actions, strategy, h1, h2, c,
-                                allow_insert)
+                                allow_insert, block)
         if row >= 0:
           start = row_start[row]
           if weighting == 2:
@@ -379,10 +386,14 @@ def hogwild_episodes(code, params, utility_sum, keys, slot_row, meta,
                      first_iteration, num_episodes, allow_insert,
                      allow_history, weighting, linear_until, gamma, log_pos,
                      log_neg, rng_state, workers, state, path_row, path_info,
-                     path_reach, path_probs, child_est, path_key, done):
+                     path_reach, path_probs, child_est, path_key, blocks,
+                     done):
   """`engine_episodes` on `workers` threads at once, lock-free (Hogwild):
   worker w runs both episodes of iterations w, w + W, ..., each episode
-  drawing from its own stream under one key drawn from `rng_state`;
+  drawing from its own stream under one key drawn from `rng_state`, and
+  taking new rows from its own block, blocks[w] (int64[W, BLOCK_SIZE],
+  kernels/table.py; zero the first time, kept from call to call: only the
+  rows the last blocks leave unused stay gaps of width 0);
   done[w] is the number of episodes worker w ran (all of its share unless
   the table ran short of room, which stops every worker).
 
@@ -393,6 +404,8 @@ def hogwild_episodes(code, params, utility_sum, keys, slot_row, meta,
   key = batch_key(rng_state)
   meta[STOP] = 0
   touched = 0
+  for w in range(workers):
+    blocks[w, 4] = BLOCK_ROWS * child_est.shape[1]
   for w in prange(workers):
     _, nodes, ran = engine_episodes(
         code, params, utility_sum, keys, slot_row, meta, row_start,
@@ -401,7 +414,7 @@ def hogwild_episodes(code, params, utility_sum, keys, slot_row, meta,
         epsilon, decay, first_iteration, 0, num_episodes, allow_insert,
         allow_history, weighting, linear_until, gamma, log_pos, log_neg,
         rng_state, key, w, workers, state, path_row, path_info, path_reach,
-        path_probs, child_est, path_key)
+        path_probs, child_est, path_key, blocks[w])
     done[w] = ran
     touched += nodes
   return touched

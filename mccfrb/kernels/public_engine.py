@@ -496,6 +496,7 @@ def _group_xi(code, params, pool_state, pool_f, pool_i, row_start, strategy,
   uniform over the n candidates or, on-policy, eps / n + (1 - eps) m(S') /
   sum m with m(S') = sum over the edges into S' of pi(h) sigma(h, a)
   (kernels/public.py's sums, in its order)."""
+  numba.literally(code)
   for g in range(ng):
     xi[g] = 0.0
   if explore:

@@ -16,6 +16,7 @@ from mccfrb.evaluation import policy as policy_lib
 from mccfrb.games import tree as tree_lib
 from mccfrb.kernels import exact
 from mccfrb.kernels import rng as rng_lib
+from mccfrb.solvers import running
 
 
 def check_choice(kind, value, allowed):
@@ -161,6 +162,33 @@ class TabularSolverBase:
   def iteration(self):
     """Runs one iteration, like OpenSpiel's solvers."""
     self.run(1)
+
+  def run(self, num_iterations, progress=None):
+    """Runs `num_iterations` iterations.
+
+    In chunks of about 0.1 s (solvers/running.py): Ctrl-C raises
+    KeyboardInterrupt at the end of the chunk it falls in, with the
+    iterations finished so far counted and the tables valid (save() works;
+    run() again goes on), and a tqdm progress bar shows once a run has
+    taken a few seconds (progress=True: at once; False: never).
+    `run(a); run(b)` leaves exactly the tables of `run(a + b)` (with
+    batches, when `a` is a multiple of the batch size), so an interrupted
+    run resumed equals one run.
+    """
+    num_iterations = check_num_iterations(num_iterations)
+    if num_iterations:
+      running.run_in_chunks(self._run_chunk, num_iterations,
+                            unit=getattr(self, "_batch", None) or 1,
+                            progress=progress,
+                            infosets=self._infosets_stored)
+
+  def _run_chunk(self, num_iterations):
+    """Runs num_iterations > 0 iterations, leaving the solver consistent."""
+    raise NotImplementedError
+
+  def _infosets_stored(self):
+    """Infosets in growing tables (shown by progress bars), or None."""
+    return None
 
   def current_policy_table(self):
     """sigma^t by regret matching, as an mccfrb table."""

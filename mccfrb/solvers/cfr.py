@@ -130,11 +130,9 @@ class CFRSolver(engine_lib.EngineSampling, base.TabularSolverBase):
       options.update(alpha=self._alpha, beta=self._beta, gamma=self._gamma)
     return options
 
-  def run(self, num_iterations):
-    """Runs `num_iterations` exact iterations in one kernel call."""
-    num_iterations = base.check_num_iterations(num_iterations)
-    if num_iterations == 0:
-      return
+  def _run_chunk(self, num_iterations):
+    """`num_iterations` exact iterations in one kernel call (on an engine:
+    streamed, two walks an iteration)."""
     if self._representation == "engine":
       self._stream.tables = self._tables  # As loaded, if it was.
       self._stream.num_iterations = self._num_iterations

@@ -1,10 +1,11 @@
 """Sampling solvers on native engines: runs, policies, memory, save/load.
 
-`EngineSampling` is mixed into the sampling solvers (MCCFRbSolver and
-OutcomeSamplingSolver) and used when their representation is "engine"
-(solvers/representation.py): the game is played by an engine
-(mccfrb/games/engines), infoset tables grow as episodes visit them
-(solvers/tables.py), and the kernel is kernels/outcome_engine.py.
+`EngineSampling` is mixed into the sampling solvers (MCCFRbSolver,
+OutcomeSamplingSolver and PublicSamplingSolver) and used when their
+representation is "engine" (solvers/representation.py): the game is
+played by an engine (mccfrb/games/engines), infoset tables grow as
+episodes visit them (solvers/tables.py), and the kernel is
+kernels/outcome_engine.py (kernels/public_engine.py).
 
 `EnginePolicy` is an OpenSpiel `policy.Policy` that answers
 `action_probabilities(state)` from the tables, for games whose
@@ -12,7 +13,6 @@ OutcomeSamplingSolver) and used when their representation is "engine"
 """
 
 import copy
-import time
 
 import numpy as np
 from open_spiel.python import policy as os_policy
@@ -20,15 +20,13 @@ from open_spiel.python import policy as os_policy
 from mccfrb.games.engines import protocol
 from mccfrb.games.engines.common import call_literal
 from mccfrb.kernels import outcome_engine
+from mccfrb.kernels import table as table_kernels
 from mccfrb.solvers import tables as tables_lib
 
-# Episodes per kernel call of a run: calls return often enough for a
-# progress bar and Ctrl-C (a few milliseconds each on goofspiel 6), and
-# the table grows between calls. Even, so a call never splits an
-# iteration; the tables do not depend on it.
+# Episodes per kernel call of a run's chunk (solvers/running.py): the
+# tables grow between calls. Even, so a call never splits an iteration;
+# the tables do not depend on it.
 CHUNK_EPISODES = 1 << 14
-# A run shows a tqdm progress bar once it has taken this many seconds.
-PROGRESS_AFTER = 3.0
 
 # Baseline codes kept per history (kernels/outcome_engine.py): a second
 # hash table keyed by the history.
@@ -160,6 +158,8 @@ class EngineSampling:
         np.zeros((workers, moves)),
         np.zeros((workers, depth if self._history else 1, 2),
                  dtype=np.uint64))
+    self._blocks = np.zeros((workers, table_kernels.BLOCK_SIZE),
+                            dtype=np.int64)
 
   def _history_args(self):
     """The kernels' `history` tuple: the per-history baselines' table, or
@@ -199,11 +199,17 @@ class EngineSampling:
     return report
 
   def _engine_margin(self):
+    """Rows and cells a kernel call needs free (kernels/outcome_engine.py):
+    each worker's episode, and with Hogwild a fresh block of rows."""
     e = self._engine
-    rows = self._threads * max(e.max_depth, 1)
+    spare = table_kernels.BLOCK_ROWS if self._threads > 1 else 0
+    rows = self._threads * (max(e.max_depth, 1) + spare)
     return rows, rows * max(e.max_moves, 1)
 
-  def _run_engine(self, num_iterations, progress=None):
+  def _infosets_stored(self):
+    return None if self.engine is None else self._tables.num_rows
+
+  def _run_engine(self, num_iterations):
     """`num_iterations` iterations on the engine, in kernel calls of
     CHUNK_EPISODES episodes, growing the tables between calls."""
     e, t = self._engine, self._tables
@@ -213,48 +219,48 @@ class EngineSampling:
     total = 2 * num_iterations
     done = 0
     h = self._history
-    with RunProgress(num_iterations, progress) as bar:
-      while done < total:
-        if not t.frozen and not outcome_engine.has_room(
-            t.meta, t.row_start, t.regrets, t.slot_row,
-            *self._engine_margin()):
-          t.grow(*self._engine_margin())
-        if h is not None and not h.frozen and not outcome_engine.has_room(
-            h.meta, h.row_start, h.baseline[:, 0], h.slot_row,
-            *self._engine_margin()):
-          h.grow(*self._engine_margin())
-        end = min(total, done + CHUNK_EPISODES * self._threads)
-        allow = not t.frozen
-        allow_history = h is not None and not h.frozen
-        history = self._history_args()
-        t.meta[outcome_engine.STOP] = 0
-        if self._threads > 1 and self._hogwild:
-          finished = np.zeros(self._threads, dtype=np.int64)
-          touched = call_literal(
-              outcome_engine.hogwild_episodes, e.code, e.params, e.utility_sum, t.keys, t.slot_row, t.meta,
-              t.row_start, t.row_actions, t.avg_last, t.through, t.regrets,
-              t.strategy, t.avg, t.baseline, t.baseline_count, history,
-              self._baseline_code, self._averaging_code, self._regret_code,
-              self._epsilon, self._decay, first + done // 2, end - done,
-              allow, allow_history, *weighting, self._rng_words,
-              self._threads, *self._engine_scratch, finished)
-          # Episodes left when the table was short of room are not run
-          # again: Hogwild counts what ran, to whole iterations.
-          ran = int(finished.sum())
-          reached = done + ran + ran % 2
-        else:
-          reached, touched, _ = call_literal(
-              outcome_engine.engine_episodes, e.code, e.params, e.utility_sum, t.keys, t.slot_row, t.meta,
-              t.row_start, t.row_actions, t.avg_last, t.through, t.regrets,
-              t.strategy, t.avg, t.baseline, t.baseline_count, history,
-              self._baseline_code, self._averaging_code, self._regret_code,
-              self._epsilon, self._decay, first, done, end, allow,
-              allow_history, *weighting, self._rng_words, np.uint64(0), 0,
-              1, *self._engine_scratch)
-        self._nodes_touched += int(touched)
-        done = int(reached)
-        self._num_iterations = start_iterations + done // 2
-        bar.update(done // 2, t.num_rows)
+    while done < total:
+      if not t.frozen and not outcome_engine.has_room(
+          t.meta, t.row_start, t.regrets, t.slot_row,
+          *self._engine_margin()):
+        t.grow(*self._engine_margin())
+      if h is not None and not h.frozen and not outcome_engine.has_room(
+          h.meta, h.row_start, h.baseline[:, 0], h.slot_row,
+          *self._engine_margin()):
+        h.grow(*self._engine_margin())
+      end = min(total, done + CHUNK_EPISODES * self._threads)
+      allow = not t.frozen
+      allow_history = h is not None and not h.frozen
+      history = self._history_args()
+      t.meta[outcome_engine.STOP] = 0
+      if self._threads > 1 and self._hogwild:
+        finished = np.zeros(self._threads, dtype=np.int64)
+        touched = call_literal(
+            outcome_engine.hogwild_episodes, e.code, e.params,
+            e.utility_sum, t.keys, t.slot_row, t.meta,
+            t.row_start, t.row_actions, t.avg_last, t.through, t.regrets,
+            t.strategy, t.avg, t.baseline, t.baseline_count, history,
+            self._baseline_code, self._averaging_code, self._regret_code,
+            self._epsilon, self._decay, first + done // 2, end - done,
+            allow, allow_history, *weighting, self._rng_words,
+            self._threads, *self._engine_scratch, self._blocks, finished)
+        # Episodes left when the table was short of room are not run
+        # again: Hogwild counts what ran, to whole iterations.
+        ran = int(finished.sum())
+        reached = done + ran + ran % 2
+      else:
+        reached, touched, _ = call_literal(
+            outcome_engine.engine_episodes, e.code, e.params,
+            e.utility_sum, t.keys, t.slot_row, t.meta,
+            t.row_start, t.row_actions, t.avg_last, t.through, t.regrets,
+            t.strategy, t.avg, t.baseline, t.baseline_count, history,
+            self._baseline_code, self._averaging_code, self._regret_code,
+            self._epsilon, self._decay, first, done, end, allow,
+            allow_history, *weighting, self._rng_words, np.uint64(0), 0,
+            1, *self._engine_scratch, self._blocks[0, :0])
+      self._nodes_touched += int(touched)
+      done = int(reached)
+      self._num_iterations = start_iterations + done // 2
 
   def _require_tree(self, what):
     if self.engine is not None:
@@ -349,34 +355,3 @@ def flush_code(averaging_code, regret_code):
   if averaging_code != 1:
     return FLUSH_NONE
   return FLUSH_OPTIMISTIC_PLUS if regret_code else FLUSH_OPTIMISTIC
-
-
-class RunProgress:
-  """A tqdm bar over a run's iterations, shown once the run has taken
-  PROGRESS_AFTER seconds (at once with progress=True, never with False)."""
-
-  def __init__(self, total, progress=None):
-    self._total = total
-    self._progress = progress
-    self._started = time.perf_counter()
-    self._bar = None
-
-  def __enter__(self):
-    return self
-
-  def update(self, iterations, infosets):
-    """The run is at `iterations` with `infosets` stored."""
-    if self._bar is None and self._progress is not False and (
-        self._progress
-        or time.perf_counter() - self._started > PROGRESS_AFTER):
-      from tqdm import tqdm  # pylint: disable=import-outside-toplevel
-      self._bar = tqdm(total=self._total, initial=iterations, unit="it",
-                       unit_scale=True, desc="iterations", leave=False)
-    if self._bar is not None:
-      self._bar.n = iterations
-      self._bar.set_postfix(infosets=f"{infosets:,}", refresh=False)
-      self._bar.refresh()
-
-  def __exit__(self, *exc):
-    if self._bar is not None:
-      self._bar.close()

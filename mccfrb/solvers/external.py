@@ -190,17 +190,12 @@ class ExternalSamplingSolver(engine_lib.EngineSampling, base.WeightingMixin,
     """Actions skipped by pruning so far."""
     return int(self._counters[1])
 
-  def run(self, num_iterations, progress=None):
-    """Runs `num_iterations` iterations: in one kernel call on a compiled
-    tree; on an engine in calls of ENGINE_CALL_NODES nodes per worker,
-    growing the tables between calls (a tqdm progress bar shows once a run
-    takes a few seconds, or always with progress=True; never with False).
-    """
-    num_iterations = base.check_num_iterations(num_iterations)
-    if num_iterations == 0:
-      return
+  def _run_chunk(self, num_iterations):
+    """`num_iterations` iterations: in one kernel call on a compiled tree;
+    on an engine in calls of ENGINE_CALL_NODES nodes per worker, growing
+    the tables between calls."""
     if self._representation == "engine":
-      self._run_es_engine(int(num_iterations), progress)
+      self._run_es_engine(num_iterations)
       return
     s, t = self._settings, self._tree
     touched_before = self._counters[0]
@@ -278,7 +273,7 @@ class ExternalSamplingSolver(engine_lib.EngineSampling, base.WeightingMixin,
     if workers > 1:
       streams[:, external_engine.KEY] = rng_lib.batch_key(self._rng_words)
 
-  def _run_es_engine(self, num_iterations, progress_bar=None):
+  def _run_es_engine(self, num_iterations):
     """Traversals up to iteration num_iterations + the iterations done
     (each iteration: player 0's traversal, then player 1's), in kernel
     calls, growing the tables when a call stops short of room. A traversal
@@ -295,39 +290,35 @@ class ExternalSamplingSolver(engine_lib.EngineSampling, base.WeightingMixin,
       if self._blocks_done():
         self._assign_blocks(self._episodes_done(), target)
       st["progress"][0, external_engine.END] = target
-    start_iterations = self._num_iterations
-    with engine_lib.RunProgress(target // 2 - start_iterations,
-                                progress_bar) as bar:
-      while True:
-        if self._blocks_done():
-          done = self._episodes_done()
-          if done >= target:
-            break
-          self._assign_blocks(done, target)
-        if not t.frozen and not outcome_engine.has_room(
-            t.meta, t.row_start, t.regrets, t.slot_row, *margin):
-          t.grow(*margin)
-        t.meta[outcome_engine.STOP] = 0
-        self._es_counters[:] = 0
-        args = (e.code, e.params, e.utility_sum, t.keys, t.slot_row, t.meta,
-                t.row_start, t.row_actions, t.through, t.regrets, t.avg,
-                *weighting, PRUNINGS[s["pruning"]], s["prune_threshold"],
-                s["prune_probability"], s["prune_k"], s["prune_floor"],
-                s["prune_after"], not t.frozen, ENGINE_CALL_NODES,
-                self._rng_words)
-        frames = tuple(st[name] for name in _ES_STATE)
-        if workers == 1:
-          call_literal(external_engine.es_engine_traversals, *args, 0, 1,
+    while True:
+      if self._blocks_done():
+        done = self._episodes_done()
+        if done >= target:
+          break
+        self._assign_blocks(done, target)
+      if not t.frozen and not outcome_engine.has_room(
+          t.meta, t.row_start, t.regrets, t.slot_row, *margin):
+        t.grow(*margin)
+      t.meta[outcome_engine.STOP] = 0
+      self._es_counters[:] = 0
+      args = (e.code, e.params, e.utility_sum, t.keys, t.slot_row, t.meta,
+              t.row_start, t.row_actions, t.through, t.regrets, t.avg,
+              *weighting, PRUNINGS[s["pruning"]], s["prune_threshold"],
+              s["prune_probability"], s["prune_k"], s["prune_floor"],
+              s["prune_after"], not t.frozen, ENGINE_CALL_NODES,
+              self._rng_words)
+      frames = tuple(st[name] for name in _ES_STATE)
+      if workers == 1:
+        call_literal(external_engine.es_engine_traversals, *args, 0, 1,
+                     *frames, self._es_counters)
+      else:
+        with base.numba_threads(workers):
+          call_literal(external_engine.hogwild_traversals, *args, workers,
                        *frames, self._es_counters)
-        else:
-          with base.numba_threads(workers):
-            call_literal(external_engine.hogwild_traversals, *args, workers,
-                         *frames, self._es_counters)
-        total = self._es_counters.sum(axis=0)
-        self._counters += total
-        self._nodes_touched += int(total[external_engine.TOUCHED])
-        self._num_iterations = self._episodes_done() // 2
-        bar.update(self._num_iterations - start_iterations, t.num_rows)
+      total = self._es_counters.sum(axis=0)
+      self._counters += total
+      self._nodes_touched += int(total[external_engine.TOUCHED])
+      self._num_iterations = self._episodes_done() // 2
 
   def _engine_policy(self, current):
     """An `EnginePolicy` of the simple average (no flush), or of sigma by

@@ -125,16 +125,9 @@ class SmoothUCTSolver(base.TabularSolverBase):
     """Simulations run so far: two per iteration."""
     return 2 * self._num_iterations
 
-  def run(self, num_iterations):
-    """Runs `num_iterations` iterations (2 simulations each) in one call.
-
-    `run(a); run(b)` leaves exactly the tables of `run(a + b)` (in batches:
-    when `a` is a multiple of the batch size, as batches never span two
-    calls).
-    """
-    num_iterations = base.check_num_iterations(num_iterations)
-    if num_iterations == 0:
-      return
+  def _run_chunk(self, num_iterations):
+    """`num_iterations` iterations (2 simulations each) in one call
+    (batches never span two calls)."""
     t = self._tree
     args = (*t.kernel_args(), t.utility_sum, t.infoset_player, self._visits,
             self._counts, self._values, self._smooth, self._c, self._gamma,

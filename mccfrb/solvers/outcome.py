@@ -311,14 +311,9 @@ class MCCFRbSolver(engine_lib.EngineSampling, base.WeightingMixin,
   def regret(self):
     return self._regret_name
 
-  def run(self, num_iterations):
-    """Runs `num_iterations` iterations in one kernel call.
-
-    `run(a); run(b)` leaves exactly the tables of `run(a + b)`.
-    """
-    num_iterations = base.check_num_iterations(num_iterations)
-    if num_iterations == 0:
-      return
+  def _run_chunk(self, num_iterations):
+    """`num_iterations` iterations in one kernel call (on an engine, in
+    calls that grow the tables between them)."""
     if self._representation == "engine":
       self._run_engine(int(num_iterations))
       return

@@ -1,8 +1,6 @@
 """Public-state sampling MCCFR with baselines (kernels/public.py; on a
 native engine kernels/public_engine.py)."""
 
-import time
-
 import numpy as np
 
 from mccfrb import games
@@ -23,6 +21,8 @@ from mccfrb.solvers import tables as tables_lib
 PUBLIC_BASELINES = {"none": 0, "history": 4, "predictive": 5, "oracle": 6}
 # The baselines on an engine (the oracle needs the whole game's values).
 ENGINE_PUBLIC_BASELINES = ("none", "history", "predictive")
+# baseline=None: the kind that measured best on each representation.
+DEFAULT_PUBLIC_BASELINE = {"tree": "predictive", "engine": "none"}
 SAMPLINGS = {"uniform": 0, "on_policy": 1, "chance": 2}
 # The history baseline's default decay: Schmid et al.'s alpha = 0.5.
 DEFAULT_HISTORY_DECAY = 0.5
@@ -59,7 +59,11 @@ class PublicSamplingSolver(engine_lib.EngineSampling,
     game: a game string or `pyspiel.Game` (see `mccfrb.load_game`).
     baseline: "none", "history" (per tree edge, decaying average of the
       child's estimate), "predictive" (Davis et al. 2020; zero variance with
-      frozen strategies) or "oracle" (exact values under sigma^t; studies).
+      frozen strategies) or "oracle" (exact values under sigma^t; studies);
+      None (the default): "predictive" on a compiled tree, "none" on an
+      engine (where the per-history tables grow with every history an
+      episode evaluates: on goofspiel 6 half the memory within seconds, and
+      at 60 s they measured worse than none, docs "Big games").
     regret: "rm" or "rm+" (regret matching+ with linear averaging: iteration
       t weighs t in the average).
     averaging: "stochastic" (at the update player's infosets of the visited
@@ -100,7 +104,7 @@ class PublicSamplingSolver(engine_lib.EngineSampling,
   _table_names = ("_regrets", "_avg", "_avg_last", "_baseline",
                   "_baseline_count")
 
-  def __init__(self, game, baseline="predictive", regret="rm+",
+  def __init__(self, game, baseline=None, regret="rm+",
                averaging="stochastic", sampling="uniform", epsilon=0.6,
                baseline_decay="default", partition="auto", seed=None,
                max_nodes=tree_lib.DEFAULT_MAX_NODES, tree=None,
@@ -109,9 +113,13 @@ class PublicSamplingSolver(engine_lib.EngineSampling,
     if (tree is not None or public_tree is not None) and (
         representation == "auto"):
       representation = "tree"
+    if baseline is not None:
+      base.check_choice("baseline", baseline, PUBLIC_BASELINES)
     loaded = games.load_game(game)
     kind, engine = representation_lib.resolve(loaded, representation,
                                               max_nodes)
+    if baseline is None:
+      baseline = DEFAULT_PUBLIC_BASELINE[kind]
     if kind == "engine":
       if baseline not in ENGINE_PUBLIC_BASELINES:
         raise ValueError(
@@ -129,7 +137,6 @@ class PublicSamplingSolver(engine_lib.EngineSampling,
             "the engine's public keys (the observer partition); use "
             "partition='auto' or 'observer'.")
     self._init_threads(threads, batch, default=DEFAULT_PUBLIC_BATCH)
-    base.check_choice("baseline", baseline, PUBLIC_BASELINES)
     base.check_choice("regret", regret, outcome.REGRETS)
     base.check_choice("averaging", averaging, outcome.AVERAGINGS)
     base.check_choice("sampling", sampling, SAMPLINGS)
@@ -272,7 +279,7 @@ class PublicSamplingSolver(engine_lib.EngineSampling,
                    size("ps_i", ctl[public_engine.C_NEED_STATES]),
                    size("groups", ctl[public_engine.C_NEED_GROUPS]))
 
-  def _run_public_engine(self, num_iterations, progress=None):
+  def _run_public_engine(self, num_iterations):
     """`num_iterations` iterations on the engine, in kernel calls of
     PUBLIC_CHUNK_EPISODES episodes; what an episode is short of (buffers,
     table rows) grows between calls, and the episode is run again from the
@@ -282,31 +289,29 @@ class PublicSamplingSolver(engine_lib.EngineSampling,
     start_iterations = self._num_iterations
     total = 2 * num_iterations
     done = 0
-    with engine_lib.RunProgress(num_iterations, progress) as bar:
-      while done < total:
-        end = min(total, done + PUBLIC_CHUNK_EPISODES)
-        if len(b["mark"]) < len(t.row_start):  # One mark per row.
-          b["mark"] = np.zeros(len(t.row_start), dtype=np.int64)
-        history = self._history_args()
-        tab = (t.keys, t.slot_row, t.meta, t.row_start, t.row_actions,
-               t.avg_last, t.regrets, t.strategy, t.avg)
-        reached, touched = call_literal(
-            public_engine.public_engine_episodes, e.code, e.params,
-            e.utility_sum, tab, history, *self._codes(), first, done, end,
-            not t.frozen, h is not None and not h.frozen, self._rng_words,
-            *(b[name] for name in _PUB_BUFFERS))
-        self._nodes_touched += int(touched)
-        done = int(reached)
-        self._num_iterations = start_iterations + done // 2
-        status = b["ctl"][public_engine.C_STATUS]
-        if status == public_engine.SHORT_POOL:
-          self._grow_pub_pool()
-        elif status == public_engine.SHORT_TABLE:
-          rows = len(b["pool_state"])  # kernels' has_room of a state.
-          t.grow(rows, rows * max(e.max_moves, 1))  # Or the tables freeze.
-        elif status == public_engine.SHORT_HISTORY:
-          h.grow(len(b["pool_state"]), len(b["e_child"]))
-        bar.update(done // 2, t.num_rows)
+    while done < total:
+      end = min(total, done + PUBLIC_CHUNK_EPISODES)
+      if len(b["mark"]) < len(t.row_start):  # One mark per row.
+        b["mark"] = np.zeros(len(t.row_start), dtype=np.int64)
+      history = self._history_args()
+      tab = (t.keys, t.slot_row, t.meta, t.row_start, t.row_actions,
+             t.avg_last, t.regrets, t.strategy, t.avg)
+      reached, touched = call_literal(
+          public_engine.public_engine_episodes, e.code, e.params,
+          e.utility_sum, tab, history, *self._codes(), first, done, end,
+          not t.frozen, h is not None and not h.frozen, self._rng_words,
+          *(b[name] for name in _PUB_BUFFERS))
+      self._nodes_touched += int(touched)
+      done = int(reached)
+      self._num_iterations = start_iterations + done // 2
+      status = b["ctl"][public_engine.C_STATUS]
+      if status == public_engine.SHORT_POOL:
+        self._grow_pub_pool()
+      elif status == public_engine.SHORT_TABLE:
+        rows = len(b["pool_state"])  # kernels' has_room of a state.
+        t.grow(rows, rows * max(e.max_moves, 1))  # Or the tables freeze.
+      elif status == public_engine.SHORT_HISTORY:
+        h.grow(len(b["pool_state"]), len(b["e_child"]))
 
   @property
   def public_tree(self):
@@ -346,14 +351,9 @@ class PublicSamplingSolver(engine_lib.EngineSampling,
         num_episodes, learn_baselines, rng_state, *self._scratch, *stats,
         start_ps, _EMPTY_STATS if start_stats is None else start_stats)
 
-  def run(self, num_iterations):
-    """Runs `num_iterations` iterations (two episodes each) in one kernel call.
-
-    `run(a); run(b)` leaves exactly the tables of `run(a + b)`.
-    """
-    num_iterations = base.check_num_iterations(num_iterations)
-    if num_iterations == 0:
-      return
+  def _run_chunk(self, num_iterations):
+    """`num_iterations` iterations (two episodes each) in one kernel call
+    (on an engine, in calls that grow what is short between them)."""
     if self._representation == "engine":
       self._run_public_engine(num_iterations)
       return

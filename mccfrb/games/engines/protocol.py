@@ -8,6 +8,9 @@ a `code` that numba sees as a compile-time constant (`numba.literally`),
 so a kernel is compiled (and cached) per engine; the dispatchers are
 inlined into it, where the engine's branch is the only one taken.
 
+A compiled `GameTree` is an implementation too (engines/compiled.py, code
+TREE), so every engine kernel also runs on a compiled tree.
+
 State: an int64 array of `Engine.state_size` entries that the engine owns
 (cards, bids, running hashes...). `params`: an int64 array of the game's
 parameters (`Engine.params`). Moves are indices j in [0, num_moves): the
@@ -34,17 +37,19 @@ gives its OpenSpiel action id.
                                             acting player, and an infoset
                                             lies inside one public state
 
-To add an engine for a game: write a module in `mccfrb/games/engines/` with the
-nine functions (njit, cache=True, no globals but constants), give it a code
-in `CODES`, add a branch to each dispatcher below, and an `Engine` factory
-in `mccfrb/games/engines/__init__.py`; `tests/test_engines.py` then proves it equal
-to OpenSpiel (the enumerated tree equals the compiled tree on small
-instances; random play-outs agree with pyspiel step by step).
+To add an engine for a game: write a module in `mccfrb/games/engines/` with
+the nine functions (njit, cache=True, inline="always", no globals but
+constants), give it a code in `CODES`, add a branch to each dispatcher
+below, and an `Engine` factory in `mccfrb/games/engines/__init__.py`;
+`engines/check.py` then proves it equal to OpenSpiel (the enumerated tree
+equals the compiled tree on small instances; random play-outs agree with
+pyspiel step by step).
 """
 
 import numba
 from numba import njit
 
+from mccfrb.games.engines import compiled
 from mccfrb.games.engines import goofspiel
 from mccfrb.games.engines import liars_dice
 from mccfrb.kernels import table
@@ -54,12 +59,16 @@ from mccfrb.games.engines.common import TERMINAL  # pylint: disable=unused-impor
 
 GOOFSPIEL = 1
 LIARS_DICE = 2
-CODES = {"goofspiel": GOOFSPIEL, "liars_dice": LIARS_DICE}
+TREE = 3  # A compiled tree (engines/compiled.py).
+CODES = {"goofspiel": GOOFSPIEL, "liars_dice": LIARS_DICE,
+         compiled.NAME: TREE}
 
 
 @njit(cache=True, inline="always")
 def reset(code, params, state):
-  if code == GOOFSPIEL:
+  if code == TREE:
+    compiled.reset(params, state)
+  elif code == GOOFSPIEL:
     goofspiel.reset(params, state)
   else:
     liars_dice.reset(params, state)
@@ -67,6 +76,8 @@ def reset(code, params, state):
 
 @njit(cache=True, inline="always")
 def player(code, params, state):
+  if code == TREE:
+    return compiled.player(params, state)
   if code == GOOFSPIEL:
     return goofspiel.player(params, state)
   return liars_dice.player(params, state)
@@ -74,6 +85,8 @@ def player(code, params, state):
 
 @njit(cache=True, inline="always")
 def num_moves(code, params, state):
+  if code == TREE:
+    return compiled.num_moves(params, state)
   if code == GOOFSPIEL:
     return goofspiel.num_moves(params, state)
   return liars_dice.num_moves(params, state)
@@ -81,6 +94,8 @@ def num_moves(code, params, state):
 
 @njit(cache=True, inline="always")
 def move_action(code, params, state, j):
+  if code == TREE:
+    return compiled.move_action(params, state, j)
   if code == GOOFSPIEL:
     return goofspiel.move_action(params, state, j)
   return liars_dice.move_action(params, state, j)
@@ -88,6 +103,8 @@ def move_action(code, params, state, j):
 
 @njit(cache=True, inline="always")
 def chance_prob(code, params, state, j):
+  if code == TREE:
+    return compiled.chance_prob(params, state, j)
   if code == GOOFSPIEL:
     return goofspiel.chance_prob(params, state, j)
   return liars_dice.chance_prob(params, state, j)
@@ -95,7 +112,9 @@ def chance_prob(code, params, state, j):
 
 @njit(cache=True, inline="always")
 def apply(code, params, state, j):
-  if code == GOOFSPIEL:
+  if code == TREE:
+    compiled.apply(params, state, j)
+  elif code == GOOFSPIEL:
     goofspiel.apply(params, state, j)
   else:
     liars_dice.apply(params, state, j)
@@ -103,6 +122,8 @@ def apply(code, params, state, j):
 
 @njit(cache=True, inline="always")
 def returns0(code, params, state):
+  if code == TREE:
+    return compiled.returns0(params, state)
   if code == GOOFSPIEL:
     return goofspiel.returns0(params, state)
   return liars_dice.returns0(params, state)
@@ -110,6 +131,8 @@ def returns0(code, params, state):
 
 @njit(cache=True, inline="always")
 def infoset_hash(code, params, state, p):
+  if code == TREE:
+    return compiled.infoset_hash(params, state, p)
   if code == GOOFSPIEL:
     return goofspiel.infoset_hash(params, state, p)
   return liars_dice.infoset_hash(params, state, p)
@@ -117,6 +140,8 @@ def infoset_hash(code, params, state, p):
 
 @njit(cache=True, inline="always")
 def public_hash(code, params, state):
+  if code == TREE:
+    return compiled.public_hash(params, state)
   if code == GOOFSPIEL:
     return goofspiel.public_hash(params, state)
   return liars_dice.public_hash(params, state)

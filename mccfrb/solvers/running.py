@@ -1,0 +1,134 @@
+"""Long runs in chunks: Ctrl-C answered between chunks, progress bars.
+
+Every solver's `run(n)` (solvers/base.py) runs its iterations in chunks of
+`_run_chunk(k)` calls sized so that one takes about CHUNK_SECONDS. During a
+run, Ctrl-C (SIGINT) does not raise inside a chunk, where the tables and
+the counters would be left half updated: it is noted, and the run raises
+`KeyboardInterrupt` at the next chunk boundary, with every iteration
+finished so far counted and the tables valid (`save()` works, and a
+resumed run continues as if it had never stopped: `run(a); run(b)` equals
+`run(a + b)`). A second Ctrl-C before that boundary raises at once, as
+Python does by default. Outside the main thread, or when the program has
+installed its own SIGINT handler, Ctrl-C is left alone.
+"""
+
+import contextlib
+import signal
+import threading
+import time
+
+# A chunk takes about this long (seconds): Ctrl-C is answered within about
+# twice it, and the progress bar moves as often.
+CHUNK_SECONDS = 0.1
+# A run shows a tqdm progress bar once it has taken this many seconds.
+PROGRESS_AFTER = 3.0
+
+
+class _Request:
+  """Whether Ctrl-C was pressed during the current run."""
+
+  def __init__(self):
+    self.pending = False
+
+  def check(self, done, total):
+    """Raises KeyboardInterrupt if Ctrl-C was pressed (the run is at a
+    chunk boundary: `done` of `total` iterations finished)."""
+    if self.pending:
+      self.pending = False
+      raise KeyboardInterrupt(
+          f"stopped after {done:,} of {total:,} iterations; the solver is "
+          "consistent (save() it, or run() again to go on)")
+
+
+_ACTIVE = threading.local()
+
+
+@contextlib.contextmanager
+def deferred_interrupts():
+  """Within the block, SIGINT sets a request (yielded) instead of raising,
+  in the main thread when SIGINT has Python's default handler; elsewhere
+  (and in nested blocks) the request is never set."""
+  request = _Request()
+  nested = getattr(_ACTIVE, "request", None) is not None
+  if (nested or threading.current_thread() is not threading.main_thread()
+      or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+    yield request if not nested else _ACTIVE.request
+    return
+
+  def note(signum, frame):  # pylint: disable=unused-argument
+    if request.pending:  # Pressed twice: stop now, as Python would.
+      raise KeyboardInterrupt
+    request.pending = True
+
+  signal.signal(signal.SIGINT, note)
+  _ACTIVE.request = request
+  try:
+    yield request
+  finally:
+    _ACTIVE.request = None
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+class RunProgress:
+  """A tqdm bar over a run's iterations, shown once the run has taken
+  PROGRESS_AFTER seconds (at once with progress=True, never with False)."""
+
+  def __init__(self, total, progress=None):
+    self._total = total
+    self._progress = progress
+    self._started = time.perf_counter()
+    self._bar = None
+
+  def __enter__(self):
+    return self
+
+  def update(self, iterations, infosets=None):
+    """The run is at `iterations` (with `infosets` stored, if given)."""
+    if self._bar is None and self._progress is not False and (
+        self._progress
+        or time.perf_counter() - self._started > PROGRESS_AFTER):
+      from tqdm import tqdm  # pylint: disable=import-outside-toplevel
+      self._bar = tqdm(total=self._total, initial=iterations, unit="it",
+                       unit_scale=True, desc="iterations", leave=False)
+    if self._bar is not None:
+      self._bar.n = iterations
+      if infosets is not None:
+        self._bar.set_postfix(infosets=f"{infosets:,}", refresh=False)
+      self._bar.refresh()
+
+  def __exit__(self, *exc):
+    if self._bar is not None:
+      self._bar.close()
+
+
+def run_in_chunks(run_chunk, num_iterations, unit=1, progress=None,
+                  infosets=None):
+  """Calls `run_chunk(k)` until `num_iterations` iterations have run.
+
+  Chunk sizes are multiples of `unit` (a batch size: batches never span two
+  calls, so the tables equal one call's) but for the last, doubled while a
+  chunk takes under CHUNK_SECONDS / 2 and halved while it takes over
+  2 CHUNK_SECONDS. Ctrl-C raises KeyboardInterrupt between chunks
+  (`deferred_interrupts`).
+
+  Args:
+    run_chunk: runs k iterations and leaves the solver consistent.
+    progress: None (a bar after PROGRESS_AFTER seconds), True or False.
+    infosets: optional function giving the infosets stored, for the bar.
+  """
+  done = 0
+  chunk = unit
+  with deferred_interrupts() as request, RunProgress(
+      num_iterations, progress) as bar:
+    while done < num_iterations:
+      k = min(chunk, num_iterations - done)
+      started = time.perf_counter()
+      run_chunk(k)
+      elapsed = time.perf_counter() - started
+      done += k
+      bar.update(done, None if infosets is None else infosets())
+      request.check(done, num_iterations)
+      if elapsed < CHUNK_SECONDS / 2:
+        chunk *= 2
+      elif elapsed > 2 * CHUNK_SECONDS and chunk > unit:
+        chunk = max(unit, chunk // 2 // unit * unit)

@@ -1,0 +1,94 @@
+"""The compiled tree as an implementation of the engine protocol
+(mccfrb/games/engines/compiled.py): the engine kernels run on it and equal
+the tree kernels bit for bit."""
+
+import numpy as np
+import pytest
+
+import mccfrb
+from mccfrb.games.engines import check
+from mccfrb.games.engines import compiled
+from tests.test_engine_solvers import assert_same_tables
+from tests.test_external_engine import _cells
+from tests.test_public_engine import assert_same_public_tables
+
+G3 = "goofspiel(num_cards=3,imp_info=True,points_order=random,returns_type=point_difference)"
+LIARS = "liars_dice(numdice=1,dice_sides=3)"
+GAMES = [G3, LIARS, "kuhn_poker", "leduc_poker"]
+
+
+def tree_engine(game):
+  """(GameTree, its compiled engine with public states) of a game."""
+  tree = mccfrb.compile_tree(game)
+  public = mccfrb.public_states(tree, game=game)
+  return tree, compiled.make_engine(tree, mccfrb.load_game(game), public)
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_the_compiled_engine_enumerates_its_own_tree(game):
+  tree = mccfrb.compile_tree(game)
+  public = mccfrb.public_states(tree, game=game)
+  engine = compiled.make_engine(tree, mccfrb.load_game(game), public)
+  check.compare_with_tree(engine, tree, public_tree=public)
+
+
+@pytest.mark.parametrize("game", GAMES)
+@pytest.mark.parametrize("baseline", ["learned", "predictive"])
+def test_outcome_engine_kernel_on_the_tree_is_the_tree_kernel(game, baseline):
+  """MCCFRb's engine kernel (kernels/outcome_engine.py) on the compiled
+  tree equals the tree kernel (kernels/outcome.py), bit for bit, and its
+  policy's NashConv by the streaming walk equals the tree evaluator's."""
+  tree, engine = tree_engine(game)
+  kwargs = dict(baseline=baseline, seed=5)
+  on_tree = mccfrb.MCCFRbSolver(game, tree=tree, **kwargs)
+  on_engine = mccfrb.MCCFRbSolver(game, tree=tree, **kwargs)
+  on_engine._representation = "engine"  # pylint: disable=protected-access
+  on_engine._init_engine_game(on_engine.game, engine)
+  on_engine._init_engine(engine, None)
+  on_tree.run(300)
+  on_engine.run(300)
+  assert_same_tables(on_tree, on_engine, baseline)
+  np.testing.assert_array_equal(on_engine._rng_words, on_tree._rng_words)
+  assert mccfrb.nash_conv(game, on_engine.average_policy()) == pytest.approx(
+      mccfrb.nash_conv(tree, on_tree.average_policy_table()), abs=1e-12)
+
+
+@pytest.mark.parametrize("game", [G3, "kuhn_poker"])
+def test_public_engine_kernel_on_the_tree_is_the_tree_kernel(game):
+  tree, engine = tree_engine(game)
+  kwargs = dict(baseline="history", sampling="on_policy", seed=5)
+  on_tree = mccfrb.PublicSamplingSolver(game, tree=tree, **kwargs)
+  on_engine = mccfrb.PublicSamplingSolver(game, tree=tree, **kwargs)
+  on_engine._representation = "engine"  # pylint: disable=protected-access
+  on_engine._init_engine_game(on_engine.game, engine)
+  on_engine._init_public_engine(engine, None)
+  on_tree.run(100)
+  on_engine.run(100)
+  assert_same_public_tables(on_tree, on_engine)
+  assert on_engine.nodes_touched == on_tree.nodes_touched
+
+
+@pytest.mark.parametrize("game", [G3, "leduc_poker"])
+def test_external_engine_kernel_on_the_tree_is_the_tree_kernel(game):
+  tree, engine = tree_engine(game)
+  on_tree = mccfrb.ExternalSamplingSolver(game, tree=tree, seed=5)
+  on_engine = mccfrb.ExternalSamplingSolver(game, tree=tree, seed=5)
+  on_engine._representation = "engine"  # pylint: disable=protected-access
+  on_engine._init_engine_game(on_engine.game, engine)
+  on_engine._init_es_engine(engine, None)
+  on_tree.run(50)
+  on_engine.run(50)
+  cells = _cells(on_engine)
+  rows = np.array([on_engine._tables.find(i + 1, 0)
+                   for i in range(tree.num_infosets)])
+  for i, r in enumerate(rows):
+    c = tree.infoset_num_actions[i]
+    if r < 0:
+      assert not on_tree._regrets[i].any()
+      continue
+    s = on_engine._tables.row_start[r]
+    np.testing.assert_array_equal(on_engine._tables.regrets[s:s + c],
+                                  on_tree._regrets[i, :c])
+    np.testing.assert_array_equal(on_engine._tables.avg[s:s + c],
+                                  on_tree._avg[i, :c])
+  assert len(cells["regrets"]) > 0
