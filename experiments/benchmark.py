@@ -100,7 +100,7 @@ from experiments.common import rejoin_game_list
 DEFAULT_SECTIONS = ("exploitability", "outcome", "external", "cfr", "regret",
                     "public", "mcts", "compile", "scaling")
 SECTIONS = DEFAULT_SECTIONS + ("cfr_goofspiel5", "engines", "engine_memory",
-                                "engine_exact")
+                                "engine_exact", "rules", "hogwild")
 # The big games of the engine sections (too large to compile).
 GOOFSPIEL6 = ("goofspiel(num_cards=6,imp_info=True,points_order=random,"
               "returns_type=point_difference)")
@@ -316,6 +316,54 @@ def cfr_goofspiel5_rows(seconds, repeats):
   return [{"section": "cfr_goofspiel5", "game": GOOFSPIEL5, "algorithm": name,
            "per_second": r, "ratio": ratio, "vs_four_sweeps": ratio}
           for name, r, ratio in pass_rows(game, tree, seconds, repeats)]
+
+
+class UserCFRPlus(mccfrb.RegretRule):
+  """CFR+ as a user writes it (docs/pages/exact-cfr.md, "A rule of your
+  own"): the rules section's yardstick of the extension point."""
+  name = "user cfr+"
+  clip = True
+
+  def average_weight(self, t):
+    return float(t)
+
+
+class UserPDCFRPlus(mccfrb.RegretRule):
+  """PDCFR+ as a user writes it (Xu et al. 2024, alpha 2.3, gamma 5)."""
+  name = "user pdcfr+"
+  clip = True
+  predictive = True
+
+  def discount(self, t):
+    return (t - 1) ** 2.3 / ((t - 1) ** 2.3 + 1)
+
+  def average_weight(self, t):
+    return float(t) ** 5
+
+
+def rules_rows(seconds, repeats):
+  """A rule written by a user against the built-in variant of the same
+  arithmetic: ratio = user / built-in iterations/s. Timed in turns in both
+  orders and averaged per solver: the second of a pair runs 10-16% slower
+  than the first on goofspiel 4 even when both are the same built-in
+  (BUILD_NOTES.md, "Regret rules"); the control row times the built-in
+  against a second copy of itself the same way."""
+  rows = []
+  for game_string in rejoin_game_list(_SOLVER_GAMES.value):
+    game = mccfrb.load_game(game_string)
+    tree = mccfrb.compile_tree(game)
+    for other, built_in, name in (
+        ("cfr+", "cfr+", "mccfrb_cfr+ (a second copy: control)"),
+        (UserCFRPlus(), "cfr+", "user_cfr+"),
+        (UserPDCFRPlus(), "pdcfr+", "user_pdcfr+")):
+      a, b = (mccfrb.CFRSolver(game, variant=v, tree=tree)
+              for v in (built_in, other))
+      ab = alternating_rates([a.run, b.run], seconds, repeats)
+      ba = alternating_rates([b.run, a.run], seconds, repeats)
+      mine, theirs = (ab[0] + ba[1]) / 2, (ab[1] + ba[0]) / 2
+      rows += rate_rows("rules", game_string,
+                        [(f"mccfrb_{built_in}", mine), (name, theirs)], mine)
+  return rows
 
 
 def regret_rows(seconds, repeats):
@@ -557,6 +605,41 @@ def engine_rows(seconds, repeats):
   return rows
 
 
+def hogwild_rows(seconds, repeats):
+  """Hogwild at 2 threads against one thread on goofspiel 6, each from an
+  empty table for max(seconds, 20) s, on a quiet machine and with another
+  process keeping one core busy: ratio = two threads / one thread."""
+  del repeats
+  import subprocess  # pylint: disable=import-outside-toplevel
+  seconds = max(seconds, 20.0)
+  game = mccfrb.load_game(GOOFSPIEL6)
+  make = {1: lambda: mccfrb.MCCFRbSolver(game, seed=0),
+          2: lambda: mccfrb.MCCFRbSolver(game, seed=0, threads=2,
+                                         hogwild=True)}
+  small = wallclock.small_instance(GOOFSPIEL6)
+  mccfrb.MCCFRbSolver(small, seed=0, threads=2, hogwild=True,
+                      representation="engine").run(2)
+  mccfrb.MCCFRbSolver(small, seed=0, representation="engine").run(2)
+  rows = []
+  for machine in ("quiet", "one core busy"):
+    busy = (subprocess.Popen([sys.executable, "-c", "while True: pass"])
+            if machine != "quiet" else None)
+    try:
+      one, _ = _fresh_rate(make[1], seconds)
+      two, _ = _fresh_rate(make[2], seconds)
+    finally:
+      if busy is not None:
+        busy.kill()
+        busy.wait()
+    rows += [{"section": "hogwild", "game": GOOFSPIEL6,
+              "algorithm": f"mccfrb_defaults_1_thread ({machine})",
+              "per_second": one, "ratio": 1.0},
+             {"section": "hogwild", "game": GOOFSPIEL6,
+              "algorithm": f"mccfrb_hogwild_2_threads ({machine})",
+              "per_second": two, "ratio": two / one}]
+  return rows
+
+
 _MEMORY_SCRIPT = """
 import resource, sys, time
 import mccfrb, pyspiel
@@ -681,7 +764,8 @@ def main(argv):
               "mcts": mcts_rows, "compile": compile_rows,
               "scaling": scaling_rows, "cfr_goofspiel5": cfr_goofspiel5_rows,
               "engines": engine_rows, "engine_memory": engine_memory_rows,
-              "engine_exact": engine_exact_rows}
+              "engine_exact": engine_exact_rows, "rules": rules_rows,
+              "hogwild": hogwild_rows}
   rows = []
   for section in _SECTIONS.value:
     numba.set_num_threads(1)  # Solvers with threads= raise it themselves.

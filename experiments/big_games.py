@@ -35,7 +35,7 @@ G6 = ("goofspiel(num_cards=6,imp_info=True,points_order=random,"
 _GAMES = flags.DEFINE_list("games", [G6], "Game strings (with an engine).")
 _ALGORITHMS = flags.DEFINE_list(
     "algorithms", ["mccfrb_plus_learned", "mccfrb_plus_none", "os", "es",
-                   "openspiel_os_cpp", "cfr+", "dcfr"],
+                   "public_none", "openspiel_os_cpp", "cfr+", "dcfr"],
     f"Any of {', '.join(wallclock.ALGORITHMS)}.")
 _SECONDS = flags.DEFINE_float("seconds", 120.0, "Training seconds per run.")
 _CHECKPOINTS = flags.DEFINE_integer("checkpoints", 4,

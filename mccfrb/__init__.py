@@ -33,6 +33,8 @@ from mccfrb.solvers import OutcomeSamplingSolver
 from mccfrb.solvers import PUBLIC_BASELINES
 from mccfrb.solvers import PublicSamplingSolver
 from mccfrb.solvers import REGRETS
+from mccfrb.solvers import RegretRule
+from mccfrb.solvers import RULES
 from mccfrb.solvers import SAMPLINGS
 from mccfrb.solvers import SmoothUCTSolver
 from mccfrb.solvers import UCTSolver

@@ -93,7 +93,7 @@ def test_cfr_plus_converges_and_saves(tmp_path):
 def test_cfr_bad_options():
   with pytest.raises(ValueError, match=r"Unknown variant 'cfr\+\+'"):
     mccfrb.CFRSolver("kuhn_poker", variant="cfr++")
-  with pytest.raises(ValueError, match="discounted' only"):
+  with pytest.raises(ValueError, match="'cfr' takes no constants; got alpha"):
     mccfrb.CFRSolver("kuhn_poker", variant="cfr", alpha=2.0)
 
 

@@ -32,21 +32,30 @@ def test_the_compiled_engine_enumerates_its_own_tree(game):
   check.compare_with_tree(engine, tree, public_tree=public)
 
 
+def pair_on_the_tree(cls, init_engine, game, iterations, **kwargs):
+  """Two solvers of `cls` on the game's tree, the second switched to the
+  tree's engine kernels (its `init_engine` method), each run
+  `iterations`; returns (on the tree, on the engine) and the tree."""
+  tree, engine = tree_engine(game)
+  on_tree = cls(game, tree=tree, **kwargs)
+  on_engine = cls(game, tree=tree, **kwargs)
+  on_engine._representation = "engine"  # pylint: disable=protected-access
+  on_engine._init_engine_game(on_engine.game, engine)
+  getattr(on_engine, init_engine)(engine, None)
+  on_tree.run(iterations)
+  on_engine.run(iterations)
+  return on_tree, on_engine, tree
+
+
 @pytest.mark.parametrize("game", GAMES)
 @pytest.mark.parametrize("baseline", ["learned", "predictive"])
 def test_outcome_engine_kernel_on_the_tree_is_the_tree_kernel(game, baseline):
   """MCCFRb's engine kernel (kernels/outcome_engine.py) on the compiled
   tree equals the tree kernel (kernels/outcome.py), bit for bit, and its
   policy's NashConv by the streaming walk equals the tree evaluator's."""
-  tree, engine = tree_engine(game)
-  kwargs = dict(baseline=baseline, seed=5)
-  on_tree = mccfrb.MCCFRbSolver(game, tree=tree, **kwargs)
-  on_engine = mccfrb.MCCFRbSolver(game, tree=tree, **kwargs)
-  on_engine._representation = "engine"  # pylint: disable=protected-access
-  on_engine._init_engine_game(on_engine.game, engine)
-  on_engine._init_engine(engine, None)
-  on_tree.run(300)
-  on_engine.run(300)
+  on_tree, on_engine, tree = pair_on_the_tree(
+      mccfrb.MCCFRbSolver, "_init_engine", game, 300, baseline=baseline,
+      seed=5)
   assert_same_tables(on_tree, on_engine, baseline)
   np.testing.assert_array_equal(on_engine._rng_words, on_tree._rng_words)
   assert mccfrb.nash_conv(game, on_engine.average_policy()) == pytest.approx(
@@ -55,15 +64,9 @@ def test_outcome_engine_kernel_on_the_tree_is_the_tree_kernel(game, baseline):
 
 @pytest.mark.parametrize("game", [G3, "kuhn_poker"])
 def test_public_engine_kernel_on_the_tree_is_the_tree_kernel(game):
-  tree, engine = tree_engine(game)
-  kwargs = dict(baseline="history", sampling="on_policy", seed=5)
-  on_tree = mccfrb.PublicSamplingSolver(game, tree=tree, **kwargs)
-  on_engine = mccfrb.PublicSamplingSolver(game, tree=tree, **kwargs)
-  on_engine._representation = "engine"  # pylint: disable=protected-access
-  on_engine._init_engine_game(on_engine.game, engine)
-  on_engine._init_public_engine(engine, None)
-  on_tree.run(100)
-  on_engine.run(100)
+  on_tree, on_engine, _ = pair_on_the_tree(
+      mccfrb.PublicSamplingSolver, "_init_public_engine", game, 100,
+      baseline="history", sampling="on_policy", seed=5)
   assert_same_public_tables(on_tree, on_engine)
   assert on_engine.nodes_touched == on_tree.nodes_touched
 

@@ -1,5 +1,6 @@
 """Sampling solvers on native engines against the same solvers on the tree."""
 
+import numba
 import numpy as np
 import pytest
 
@@ -289,6 +290,25 @@ def test_hogwild_learns_and_keeps_the_tables_consistent():
   assert len(np.unique(t.slot_row[t.slot_row >= 0])) == np.count_nonzero(used)
   assert mccfrb.exploitability(G4, solver.average_policy()) < 0.5 * (
       mccfrb.exploitability(G4, mccfrb.uniform_table(mccfrb.compile_tree(G4))))
+
+
+@pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2,
+                    reason="numba's pool has one thread")
+def test_hogwild_workers_run_on_their_own_threads():
+  """Whatever thread count the caller left numba at (the experiment
+  binaries set one), both workers run at once: with one numba thread the
+  first worker would claim every iteration before the second started."""
+  previous = numba.get_num_threads()
+  numba.set_num_threads(1)
+  try:
+    solver = mccfrb.MCCFRbSolver(G4, representation="engine", seed=0,
+                                 threads=2, hogwild=True)
+    solver.run(50_000)
+  finally:
+    numba.set_num_threads(previous)
+  assert numba.get_num_threads() == previous
+  assert solver._hogwild_episodes.sum() >= 100_000
+  assert (solver._hogwild_episodes > 0).all(), solver._hogwild_episodes
 
 
 @pytest.mark.parametrize("kwargs,message", [

@@ -172,7 +172,8 @@ def test_flush_equals_the_tree_solvers_optimistic_average(regret):
                                      solver.num_iterations + 1) - got) > 1e-9
 
 
-@pytest.mark.parametrize("variant", ["cfr", "cfr+", "linear", "discounted"])
+@pytest.mark.parametrize("variant", ["cfr", "cfr+", "linear", "discounted",
+                                     "pcfr+", "dcfr+", "pdcfr+"])
 @pytest.mark.parametrize("name", CFR_GAMES)
 def test_streaming_cfr_equals_cfr_solver(name, variant):
   game = mccfrb.load_game(name)

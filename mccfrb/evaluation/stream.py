@@ -40,6 +40,7 @@ from mccfrb.games.engines import engine_for
 from mccfrb.games.engines import protocol
 from mccfrb.games.engines.common import call_literal
 from mccfrb.kernels import stream as kernels
+from mccfrb.solvers import rules as rules_lib
 from mccfrb.solvers.tables import InfosetTables
 
 # Optimistic-averaging catch-up codes of `engine_best_response_values`.
@@ -47,15 +48,6 @@ FLUSH_NONE = 0
 FLUSH_UNIFORM = 1  # (T - L) pi_own sigma^T (regret matching).
 FLUSH_LINEAR = 2  # (T (T + 1) - L (L + 1)) / 2 pi_own sigma^T (RM+).
 FLUSH_CODES = (FLUSH_NONE, FLUSH_UNIFORM, FLUSH_LINEAR)
-
-# variant -> (regret matching+, averaging power or None for gamma, discount),
-# as solvers/cfr.py's CFR_VARIANTS.
-CFR_VARIANTS = {
-    "cfr": (False, 0.0, False),
-    "cfr+": (True, 1.0, False),
-    "linear": (False, 1.0, True),
-    "discounted": (False, None, True),
-}
 
 # Children expanded per kernel call (a progress bar's step, ~0.1-0.5 s).
 BUDGET = 1 << 23
@@ -544,11 +536,13 @@ class StreamingCFR:
   sigma, each player's terms
     R(I, a) += sum_{h in I} pi_{-p}(h) (v_p(h a) - v_p(h)),
     S(I, a) += sum_{h in I} pi_p(h) sigma^t(I, a) w_t,
-  with w_t = 1 (cfr), t (cfr+, linear) or t^gamma (discounted); after p's
-  regret terms `finish_pass` clips (RM+) or discounts (DCFR: positive
-  regrets by t^alpha / (t^alpha + 1), negative by t^beta / (t^beta + 1))
-  p's rows and regret-matches them. The tables equal `CFRSolver`'s up to
-  the order of the sums.
+  with w_t and the rest of the update given by the regret rule
+  (solvers/rules.py): after p's regret terms `finish_pass` clips (RM+) or
+  discounts (DCFR) p's rows and regret-matches them; for a split rule
+  (DCFR+, PCFR+, PDCFR+) R_{t-1} is set aside before the pass (a second
+  pending cell), the walk sums r_t alone, and `finish_pass` forms
+  R_t = max(R_{t-1} d_t + r_t, 0) and the (predicted) strategy. The tables
+  equal `CFRSolver`'s up to the order of the sums.
 
   A pass is one walk of the game by public states (kernels/stream.py, mode
   CFR) that skips every history the opponent q = 1 - p never reaches
@@ -563,7 +557,7 @@ class StreamingCFR:
 
   Args:
     engine: an `Engine`, or a game string / `pyspiel.Game` with one.
-    variant, alpha, beta, gamma: as `CFRSolver`.
+    variant: a variant name of solvers/rules.py or a `RegretRule`.
     max_memory: bytes the tables may take (`InfosetTables`); MemoryError
       if a walk needs more.
     progress: tqdm bars for walks longer than a few seconds.
@@ -571,6 +565,7 @@ class StreamingCFR:
       release the GIL; the tables do not depend on it). Used once a walk
       has shown the game's public states never merge (else two workers
       could update one infoset at once).
+    **constants: the named variant's alpha, beta, gamma.
 
   Attributes:
     engine: the `Engine`.
@@ -582,26 +577,18 @@ class StreamingCFR:
     threads: workers of the sweeps.
   """
 
-  def __init__(self, engine, variant="cfr", alpha=1.5, beta=0.0, gamma=2.0,
-               max_memory=None, progress=True, threads=1):
-    if variant not in CFR_VARIANTS:
-      raise ValueError(f"variant must be one of {sorted(CFR_VARIANTS)}, got "
-                       f"{variant!r}.")
-    for name, value in (("alpha", alpha), ("beta", beta), ("gamma", gamma)):
-      if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"{name} must be a number, got {value!r}.")
+  def __init__(self, engine, variant="cfr", max_memory=None, progress=True,
+               threads=1, **constants):
+    self.rule = rules_lib.rule_of(variant, **constants)
     self.engine = as_engine(engine)
-    self.variant = variant
-    plus, power, discount = CFR_VARIANTS[variant]
-    if variant == "linear":
-      alpha = beta = 1.0
-    self.alpha, self.beta, self.gamma = float(alpha), float(beta), float(gamma)
-    self._plus, self._discount = plus, discount
-    self._power = self.gamma if power is None else power
+    self.variant = variant if isinstance(variant, str) else "custom"
+    self._flags = rules_lib.kernel_flags(self.rule)
     self.progress = progress
     self.threads = _check_threads(threads)
+    # Pending cells: player 0's average terms, and for a split rule R_{t-1}
+    # of the updated player while its pass sums r_t into `regrets`.
     self.tables = InfosetTables(self.engine.max_moves, max_memory,
-                                baseline_cells=1)
+                                baseline_cells=2 if self._flags[2] else 1)
     self.num_iterations = 0
     self._walk = _Walk(self.engine, kernels.CFR)
     self._workers = [_Walk(self.engine, kernels.CFR)
@@ -618,14 +605,19 @@ class StreamingCFR:
     if self.tables.baseline.shape[0] != len(self.tables.avg):
       raise ValueError("StreamingCFR's tables need one pending cell per cell "
                        "(InfosetTables(..., baseline_cells=1)).")
+    clip, post, split, predictive = self._flags
     for _ in range(int(num_iterations)):
       t = self.num_iterations + 1
+      coef = self.rule.coefficients(t, 2)  # Rows t and t + 1.
       tables = self.tables
       if t > 1:  # Player 0's terms of iteration t, found in the last pass.
         _fold_pending(tables.avg, tables.baseline[:, 0], tables.num_cells)
-      weights = (float(t) ** self._power, float(t + 1) ** self._power)
-      ta, tb = float(t) ** self.alpha, float(t) ** self.beta
+      weights = (coef[0, rules_lib.C_WEIGHT], coef[1, rules_lib.C_WEIGHT])
       for p in (0, 1):
+        if split:  # R_{t-1} aside; the walk sums r_t into `regrets`.
+          kernels.stash_regrets(tables.meta, tables.row_start,
+                                tables.row_actions, tables.through,
+                                tables.regrets, tables.baseline[:, 1], p)
         # Workers may update one infoset at once only if public states
         # never merge: until a single-threaded walk has shown it, one thread.
         dag = _DAG.get(_engine_id(self.engine))
@@ -638,8 +630,9 @@ class StreamingCFR:
         tables = self.tables  # Grown by the walk, perhaps.
         kernels.finish_pass(tables.meta, tables.row_start,
                             tables.row_actions, tables.through,
-                            tables.regrets, tables.strategy, p, self._plus,
-                            self._discount, ta / (ta + 1.0), tb / (tb + 1.0))
+                            tables.regrets, tables.strategy,
+                            tables.baseline[:, -1], p, clip, post, split,
+                            predictive, coef[0, :4])
       self.num_iterations = t
 
   def best_response_values(self):

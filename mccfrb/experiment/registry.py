@@ -235,6 +235,12 @@ ALGORITHMS = {a.name: a for a in [
     Algorithm("cfr_plus", "mccfrb exact CFR+", _cfr("cfr+")),
     Algorithm("lcfr", "mccfrb exact Linear CFR", _cfr("linear")),
     Algorithm("dcfr", "mccfrb exact DCFR(1.5, 0, 2)", _cfr("discounted")),
+    Algorithm("pcfr_plus", "mccfrb exact PCFR+ (Farina et al. 2021; gamma 2)",
+              _cfr("pcfr+")),
+    Algorithm("dcfr_plus", "mccfrb exact DCFR+ (Xu et al. 2024; alpha 1.5, "
+              "gamma 4)", _cfr("dcfr+")),
+    Algorithm("pdcfr_plus", "mccfrb exact PDCFR+ (Xu et al. 2024; alpha 2.3, "
+              "gamma 5)", _cfr("pdcfr+")),
     Algorithm("openspiel_cfr_cpp", "pyspiel.CFRSolver",
               _cpp(pyspiel.CFRSolver)),
     Algorithm("openspiel_cfr_plus_cpp", "pyspiel.CFRPlusSolver",

@@ -87,6 +87,9 @@ ALGORITHMS = {
                          "OpenSpiel's C++ outcome sampling"),
     "cfr+": (_cfr("cfr+"), "exact CFR+, streamed"),
     "dcfr": (_cfr("discounted"), "exact DCFR, streamed"),
+    "pcfr+": (_cfr("pcfr+"), "exact PCFR+, streamed"),
+    "dcfr+": (_cfr("dcfr+"), "exact DCFR+, streamed"),
+    "pdcfr+": (_cfr("pdcfr+"), "exact PDCFR+, streamed"),
 }
 
 

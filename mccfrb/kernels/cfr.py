@@ -1,4 +1,12 @@
-"""Exact CFR, CFR+, linear and discounted CFR on the full compiled tree.
+"""The exact CFR family on the full compiled tree: any regret rule.
+
+The local update of each infoset is a regret rule (mccfrb/solvers/rules.py:
+CFR, CFR+, LCFR, DCFR, PCFR+, DCFR+, PDCFR+ or a user's), given to the
+kernel as flags and per-iteration coefficients. Rules whose regret terms
+are added to R in place (those without a discount before the addition and
+without prediction) run exactly as below; the others ("split") sum the
+terms r_t apart and `rule_row` (kernels/exact.py) forms
+R_t = max(R_{t-1} d_t + r_t, 0) and the (predicted) strategy.
 
 Follows OpenSpiel's `cfr.py` / `discounted_cfr.py` update order so the tables
 agree: alternating updates; in player p's pass, at every decision node h of p,
@@ -41,6 +49,7 @@ from mccfrb.kernels.exact import node_values
 from mccfrb.kernels.exact import reach_probabilities
 from mccfrb.kernels.exact import regret_matching
 from mccfrb.kernels.exact import regret_matching_row
+from mccfrb.kernels.exact import rule_row
 from mccfrb.kernels.exact import task_range
 
 FOUR_SWEEPS = 0
@@ -51,13 +60,23 @@ SWEEPS = 1
 def _four_sweep_pass(kind, player, infoset, child_start, num_children,
                      edge_prob, utility, utility_sum, num_actions,
                      infoset_player, regrets, avg, strategy, reach, values,
-                     p, weight, regret_matching_plus, discount, pos_factor,
-                     neg_factor):
-  """Player p's pass with the original four sweeps (reach float64[N, 3])."""
+                     p, weight, flags, rule, inst):
+  """Player p's pass with the original four sweeps (reach float64[N, 3]).
+
+  With a split rule (flags[2]) the regret terms go to inst (p's rows zeroed
+  first) and `rule_row` combines them with R; else they are added to R in
+  place, then clipped or discounted, and every row is regret-matched."""
+  clip, post, split, predictive = flags
   reach_probabilities(kind, player, infoset, child_start, num_children,
                       edge_prob, strategy, reach)
   node_values(kind, player, infoset, child_start, num_children, edge_prob,
               utility, strategy, values)
+  target = inst if split else regrets
+  if split:
+    for i in range(regrets.shape[0]):
+      if infoset_player[i] == p:
+        for j in range(num_actions[i]):
+          inst[i, j] = 0.0
   for n in range(kind.shape[0]):
     if kind[n] != 1 or player[n] != p:
       continue
@@ -68,13 +87,19 @@ def _four_sweep_pass(kind, player, infoset, child_start, num_children,
     v = values[n] if p == 0 else utility_sum - values[n]
     for j in range(num_children[n]):
       child = values[s + j] if p == 0 else utility_sum - values[s + j]
-      regrets[i, j] += w * (child - v)
+      target[i, j] += w * (child - v)
       avg[i, j] += own * strategy[i, j] * weight
   for i in range(regrets.shape[0]):
-    if infoset_player[i] == p:
-      _clip_or_discount(regrets, i, num_actions[i], regret_matching_plus,
-                        discount, pos_factor, neg_factor)
-  regret_matching(regrets, num_actions, strategy)
+    if infoset_player[i] != p:
+      continue
+    if split:
+      rule_row(regrets[i], inst[i], strategy[i], num_actions[i], clip, post,
+               predictive, rule[0], rule[1], rule[2], rule[3])
+    else:
+      _clip_or_discount(regrets, i, num_actions[i], clip, post, rule[1],
+                        rule[2])
+  if not split:
+    regret_matching(regrets, num_actions, strategy)
 
 
 @njit(cache=True, error_model="numpy")
@@ -240,40 +265,49 @@ def _sweeps(p, q, stamp, prune, zero_chance, with_values, kind, player,
 @njit(cache=True, error_model="numpy", parallel=True)
 def _update_infosets(p, num_actions, iset_start, iset_slot, player_iset_start,
                      player_isets, own, own_expected, delta, stamp, regrets,
-                     avg, strategy, weight, regret_matching_plus, discount,
-                     pos_factor, neg_factor):
+                     avg, strategy, weight, flags, rule, inst):
   """Player p's infosets, one thread each: regret and average terms summed
   over the infoset's slots (its nodes in ascending id order), then RM+
-  clipping or DCFR discounting and regret matching.
+  clipping or DCFR discounting and regret matching; with a split rule
+  (flags[2]) the regret terms are summed into inst and `rule_row` does the
+  rest.
 
   A regret slot not written this pass (delta[m, 0] != stamp) belongs to a
   node with pi_{-p}(h) = 0, whose term would add +-0; an average slot not
   written by the last sweep of p's reach (own[m, 1] != own_expected) has
   pi_p(h) = 0, whose term would add +0.
   """
+  clip, post, split, predictive = flags
   for m in prange(player_iset_start[p], player_iset_start[p + 1]):
     i = player_isets[m]
     count = num_actions[i]
     first = iset_slot[i]
+    target = inst if split else regrets
+    if split:
+      for j in range(count):
+        inst[i, j] = 0.0
     for h in range(first, first + iset_start[i + 1] - iset_start[i]):
       if delta[h, 0] == stamp:
         for j in range(count):
-          regrets[i, j] += delta[h, 1 + j]
+          target[i, j] += delta[h, 1 + j]
       if own[h, 1] == own_expected:
         x = own[h, 0]
         for j in range(count):
           avg[i, j] += x * strategy[i, j] * weight
-    _clip_or_discount(regrets, i, count, regret_matching_plus, discount,
-                      pos_factor, neg_factor)
-    regret_matching_row(regrets, i, count, strategy, i)
+    if split:
+      rule_row(regrets[i], inst[i], strategy[i], count, clip, post,
+               predictive, rule[0], rule[1], rule[2], rule[3])
+    else:
+      _clip_or_discount(regrets, i, count, clip, post, rule[1], rule[2])
+      regret_matching_row(regrets, i, count, strategy, i)
 
 
 @njit(cache=True, error_model="numpy")
 def cfr_iterations(kind, player, infoset, child_start, num_children,
                    edge_prob, utility, utility_sum, num_actions,
                    infoset_player, schedule, scratch, regrets, avg, strategy,
-                   passes, regret_matching_plus, averaging_power, discount,
-                   alpha, beta, resume, first_iteration, num_iterations):
+                   passes, flags, coefficients, inst, resume,
+                   first_iteration, num_iterations):
   """Runs exact iterations first_iteration ..; tables change in place.
 
   Args:
@@ -291,9 +325,13 @@ def cfr_iterations(kind, player, infoset, child_start, num_children,
     passes: FOUR_SWEEPS or SWEEPS (same tables). SWEEPS runs tasks and
       infosets on numba's threads (the caller sets their number); the
       tables do not depend on it.
-    regret_matching_plus: clip regrets at 0 after every pass.
-    averaging_power: w_t = t ** averaging_power (0: uniform averaging).
-    discount: apply DCFR's regret discounting with `alpha` and `beta`.
+    flags: the regret rule's (clip, post, split, predictive)
+      (solvers/rules.py `kernel_flags`).
+    coefficients: float64[num_iterations, 5], the rule's (discount,
+      positive, negative, predict, weight) for each iteration
+      (`RegretRule.coefficients`).
+    inst: float64[I, A] scratch for the instantaneous regrets of a split
+      rule (else unused, any shape).
     resume: SWEEPS only: `scratch` is the one the previous call (which
       ended at iteration first_iteration - 1) left, with the tables
       unchanged since, so player 0's own reach is in it; else one more
@@ -323,18 +361,16 @@ def cfr_iterations(kind, player, infoset, child_start, num_children,
         task_start, task_end, skip_end, chance, slot_of, strategy, reach[0],
         values, own, delta, visited)
   for t in range(first_iteration, first_iteration + num_iterations):
-    weight = float(t) ** averaging_power
-    ta = float(t) ** alpha
-    tb = float(t) ** beta
-    pos_factor = ta / (ta + 1.0)
-    neg_factor = tb / (tb + 1.0)
+    k = t - first_iteration
+    weight = coefficients[k, 4]
+    rule = (coefficients[k, 0], coefficients[k, 1], coefficients[k, 2],
+            coefficients[k, 3])
     for p in range(2):
       if passes == FOUR_SWEEPS:
         _four_sweep_pass(kind, player, infoset, child_start, num_children,
                          edge_prob, utility, utility_sum, num_actions,
                          infoset_player, regrets, avg, strategy, reach,
-                         values, p, weight, regret_matching_plus, discount,
-                         pos_factor, neg_factor)
+                         values, p, weight, flags, rule, inst)
         touched += 4 * n_nodes
         continue
       q = 1 - p
@@ -348,6 +384,5 @@ def cfr_iterations(kind, player, infoset, child_start, num_children,
       _update_infosets(p, num_actions, iset_start, iset_slot,
                        player_iset_start, player_isets, own,
                        own_expected[p], delta, stamp, regrets,
-                       avg, strategy, weight, regret_matching_plus, discount,
-                       pos_factor, neg_factor)
+                       avg, strategy, weight, flags, rule, inst)
   return touched

@@ -39,6 +39,40 @@ def regret_matching_row(regrets, infoset, num_actions, out, row):
 
 
 @njit(cache=True, error_model="numpy")
+def rule_row(regrets, inst, strategy, count, clip, post, predictive,
+             discount, positive, negative, predict):
+  """One infoset's regret rule (mccfrb/solvers/rules.py), on 1-D row views.
+
+  With r = inst (the pass's instantaneous regrets):
+    X = R * discount + r, clipped at 0 if `clip`, else (if `post`)
+    multiplied by `positive` (X >= 0) or `negative` (X < 0): the new R;
+    sigma = regret matching of R, or of R * predict + r if `predictive`
+    (PCFR+: Farina et al. 2021, eq. of predictive RM+; DCFR+/PDCFR+: Xu et
+    al. 2024). inst is overwritten by the regrets that were matched.
+  """
+  total = 0.0
+  for a in range(count):
+    r = inst[a]
+    x = regrets[a] * discount + r
+    if clip and x < 0.0:
+      x = 0.0
+    elif post:
+      x = x * (positive if x >= 0.0 else negative)
+    regrets[a] = x
+    y = x * predict + r if predictive else x
+    inst[a] = y
+    if y > 0.0:
+      total += y
+  if total > 0.0:
+    for a in range(count):
+      y = inst[a]
+      strategy[a] = y / total if y > 0.0 else 0.0
+  else:
+    for a in range(count):
+      strategy[a] = 1.0 / count
+
+
+@njit(cache=True, error_model="numpy")
 def regret_matching(regrets, num_actions, out):
   """Current strategy of every infoset by regret matching; fills `out`."""
   for i in range(regrets.shape[0]):

@@ -49,6 +49,7 @@ from mccfrb.kernels.table import CELLS
 from mccfrb.kernels.table import match_cells
 from mccfrb.kernels.table import row_of
 from mccfrb.kernels.table import BLOCK_ROWS
+from mccfrb.kernels.table import atomic_add
 from mccfrb.kernels.table import reserve_row_of
 from mccfrb.kernels.weighting import iteration_weight
 
@@ -98,7 +99,7 @@ def engine_episodes(code, params, utility_sum, keys, slot_row, meta,
                     allow_insert, allow_history, weighting, linear_until,
                     gamma, log_pos, log_neg, rng_state, key, worker, workers,
                     state, path_row, path_info, path_reach, path_probs,
-                    child_est, path_key, block):
+                    child_est, path_key, block, claim):
   """Episodes first_episode .. num_episodes - 1 (worker w of W > 1: both
   episodes of every W-th iteration from iteration w); tables change in
   place.
@@ -139,6 +140,8 @@ def engine_episodes(code, params, utility_sum, keys, slot_row, meta,
       worker's scratch (D: the engine's max_depth, A: its max_moves).
     block: this Hogwild worker's block of rows and cells
       (kernels/table.py, BLOCK_ROWS), or empty (one worker).
+    claim: int64[1] shared by the Hogwild workers, the next iteration to
+      claim (atomic add), 0 at the start of a call; unused by one worker.
     Others: as kernels/outcome.py's `_episodes`.
 
   Returns:
@@ -161,11 +164,12 @@ def engine_episodes(code, params, utility_sum, keys, slot_row, meta,
   inc_lo = rng_state[3]
   touched = 0
   st = state[worker]
-  # With W > 1 workers (Hogwild; first_episode 0), worker w runs both
-  # episodes of iterations w, w + W, w + 2W, ...: each worker alternates
-  # the update player as one worker does, and the workers advance through
-  # the iterations together.
-  e = first_episode + 2 * worker if workers > 1 else first_episode
+  # With W > 1 workers (Hogwild; first_episode 0), each worker claims the
+  # next iteration from the shared counter and runs both of its episodes:
+  # each worker alternates the update player as one worker does, and a
+  # worker the OS deschedules runs fewer iterations instead of holding
+  # the others up at the end of the call.
+  e = 2 * atomic_add(claim, 0, 1) if workers > 1 else first_episode
   ran = 0
   while e < num_episodes:
     if allow_insert and not has_room(meta, row_start, regrets, slot_row,
@@ -369,7 +373,7 @@ def engine_episodes(code, params, utility_sum, keys, slot_row, meta,
     touched += depth + 1
     ran += 1
     if workers > 1 and e % 2 == 1:
-      e += 2 * workers - 1
+      e = 2 * atomic_add(claim, 0, 1)
     else:
       e += 1
   if workers == 1:
@@ -389,8 +393,9 @@ def hogwild_episodes(code, params, utility_sum, keys, slot_row, meta,
                      path_reach, path_probs, child_est, path_key, blocks,
                      done):
   """`engine_episodes` on `workers` threads at once, lock-free (Hogwild):
-  worker w runs both episodes of iterations w, w + W, ..., each episode
-  drawing from its own stream under one key drawn from `rng_state`, and
+  each worker claims iterations from a shared counter and runs both of
+  their episodes, each episode drawing from its own stream (keyed by the
+  episode's index) under one key drawn from `rng_state`, and
   taking new rows from its own block, blocks[w] (int64[W, BLOCK_SIZE],
   kernels/table.py; zero the first time, kept from call to call: only the
   rows the last blocks leave unused stay gaps of width 0);
@@ -406,6 +411,7 @@ def hogwild_episodes(code, params, utility_sum, keys, slot_row, meta,
   touched = 0
   for w in range(workers):
     blocks[w, 4] = BLOCK_ROWS * child_est.shape[1]
+  claim = np.zeros(1, dtype=np.int64)
   for w in prange(workers):
     _, nodes, ran = engine_episodes(
         code, params, utility_sum, keys, slot_row, meta, row_start,
@@ -414,7 +420,7 @@ def hogwild_episodes(code, params, utility_sum, keys, slot_row, meta,
         epsilon, decay, first_iteration, 0, num_episodes, allow_insert,
         allow_history, weighting, linear_until, gamma, log_pos, log_neg,
         rng_state, key, w, workers, state, path_row, path_info, path_reach,
-        path_probs, child_est, path_key, blocks[w])
+        path_probs, child_est, path_key, blocks[w], claim)
     done[w] = ran
     touched += nodes
   return touched

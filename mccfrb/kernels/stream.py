@@ -93,6 +93,7 @@ import numpy as np
 from numba import njit
 
 from mccfrb.games.engines import protocol
+from mccfrb.kernels.exact import rule_row
 from mccfrb.kernels.table import match_cells
 from mccfrb.kernels.table import CELLS
 from mccfrb.kernels.table import ROWS
@@ -210,12 +211,29 @@ def group_table_size(count):
 
 
 @njit(cache=True, error_model="numpy")
+def stash_regrets(meta, row_start, row_actions, through, regrets, stash, p):
+  """Before player p's pass with a split rule: stash = R, R = 0 on p's
+  rows (through[r] == p), so that the walk sums r_t alone into R."""
+  for r in range(meta[ROWS]):
+    if through[r] != p:
+      continue
+    s = row_start[r]
+    for j in range(row_actions[r]):
+      stash[s + j] = regrets[s + j]
+      regrets[s + j] = 0.0
+
+
+@njit(cache=True, error_model="numpy")
 def finish_pass(meta, row_start, row_actions, through, regrets, strategy,
-                p, regret_matching_plus, discount, pos_factor, neg_factor):
-  """After player p's pass: p's rows (through[r] == p) get RM+ clipping
-  (R <- max(R, 0)) or DCFR discounting (R <- R t^a / (t^a + 1) if R >= 0,
-  R t^b / (t^b + 1) if R < 0, as kernels/cfr.py's `_clip_or_discount`),
-  then sigma by regret matching. Returns the rows updated."""
+                stash, p, clip, post, split, predictive, rule):
+  """After player p's pass: p's rows (through[r] == p) get the regret rule
+  (solvers/rules.py) with rule = (discount, positive, negative, predict)
+  of this iteration: RM+ clipping (R <- max(R, 0)) or DCFR discounting
+  (R <- R t^a / (t^a + 1) if R >= 0, R t^b / (t^b + 1) if R < 0, as
+  kernels/cfr.py's `_clip_or_discount`), then sigma by regret matching;
+  with a split rule, R holds r_t and stash R_{t-1} (`stash_regrets`;
+  rows inserted by the walk have stash 0), and `rule_row` forms R_t and
+  sigma (stash is overwritten). Returns the rows updated."""
   count = 0
   for r in range(meta[ROWS]):
     if through[r] != p:
@@ -223,12 +241,20 @@ def finish_pass(meta, row_start, row_actions, through, regrets, strategy,
     count += 1
     s = row_start[r]
     c = row_actions[r]
+    if split:
+      for j in range(c):  # rule_row's (R_{t-1}, r_t) order.
+        x = regrets[s + j]
+        regrets[s + j] = stash[s + j]
+        stash[s + j] = x
+      rule_row(regrets[s:s + c], stash[s:s + c], strategy[s:s + c], c, clip,
+               post, predictive, rule[0], rule[1], rule[2], rule[3])
+      continue
     for j in range(c):
       x = regrets[s + j]
-      if regret_matching_plus and x < 0.0:
+      if clip and x < 0.0:
         regrets[s + j] = 0.0
-      elif discount:
-        regrets[s + j] = x * (pos_factor if x >= 0.0 else neg_factor)
+      elif post:
+        regrets[s + j] = x * (rule[1] if x >= 0.0 else rule[2])
     match_cells(regrets, strategy, s, c)
   return count
 

@@ -19,6 +19,8 @@ from mccfrb.solvers.outcome import MCCFRbSolver
 from mccfrb.solvers.outcome import OutcomeSamplingSolver
 from mccfrb.solvers.outcome import REGRETS
 from mccfrb.solvers.public import PUBLIC_BASELINES
+from mccfrb.solvers.rules import RULES
+from mccfrb.solvers.rules import RegretRule
 from mccfrb.solvers.public import SAMPLINGS
 from mccfrb.solvers.public import PublicSamplingSolver
 from mccfrb.solvers.mcts import OPPONENTS

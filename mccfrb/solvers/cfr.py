@@ -10,14 +10,10 @@ from mccfrb import games
 from mccfrb.solvers import base
 from mccfrb.solvers import engine as engine_lib
 from mccfrb.solvers import representation as representation_lib
+from mccfrb.solvers import rules as rules_lib
 
-# variant -> (regret matching+, averaging power, discount, alpha, beta, gamma)
-CFR_VARIANTS = {
-    "cfr": (False, 0.0, False),
-    "cfr+": (True, 1.0, False),
-    "linear": (False, 1.0, True),
-    "discounted": (False, None, True),
-}
+# Variant names (solvers/rules.py); a `RegretRule` instance is also a variant.
+CFR_VARIANTS = tuple(rules_lib.RULES)
 # Pass structures of kernels/cfr.py (equal tables; BUILD_NOTES.md).
 PASSES = {"auto": None, "sweeps": cfr.SWEEPS, "four_sweeps": cfr.FOUR_SWEEPS}
 # passes="auto" runs the two sweeps on trees of at least this many nodes
@@ -30,18 +26,24 @@ AUTO_MIN_NODES = 16_384
 class CFRSolver(engine_lib.EngineSampling, base.TabularSolverBase):
   """Exact CFR family on the full compiled tree, with OpenSpiel's interface.
 
-  Variants, with OpenSpiel's update order (alternating updates):
+  Variants, with OpenSpiel's update order (alternating updates), each a
+  regret rule (mccfrb/solvers/rules.py):
     "cfr": vanilla CFR (pyspiel.CFRSolver);
     "cfr+": regret matching+ and linear averaging (pyspiel.CFRPlusSolver);
     "linear": Linear CFR, DCFR with alpha = beta = gamma = 1
       (open_spiel discounted_cfr.LCFRSolver);
     "discounted": DCFR(alpha, beta, gamma), default (1.5, 0, 2)
-      (open_spiel discounted_cfr.DCFRSolver).
+      (open_spiel discounted_cfr.DCFRSolver);
+    "pcfr+": predictive CFR+ (Farina et al. 2021), gamma default 2;
+    "dcfr+": DCFR+ (Xu et al. 2024), alpha 1.5, gamma 4;
+    "pdcfr+": predictive DCFR+ (Xu et al. 2024), alpha 2.3, gamma 5;
+    or a `mccfrb.RegretRule` instance: a rule of one's own.
 
   Args:
     game: a game string or `pyspiel.Game`.
-    variant: one of CFR_VARIANTS.
-    alpha, beta, gamma: DCFR's parameters (variant "discounted" only).
+    variant: a name in CFR_VARIANTS or a `RegretRule`.
+    alpha, beta, gamma: the named variant's constants (None: its defaults,
+      the authors'); ValueError for a constant the variant does not take.
     max_nodes, tree: as for `MCCFRbSolver`.
     threads: numba threads for one solve (default 1; at most numba's pool,
       NUMBA_NUM_THREADS): the subtrees below the schedule's frontier
@@ -65,28 +67,18 @@ class CFRSolver(engine_lib.EngineSampling, base.TabularSolverBase):
 
   _table_names = ("_regrets", "_avg", "_strategy")
 
-  def __init__(self, game, variant="cfr", alpha=1.5, beta=0.0, gamma=2.0,
+  def __init__(self, game, variant="cfr", alpha=None, beta=None, gamma=None,
                max_nodes=tree_lib.DEFAULT_MAX_NODES, tree=None, threads=1,
                passes="auto", representation="auto", max_memory=None):
-    base.check_choice("variant", variant, CFR_VARIANTS)
+    self._rule = rules_lib.rule_of(variant, alpha=alpha, beta=beta,
+                                   gamma=gamma)
     base.check_choice("passes", passes, PASSES)
     base.check_threads(threads, None)
     self._threads = int(threads)
     if passes == "four_sweeps" and threads != 1:
       raise ValueError("passes='four_sweeps' runs on one thread; got "
                        f"threads={threads}.")
-    for name, value in (("alpha", alpha), ("beta", beta), ("gamma", gamma)):
-      if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"{name} must be a number, got {value!r}.")
-    if variant != "discounted" and (alpha, beta, gamma) != (1.5, 0.0, 2.0):
-      raise ValueError("alpha, beta and gamma apply to variant='discounted' only.")
-    self._variant = variant
-    self._alpha, self._beta, self._gamma = float(alpha), float(beta), float(gamma)
-    plus, power, discount = CFR_VARIANTS[variant]
-    if variant == "linear":
-      self._alpha = self._beta = 1.0
-    self._plus, self._discount = plus, discount
-    self._power = self._gamma if power is None else power
+    self._variant = variant if isinstance(variant, str) else "custom"
     self._rng = np.random.default_rng(0)  # Unused: exact; kept for save().
     if tree is not None and representation == "auto":
       representation = "tree"
@@ -101,8 +93,7 @@ class CFRSolver(engine_lib.EngineSampling, base.TabularSolverBase):
       from mccfrb.evaluation import stream  # pylint: disable=import-outside-toplevel
       self._init_engine_game(loaded, engine)
       self._averaging_code = self._regret_code = 0  # Averages: no catch-up.
-      self._stream = stream.StreamingCFR(
-          engine, variant, self._alpha, self._beta, self._gamma, max_memory)
+      self._stream = stream.StreamingCFR(engine, self._rule, max_memory)
       self._tables = self._stream.tables
       return
     self._init_game(loaded, max_nodes, tree)
@@ -115,6 +106,8 @@ class CFRSolver(engine_lib.EngineSampling, base.TabularSolverBase):
     self._regrets = np.zeros(shape)
     self._avg = np.zeros(shape)
     self._strategy = policy_lib.uniform_table(t)
+    self._inst = (np.zeros(shape) if self._rule.splits()
+                  else np.zeros((0, 0)))
     self._schedule = (schedule_lib.schedule_of(t)
                       if self._passes == cfr.SWEEPS else None)
     self._scratch = cfr_scratch(t, self._schedule)
@@ -122,13 +115,24 @@ class CFRSolver(engine_lib.EngineSampling, base.TabularSolverBase):
     self._resume = False
 
   def _options(self):
-    options = {"variant": self._variant}
+    if self._variant == "custom":
+      raise ValueError(f"A solver with the custom regret rule "
+                       f"{self._rule!r} cannot be saved: its rule is code. "
+                       "Save its tables with average_policy() instead.")
+    options = {"variant": self._variant, **self._rule.constants()}
     if self._representation == "engine":
       options.update(representation="engine",
                      max_memory=self._tables.max_memory)
-    if self._variant == "discounted":
-      options.update(alpha=self._alpha, beta=self._beta, gamma=self._gamma)
     return options
+
+  def evaluate_and_update_policy(self):
+    """One iteration, under the name OpenSpiel's CFR family uses."""
+    self.run(1)
+
+  @property
+  def rule(self):
+    """The `RegretRule` this solver runs."""
+    return self._rule
 
   def _run_chunk(self, num_iterations):
     """`num_iterations` exact iterations in one kernel call (on an engine:
@@ -145,9 +149,11 @@ class CFRSolver(engine_lib.EngineSampling, base.TabularSolverBase):
           *(self._schedule.tree if self._schedule else t.kernel_args()),
           t.utility_sum, t.infoset_num_actions,
           t.infoset_player, _schedule_args(self._schedule), self._scratch,
-          self._regrets, self._avg, self._strategy, self._passes, self._plus,
-          self._power, self._discount, self._alpha, self._beta,
-          self._resume, self._num_iterations + 1, num_iterations)
+          self._regrets, self._avg, self._strategy, self._passes,
+          rules_lib.kernel_flags(self._rule),
+          self._rule.coefficients(self._num_iterations + 1, num_iterations),
+          self._inst, self._resume, self._num_iterations + 1,
+          num_iterations)
     self._num_iterations += num_iterations
     self._resume = True
 

@@ -21,6 +21,7 @@ from mccfrb.games.engines import protocol
 from mccfrb.games.engines.common import call_literal
 from mccfrb.kernels import outcome_engine
 from mccfrb.kernels import table as table_kernels
+from mccfrb.solvers import base
 from mccfrb.solvers import tables as tables_lib
 
 # Episodes per kernel call of a run's chunk (solvers/running.py): the
@@ -235,15 +236,21 @@ class EngineSampling:
       t.meta[outcome_engine.STOP] = 0
       if self._threads > 1 and self._hogwild:
         finished = np.zeros(self._threads, dtype=np.int64)
-        touched = call_literal(
-            outcome_engine.hogwild_episodes, e.code, e.params,
-            e.utility_sum, t.keys, t.slot_row, t.meta,
-            t.row_start, t.row_actions, t.avg_last, t.through, t.regrets,
-            t.strategy, t.avg, t.baseline, t.baseline_count, history,
-            self._baseline_code, self._averaging_code, self._regret_code,
-            self._epsilon, self._decay, first + done // 2, end - done,
-            allow, allow_history, *weighting, self._rng_words,
-            self._threads, *self._engine_scratch, self._blocks, finished)
+        # The workers are a prange over self._threads: numba's pool must
+        # run that many whatever the caller set (the experiment binaries
+        # set one thread).
+        with base.numba_threads(self._threads):
+          touched = call_literal(
+              outcome_engine.hogwild_episodes, e.code, e.params,
+              e.utility_sum, t.keys, t.slot_row, t.meta,
+              t.row_start, t.row_actions, t.avg_last, t.through, t.regrets,
+              t.strategy, t.avg, t.baseline, t.baseline_count, history,
+              self._baseline_code, self._averaging_code, self._regret_code,
+              self._epsilon, self._decay, first + done // 2, end - done,
+              allow, allow_history, *weighting, self._rng_words,
+              self._threads, *self._engine_scratch, self._blocks, finished)
+        self._hogwild_episodes = finished + getattr(
+            self, "_hogwild_episodes", 0)  # Per worker, for the tests.
         # Episodes left when the table was short of room are not run
         # again: Hogwild counts what ran, to whole iterations.
         ran = int(finished.sum())
@@ -257,7 +264,7 @@ class EngineSampling:
             self._baseline_code, self._averaging_code, self._regret_code,
             self._epsilon, self._decay, first, done, end, allow,
             allow_history, *weighting, self._rng_words, np.uint64(0), 0,
-            1, *self._engine_scratch, self._blocks[0, :0])
+            1, *self._engine_scratch, self._blocks[0, :0], self._blocks[0, :1])
       self._nodes_touched += int(touched)
       done = int(reached)
       self._num_iterations = start_iterations + done // 2
