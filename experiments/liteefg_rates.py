@@ -13,19 +13,27 @@ own, then mccfrb's side with the benchmark's `cfr` section:
 One iteration is what LiteEFG's own `baselines/utils.py` `train` loop
 does per step: `graph.update_graph(env)` (both players' updates) and
 `env.update_strategy(...)` (the average). Only the standard library,
-pyspiel and LiteEFG are imported, so no mccfrb code runs here.
+absl (an OpenSpiel dependency), pyspiel and LiteEFG are imported, so no
+mccfrb code runs here.
 """
 
-import argparse
 import csv
 import importlib
 import time
+
+from absl import app
+from absl import flags
 
 GOOFSPIEL4 = ("goofspiel(num_cards=4,imp_info=True,points_order=random,"
               "returns_type=point_difference)")
 # LiteEFG baseline module -> mccfrb's variant of the same algorithm.
 ALGORITHMS = {"CFR": "cfr", "CFRplus": "cfr+", "DCFR": "discounted",
               "PCFR": "pcfr+"}
+
+_GAMES = flags.DEFINE_string("games", f"leduc_poker;{GOOFSPIEL4}",
+                             "Game strings separated by ';'.")
+_SECONDS = flags.DEFINE_float("seconds", 5.0, "Minimum time of one timing.")
+_OUT = flags.DEFINE_string("out", "", "Optional CSV path for the rates.")
 
 
 def rate(game_string, module, seconds, traverse="Enumerate"):
@@ -54,26 +62,27 @@ def rate(game_string, module, seconds, traverse="Enumerate"):
   return n / elapsed
 
 
-def main():
-  parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-  parser.add_argument("--games", default=f"leduc_poker;{GOOFSPIEL4}",
-                      help="Game strings separated by ';'.")
-  parser.add_argument("--seconds", type=float, default=5.0)
-  parser.add_argument("--out", default="")
-  args = parser.parse_args()
+def main(argv):
+  if len(argv) > 1:
+    raise app.UsageError(f"Unexpected arguments: {' '.join(argv[1:])}")
+  try:
+    import LiteEFG  # pylint: disable=import-outside-toplevel,unused-import
+  except ImportError as e:
+    raise app.UsageError("LiteEFG is not installed here: run this in an "
+                         "environment of its own (module docstring).") from e
   rows = []
-  for game in args.games.split(";"):
+  for game in _GAMES.value.split(";"):
     for module, variant in ALGORITHMS.items():
-      r = rate(game, module, args.seconds)
+      r = rate(game, module, _SECONDS.value)
       rows.append({"game": game, "algorithm": f"liteefg_{module}",
                    "mccfrb_variant": variant, "per_second": round(r, 1)})
       print(rows[-1], flush=True)
-  if args.out:
-    with open(args.out, "w", newline="", encoding="utf-8") as f:
+  if _OUT.value:
+    with open(_OUT.value, "w", newline="", encoding="utf-8") as f:
       writer = csv.DictWriter(f, fieldnames=list(rows[0]))
       writer.writeheader()
       writer.writerows(rows)
 
 
 if __name__ == "__main__":
-  main()
+  app.run(main)
