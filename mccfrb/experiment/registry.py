@@ -34,7 +34,9 @@ class _MccfrbRunner:
     self.solver = solver
 
   def run(self, num_iterations):
-    self.solver.run(num_iterations)
+    # The sweep prints its own progress ("finished k/N runs"): no bar per
+    # run (a first call that compiles would show one).
+    self.solver.run(num_iterations, progress=False)
 
   def average_policy_table(self, tree):
     del tree

@@ -105,7 +105,7 @@ class _SolverRunner:
     return self.solver.num_iterations
 
   def run(self, n):
-    self.solver.run(n)
+    self.solver.run(n, progress=False)  # Rows per checkpoint, no bar.
 
   def exploitability(self):
     return engine_solvers.engine_policy_nash_conv(
