@@ -325,7 +325,7 @@ class UserCFRPlus(mccfrb.RegretRule):
   clip = True
 
   def average_weight(self, t):
-    return float(t)
+    return t
 
 
 class UserPDCFRPlus(mccfrb.RegretRule):
@@ -338,7 +338,7 @@ class UserPDCFRPlus(mccfrb.RegretRule):
     return (t - 1) ** 2.3 / ((t - 1) ** 2.3 + 1)
 
   def average_weight(self, t):
-    return float(t) ** 5
+    return t ** 5
 
 
 def rules_rows(seconds, repeats):
