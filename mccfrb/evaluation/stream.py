@@ -573,7 +573,7 @@ class StreamingCFR:
       weights), `strategy` (sigma^t), `baseline` (player 0's pending
       average terms), `through` (the row's player).
     num_iterations: iterations run.
-    variant: the CFR variant; alpha, beta, gamma its discount constants.
+    variant: the rule's name; rule: the `RegretRule` (its constants).
     threads: workers of the sweeps.
   """
 
@@ -581,7 +581,7 @@ class StreamingCFR:
                threads=1, **constants):
     self.rule = rules_lib.rule_of(variant, **constants)
     self.engine = as_engine(engine)
-    self.variant = variant if isinstance(variant, str) else "custom"
+    self.variant = self.rule.name
     self._flags = rules_lib.kernel_flags(self.rule)
     self.progress = progress
     self.threads = _check_threads(threads)
@@ -603,8 +603,9 @@ class StreamingCFR:
       raise ValueError("num_iterations must be an int >= 0, got "
                        f"{num_iterations!r}.")
     if self.tables.baseline.shape[0] != len(self.tables.avg):
-      raise ValueError("StreamingCFR's tables need one pending cell per cell "
-                       "(InfosetTables(..., baseline_cells=1)).")
+      raise ValueError("StreamingCFR's tables need pending cells per cell "
+                       "(InfosetTables(..., baseline_cells=1), 2 for a "
+                       "split rule).")
     clip, post, split, predictive = self._flags
     for _ in range(int(num_iterations)):
       t = self.num_iterations + 1
