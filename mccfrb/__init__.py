@@ -6,12 +6,14 @@ _notice.install()
 from mccfrb.games.engines import Engine
 from mccfrb.games.engines import engine_for
 from mccfrb.games.engines import engine_names
+from mccfrb.evaluation import best_response
 from mccfrb.evaluation import best_response_values
 from mccfrb.evaluation import counterfactual_regrets
 from mccfrb.evaluation import counterfactual_values
 from mccfrb.evaluation import expected_value
 from mccfrb.evaluation import exploitability
 from mccfrb.evaluation import nash_conv
+from mccfrb.evaluation import policy_values
 from mccfrb.games import load_game
 from mccfrb import play
 from mccfrb.solvers.normal_form import regret_matching

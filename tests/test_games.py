@@ -50,8 +50,9 @@ def test_wrong_number_of_players():
 
 
 def test_general_sum_game_is_refused():
-  with pytest.raises(ValueError, match="not zero-sum or constant-sum"):
+  with pytest.raises(ValueError, match="not zero- or constant-sum"):
     mccfrb.load_game("matrix_pd")
+  assert mccfrb.load_game("matrix_pd", general=True).num_players() == 2
 
 
 def test_non_string_is_a_type_error():

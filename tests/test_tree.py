@@ -90,7 +90,13 @@ def test_bad_max_nodes(bad):
 def test_tree_is_arrays_only():
   tree = mccfrb.compile_tree("kuhn_poker")
   for name, value in tree._asdict().items():
+    if name == "returns":  # Two-player zero-sum: no returns table.
+      assert value is None
+      continue
     assert isinstance(value, (np.ndarray, int, float)), name
+  general = mccfrb.compile_tree("kuhn_poker(players=3)")
+  assert general.returns.dtype == np.float64
+  assert general.returns.shape == (general.num_nodes, 3)
   assert tree.infoset_key_data.dtype == np.uint8
   assert tree.max_depth == 6  # chance, chance, p0, p1, p0, terminal... + root
 

@@ -1,7 +1,10 @@
 """Exact evaluation of strategy profiles on the compiled tree.
 
 NashConv = BR_0(sigma_1) + BR_1(sigma_0) - (u_0 + u_1), and exploitability is
-NashConv / 2, as OpenSpiel defines them for two-player games.
+NashConv / 2, as OpenSpiel defines them for two-player games. On games with
+more players or general-sum returns (general trees), NashConv is
+sum_i (BR_i(sigma_{-i}) - u_i(sigma)), OpenSpiel's `nash_conv`; their
+exploitability is refused, as OpenSpiel's is.
 """
 
 import functools
@@ -35,12 +38,13 @@ def _game_and_tree(game_or_tree):
   """(pyspiel.Game or None for a bare tree, GameTree), loading the game once."""
   if isinstance(game_or_tree, tree_lib.GameTree):
     return None, game_or_tree
-  game = games.load_game(game_or_tree)
+  game = games.load_game(game_or_tree, general=True)
   return game, _compile_cached(str(game))
 
 
 def best_response_values(tree, strategy, threads=1):
-  """[BR_0(sigma_1), BR_1(sigma_0)] for an mccfrb strategy table.
+  """[BR_0(sigma_1), BR_1(sigma_0)] for an mccfrb strategy table; on a
+  general tree [BR_i(sigma_{-i}) for every player i], on one thread.
 
   Args:
     tree: a `GameTree`.
@@ -51,12 +55,20 @@ def best_response_values(tree, strategy, threads=1):
       thread count.
   """
   base.check_threads(threads, None)
-  schedule = schedule_lib.schedule_of(tree)
   n, i = tree.num_nodes, tree.num_infosets
   opp_reach, values = np.empty(n), np.empty(n)
   cfv = np.empty((i, tree.max_actions))
   best_action = np.zeros(i, dtype=np.int32)
   strategy = np.ascontiguousarray(strategy, dtype=np.float64)
+  if tree.is_general:
+    own_level = np.empty(n, dtype=np.int32)
+    infoset_level = np.empty(i, dtype=np.int32)
+    return np.array([
+        exact.best_response_value(
+            *tree.kernel_args(), tree.utility_sum, tree.infoset_num_actions,
+            strategy, p, opp_reach, own_level, infoset_level, best_action,
+            cfv, values) for p in range(tree.num_players)])
+  schedule = schedule_lib.schedule_of(tree)
   with base.numba_threads(threads):
     return np.array([
         exact.best_response_levels(
@@ -112,12 +124,77 @@ def nash_conv(game_or_tree, policy, threads=1):
     return engine_solvers.engine_policy_nash_conv(policy)
   game, tree = _game_and_tree(game_or_tree)
   strategy = policy_lib.table_from_policy(tree, policy, game=game)
-  return float(best_response_values(tree, strategy, threads).sum()
-               - tree.utility_sum)
+  best = best_response_values(tree, strategy, threads).sum()
+  if tree.is_general:
+    return float(best - policy_values(tree, strategy).sum())
+  return float(best - tree.utility_sum)
+
+
+def best_response(game_or_tree, policy, player_id):
+  """One player's best response, as OpenSpiel's `exploitability.
+  best_response` reports it (any number of players, general-sum too).
+
+  Args:
+    game_or_tree, policy: as for `nash_conv`.
+    player_id: the responder.
+
+  Returns:
+    A dict: "best_response_action" {information state string of every
+    infoset of `player_id`: its best action (the lowest-numbered of equal
+    ones), also where the profile never reaches it}, "best_response_value",
+    "on_policy_value", "on_policy_values" (every player's, float64[P]) and
+    "nash_conv" (best_response_value - on_policy_value). OpenSpiel's
+    per-state entries (best_response_state_value, info_sets) are left out:
+    mccfrb's tables are per infoset.
+  """
+  game, tree = _game_and_tree(game_or_tree)
+  if (isinstance(player_id, bool)
+      or not isinstance(player_id, (int, np.integer))
+      or not 0 <= player_id < tree.num_players):
+    raise ValueError(f"player_id must be an integer in 0 .. "
+                     f"{tree.num_players - 1}, got {player_id!r}.")
+  strategy = policy_lib.table_from_policy(tree, policy, game=game)
+  n, i = tree.num_nodes, tree.num_infosets
+  best_action = np.zeros(i, dtype=np.int32)
+  value = exact.best_response_value(
+      *tree.kernel_args(), tree.utility_sum, tree.infoset_num_actions,
+      strategy, int(player_id), np.empty(n), np.empty(n, dtype=np.int32),
+      np.empty(i, dtype=np.int32), best_action,
+      np.empty((i, tree.max_actions)), np.empty(n))
+  on_policy = policy_values(tree, strategy)
+  keys = tree.infoset_strings()
+  actions = {keys[k]: int(tree.infoset_actions[k, best_action[k]])
+             for k in np.flatnonzero(tree.infoset_player == player_id)}
+  return {"best_response_action": actions,
+          "best_response_value": float(value),
+          "on_policy_value": float(on_policy[player_id]),
+          "on_policy_values": on_policy,
+          "nash_conv": float(value - on_policy[player_id])}
+
+
+def policy_values(tree, strategy):
+  """float64[P]: every player's expected utility when all play `strategy`."""
+  values = np.empty(tree.num_nodes)
+  out = np.empty(tree.num_players)
+  for p in range(tree.num_players):
+    exact.player_values(*tree.kernel_args(), tree.utility_sum, p, strategy,
+                        values)
+    out[p] = values[0]
+  return out
 
 
 def exploitability(game_or_tree, policy, threads=1):
-  """NashConv / 2, OpenSpiel's `exploitability` for two-player games."""
+  """NashConv / 2, OpenSpiel's `exploitability` for two-player zero- and
+  constant-sum games; ValueError on others (use `nash_conv`)."""
+  if isinstance(game_or_tree, tree_lib.GameTree):
+    if game_or_tree.is_general:
+      raise ValueError(
+          "exploitability is defined for two-player zero-sum games, as "
+          f"OpenSpiel's; this tree has {game_or_tree.num_players} players "
+          "or general-sum returns. Use nash_conv.")
+  else:
+    games.refuse_general(games.load_game(game_or_tree, general=True),
+                         "exploitability")
   return nash_conv(game_or_tree, policy, threads) / 2.0
 
 

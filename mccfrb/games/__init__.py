@@ -89,7 +89,33 @@ def _load_from_string(spec):
         "and values against the game's documentation.") from e
 
 
-def load_game(spec):
+def is_two_player_zero_sum(game):
+  """Whether `game` has two players and zero- or constant-sum returns."""
+  return game.num_players() == 2 and game.get_type().utility in (
+      pyspiel.GameType.Utility.ZERO_SUM, pyspiel.GameType.Utility.CONSTANT_SUM)
+
+
+GENERAL_SOLVERS = ("CFRSolver, OutcomeSamplingSolver and MCCFRbSolver "
+                   "(baseline 'none' or 'thesis'), ExternalSamplingSolver "
+                   "and nash_conv")
+
+
+def refuse_general(game, what="this method"):
+  """ValueError unless `game` is two-player zero- or constant-sum, naming
+  what runs such games."""
+  if is_two_player_zero_sum(game):
+    return
+  if game.num_players() != 2:
+    why = f"has {game.num_players()} players"
+  else:
+    why = f"is {game.get_type().utility.name}, not zero- or constant-sum"
+  raise ValueError(
+      f"{game} {why}; {what} is for two-player zero-sum games only. "
+      f"{GENERAL_SOLVERS} run games with any number of players and "
+      "general-sum games.")
+
+
+def load_game(spec, general=False):
   """Loads and validates a two-player zero-sum game for mccfrb.
 
   Args:
@@ -97,6 +123,9 @@ def load_game(spec):
       'leduc_poker' or 'goofspiel(num_cards=4,imp_info=True)'), the alias
       'matching_pennies' (OpenSpiel's 'matrix_mp'), or an already-loaded
       `pyspiel.Game`.
+    general: also accept games with more than two players and general-sum
+      games (the solvers and evaluators that run them pass True: the CFR
+      family, outcome and external sampling, `nash_conv`; docs, "Games").
 
   Returns:
     A sequential (turn-based) `pyspiel.Game`. Simultaneous-move and
@@ -116,16 +145,8 @@ def load_game(spec):
     raise TypeError(
         f"load_game takes a game string or a pyspiel.Game, not {type(spec)}.")
   gtype = game.get_type()
-  if game.num_players() != 2:
-    raise ValueError(
-        f"{game} has {game.num_players()} players; mccfrb solves two-player "
-        "games only. Load it with players=2 if the game allows it.")
-  if gtype.utility not in (pyspiel.GameType.Utility.ZERO_SUM,
-                           pyspiel.GameType.Utility.CONSTANT_SUM):
-    raise ValueError(
-        f"{game} is {gtype.utility.name}, not zero-sum or constant-sum; "
-        "counterfactual regret minimization here targets two-player "
-        "zero-sum games.")
+  if not general:
+    refuse_general(game)
   if gtype.chance_mode == pyspiel.GameType.ChanceMode.SAMPLED_STOCHASTIC:
     raise ValueError(
         f"{game} has sampled chance outcomes that cannot be enumerated; "

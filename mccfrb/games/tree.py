@@ -84,7 +84,13 @@ def _children(starts, counts):
 
 
 class GameTree(NamedTuple):
-  """A two-player game tree as flat arrays.
+  """A game tree as flat arrays.
+
+  Two-player zero- and constant-sum games store player 0's utility; other
+  games (more players, general-sum: "general" trees) also store every
+  player's return in `returns`, which `kernel_args()` then passes as the
+  utility (the kernels that run such games read it through
+  `kernels.exact.payoff`).
 
   Integer arrays have the narrowest type that fits the tree (`narrowest_int`),
   chosen when it is compiled; kernels are compiled by numba for each type.
@@ -109,9 +115,13 @@ class GameTree(NamedTuple):
       (kept out of every kernel; see `infoset_key`, `infoset_strings`).
     infoset_key_blocks: int64[B+1], where each block starts in
       `infoset_key_data`.
-    utility_sum: u0 + u1 at every terminal (0 for zero-sum games).
+    utility_sum: u0 + u1 at every terminal (0 for zero-sum games; 0 and
+      unused on general trees).
     max_depth: number of nodes on the longest root-to-terminal path.
     max_actions: A, the largest number of actions at any node.
+    returns: float64[N, P], every player's return at terminals (0
+      elsewhere), on general trees only; None on two-player zero- and
+      constant-sum trees.
   """
   node_kind: np.ndarray
   node_player: np.ndarray
@@ -129,6 +139,22 @@ class GameTree(NamedTuple):
   utility_sum: float
   max_depth: int
   max_actions: int
+  returns: np.ndarray = None
+
+  @property
+  def is_general(self):
+    """Whether the game has more than two players or is general-sum."""
+    return self.returns is not None
+
+  @property
+  def num_players(self):
+    return 2 if self.returns is None else self.returns.shape[1]
+
+  @property
+  def payoffs(self):
+    """The utility the kernels take: player 0's, float64[N], or on general
+    trees every player's, float64[N, P] (`returns`)."""
+    return self.utility if self.returns is None else self.returns
 
   @property
   def num_nodes(self):
@@ -200,9 +226,10 @@ class GameTree(NamedTuple):
     return sum(v.nbytes for v in self if isinstance(v, np.ndarray))
 
   def kernel_args(self):
-    """The arrays every traversal kernel takes, in their fixed order."""
+    """The arrays every traversal kernel takes, in their fixed order (the
+    last is `payoffs`: two-dimensional on general trees)."""
     return (self.node_kind, self.node_player, self.node_infoset,
-            self.child_start, self.num_children, self.edge_prob, self.utility)
+            self.child_start, self.num_children, self.edge_prob, self.payoffs)
 
 
 def _show_progress(bar, nodes, estimate):
@@ -270,9 +297,13 @@ class _Walked(NamedTuple):
   chance_actions: array.array
   utility_sum: float
   max_depth: int
+  # General trees (`general` walks): the terminals' ids and every player's
+  # returns, in the order they were met.
+  terminal_ids: array.array = None
+  terminal_returns: array.array = None
 
 
-def _walk(game, undo, max_nodes, verbose):
+def _walk(game, undo, max_nodes, verbose, general=False):
   """Visits every history of `game` depth-first and numbers the nodes.
 
   When a node is visited its children get the next free ids (so nodes are
@@ -287,6 +318,8 @@ def _walk(game, undo, max_nodes, verbose):
   Only what cannot be derived afterwards is written per node: node kind and
   player come from the infoset and child count. Everything is inlined in
   one loop: a function call per node cost about a tenth of the compile.
+  With `general`, every player's returns are kept (`_Walked`) and the
+  returns need not sum to a constant.
   """
   estimate = None  # Knuth's, once the walk is long: see ESTIMATE_AFTER.
   capacity = min(max_nodes, 4096)
@@ -304,6 +337,8 @@ def _walk(game, undo, max_nodes, verbose):
   iset_player, iset_actions = [], []
   chance_actions = array.array("q")
   utility_sum = None
+  terminal_ids = array.array("q") if general else None
+  terminal_returns = array.array("d") if general else None
   terminal_player = _TERMINAL_PLAYER
   start_time = time.perf_counter()
   next_report = start_time + min(BAR_AFTER_SECONDS, PROGRESS_SECONDS)
@@ -317,6 +352,9 @@ def _walk(game, undo, max_nodes, verbose):
     buffers[4][0] = returns[0]
     for view in views:
       view.release()
+    if general:
+      return _Walked(1, buffers, [], [], [], chance_actions, 0.0, 1,
+                     array.array("q", [0]), array.array("d", returns))
     return _Walked(1, buffers, [], [], [], chance_actions,
                    returns[0] + returns[1], 1)
   nid, next_id, frames, deepest = 0, 1, [], 0
@@ -403,7 +441,10 @@ def _walk(game, undo, max_nodes, verbose):
           break
         returns = kid.returns()
         utility[start + k] = returns[0]
-        if returns[0] + returns[1] != utility_sum:
+        if general:
+          terminal_ids.append(start + k)
+          terminal_returns.extend(returns)
+        elif returns[0] + returns[1] != utility_sum:
           utility_sum = _new_utility_sum(game, utility_sum,
                                          returns[0] + returns[1])
         if undo:
@@ -423,14 +464,15 @@ def _walk(game, undo, max_nodes, verbose):
         if bar is not None:
           bar.close()
         return _Walked(next_id, buffers, list(keys), iset_player,
-                       iset_actions, chance_actions, utility_sum, deepest + 2)
+                       iset_actions, chance_actions, utility_sum, deepest + 2,
+                       terminal_ids, terminal_returns)
       state, actions, start, end, k, player = frames.pop()
       if undo:
         state.undo_action(player, actions[k])
       k += 1
 
 
-def _assemble(walked):
+def _assemble(walked, num_players=2):
   """The `GameTree` of a walk, its integer arrays narrowed."""
   n = walked.num_nodes
   for buffer in walked.buffers:
@@ -455,6 +497,11 @@ def _assemble(walked):
   actions[np.arange(max_actions)[None, :] < num_actions[:, None]] = flat
   outcomes = np.frombuffer(walked.chance_actions, dtype=np.int64)
   key_data, key_blocks = _compress_keys(walked.keys)
+  returns = None
+  if walked.terminal_ids is not None:
+    returns = np.zeros((n, num_players))
+    returns[np.frombuffer(walked.terminal_ids, dtype=np.int64)] = (
+        np.frombuffer(walked.terminal_returns).reshape(-1, num_players))
   return GameTree(
       node_kind=kind,
       node_player=player,
@@ -473,6 +520,7 @@ def _assemble(walked):
       utility_sum=float(walked.utility_sum or 0.0),
       max_depth=walked.max_depth,
       max_actions=max_actions,
+      returns=returns,
   )
 
 
@@ -498,6 +546,10 @@ def compile_tree(game, max_nodes=DEFAULT_MAX_NODES, verbose=False,
       UndoAction is known to be right, "clone" for the others. Both give
       the same tree.
 
+  Games with more than two players and general-sum games compile to
+  general trees (`GameTree.returns`), which the solvers and evaluators
+  that run such games take (`games.GENERAL_SOLVERS`).
+
   Returns:
     The `GameTree`.
 
@@ -506,7 +558,7 @@ def compile_tree(game, max_nodes=DEFAULT_MAX_NODES, verbose=False,
       `max_nodes` histories, its legal actions differ between histories of
       one infoset, or `load_game` refuses it.
   """
-  game = games.load_game(game)
+  game = games.load_game(game, general=True)
   if max_nodes is None:
     max_nodes = tree_size.default_max_nodes()
   if not isinstance(max_nodes, (int, np.integer)) or max_nodes < 1:
@@ -517,4 +569,6 @@ def compile_tree(game, max_nodes=DEFAULT_MAX_NODES, verbose=False,
     raise ValueError(f"walk must be 'auto', 'undo' or 'clone', got {walk!r}.")
   if walk == "auto":
     walk = "undo" if game.get_type().short_name in UNDO_GAMES else "clone"
-  return _assemble(_walk(game, walk == "undo", max_nodes, verbose))
+  general = not games.is_two_player_zero_sum(game)
+  return _assemble(_walk(game, walk == "undo", max_nodes, verbose, general),
+                   game.num_players())

@@ -111,7 +111,7 @@ def estimate_num_nodes(game, num_probes=1000, seed=0, time_limit=2.0):
     (estimate, probes): the estimated number of nodes (a float) and the
     number of probes it averages.
   """
-  game = games.load_game(game)
+  game = games.load_game(game, general=True)
   rng = np.random.default_rng(seed)
   root = game.new_initial_state()
   deadline = time.perf_counter() + time_limit

@@ -46,6 +46,8 @@ from numba import njit
 from numba import prange
 
 from mccfrb.kernels.exact import node_values
+from mccfrb.kernels.exact import player_values
+from mccfrb.kernels.exact import players_of
 from mccfrb.kernels.exact import reach_probabilities
 from mccfrb.kernels.exact import regret_matching
 from mccfrb.kernels.exact import regret_matching_row
@@ -61,16 +63,26 @@ def _four_sweep_pass(kind, player, infoset, child_start, num_children,
                      edge_prob, utility, utility_sum, num_actions,
                      infoset_player, regrets, avg, strategy, reach, values,
                      p, weight, flags, rule, inst):
-  """Player p's pass with the original four sweeps (reach float64[N, 3]).
+  """Player p's pass with the original four sweeps (reach float64[N, P + 1]).
 
   With a split rule (flags[2]) the regret terms go to inst (p's rows zeroed
   first) and `rule_row` combines them with R; else they are added to R in
-  place, then clipped or discounted, and every row is regret-matched."""
+  place, then clipped or discounted, and every row is regret-matched.
+
+  On general trees (utility float64[N, P]) the values are p's own
+  (`player_values`) and pi_{-p}(h) is the product of every other player's
+  reach and chance's, as in OpenSpiel's cfr.py for any number of players;
+  two-player trees keep player 0's values and utility_sum - v."""
   clip, post, split, predictive = flags
+  general = utility.ndim == 2
   reach_probabilities(kind, player, infoset, child_start, num_children,
                       edge_prob, strategy, reach)
-  node_values(kind, player, infoset, child_start, num_children, edge_prob,
-              utility, strategy, values)
+  if general:
+    player_values(kind, player, infoset, child_start, num_children,
+                  edge_prob, utility, utility_sum, p, strategy, values)
+  else:
+    node_values(kind, player, infoset, child_start, num_children, edge_prob,
+                utility, strategy, values)
   target = inst if split else regrets
   if split:
     for i in range(regrets.shape[0]):
@@ -82,11 +94,21 @@ def _four_sweep_pass(kind, player, infoset, child_start, num_children,
       continue
     i = infoset[n]
     s = child_start[n]
-    w = reach[n, 1 - p] * reach[n, 2]
     own = reach[n, p]
-    v = values[n] if p == 0 else utility_sum - values[n]
+    if general:
+      w = 1.0
+      for q in range(reach.shape[1]):
+        if q != p:
+          w *= reach[n, q]
+      v = values[n]
+    else:
+      w = reach[n, 1 - p] * reach[n, 2]
+      v = values[n] if p == 0 else utility_sum - values[n]
     for j in range(num_children[n]):
-      child = values[s + j] if p == 0 else utility_sum - values[s + j]
+      if general:
+        child = values[s + j]
+      else:
+        child = values[s + j] if p == 0 else utility_sum - values[s + j]
       target[i, j] += w * (child - v)
       avg[i, j] += own * strategy[i, j] * weight
   for i in range(regrets.shape[0]):
@@ -313,7 +335,7 @@ def cfr_iterations(kind, player, infoset, child_start, num_children,
   Args:
     schedule: `Schedule.cfr_args()` (mccfrb/games/schedule.py).
     scratch: `cfr_scratch` in solvers/cfr.py: (reach, values, own, delta,
-      visited). FOUR_SWEEPS uses reach float64[N, 3] and values
+      visited). FOUR_SWEEPS uses reach float64[N, P + 1] and values
       float64[N]; SWEEPS uses reach float64[1, N] (one player's own reach,
       root entry 1), values (terminal entries must hold `utility`: they are
       never written), visited int64[T + 1], and per slot (decision node)
@@ -324,7 +346,9 @@ def cfr_iterations(kind, player, infoset, child_start, num_children,
     strategy: float64[I, A], the current strategy (kept in step with regrets).
     passes: FOUR_SWEEPS or SWEEPS (same tables). SWEEPS runs tasks and
       infosets on numba's threads (the caller sets their number); the
-      tables do not depend on it.
+      tables do not depend on it. General trees (utility float64[N, P],
+      `GameTree.payoffs`) run FOUR_SWEEPS only, one pass per player in
+      player order.
     flags: the regret rule's (clip, post, split, predictive)
       (solvers/rules.py `kernel_flags`).
     coefficients: float64[num_iterations, 5], the rule's (discount,
@@ -365,7 +389,7 @@ def cfr_iterations(kind, player, infoset, child_start, num_children,
     weight = coefficients[k, 4]
     rule = (coefficients[k, 0], coefficients[k, 1], coefficients[k, 2],
             coefficients[k, 3])
-    for p in range(2):
+    for p in range(players_of(utility)):
       if passes == FOUR_SWEEPS:
         _four_sweep_pass(kind, player, infoset, child_start, num_children,
                          edge_prob, utility, utility_sum, num_actions,

@@ -5,10 +5,34 @@ Every kernel takes the tree arrays in the order of `GameTree.kernel_args()`:
 utility). Children have larger ids than their parents, so a forward loop over
 ids is a top-down sweep and a reverse loop a bottom-up sweep. Node kinds:
 0 chance, 1 decision, 2 terminal.
+
+The utility is player 0's, float64[N], on two-player zero- and
+constant-sum trees (player 1's is utility_sum - u), or every player's,
+float64[N, P], on general trees (`GameTree.payoffs`). Kernels that run
+both read it through `payoff` and `players_of`, whose branch on its
+dimension numba resolves when it compiles: a two-player tree runs the
+same machine code as before general trees existed.
 """
 
 from numba import njit
 from numba import prange
+
+
+@njit(cache=True)
+def payoff(utility, utility_sum, n, p):
+  """u_p(n): player p's utility at terminal n, from `utility` float64[N]
+  (player 0's; player 1's is utility_sum - u_0) or float64[N, P]."""
+  if utility.ndim == 2:
+    return utility[n, p]
+  return utility[n] if p == 0 else utility_sum - utility[n]
+
+
+@njit(cache=True)
+def players_of(utility):
+  """The number of players of a tree with this utility array."""
+  if utility.ndim == 2:
+    return utility.shape[1]
+  return 2
 
 
 @njit(cache=True, error_model="numpy")
@@ -108,14 +132,15 @@ def reach_probabilities(kind, player, infoset, child_start, num_children,
   """Top-down reach probabilities of every node under `strategy`.
 
   Args:
-    strategy: float64[I, A] behaviour strategy of both players.
-    reach: float64[N, 3], filled in place: columns are player 0's own reach,
-      player 1's own reach and chance's reach, so pi(h) is their product and
-      pi_{-i}(h) = reach[h, 1 - i] * reach[h, 2].
+    strategy: float64[I, A] behaviour strategy of every player.
+    reach: float64[N, P + 1], filled in place: column p is player p's own
+      reach and the last chance's, so pi(h) is their product and
+      pi_{-i}(h) is the product of the columns but i (with two players,
+      reach[h, 1 - i] * reach[h, 2]).
   """
-  reach[0, 0] = 1.0
-  reach[0, 1] = 1.0
-  reach[0, 2] = 1.0
+  chance = reach.shape[1] - 1
+  for q in range(chance + 1):
+    reach[0, q] = 1.0
   for n in range(kind.shape[0]):
     k = kind[n]
     if k == 2:
@@ -123,11 +148,10 @@ def reach_probabilities(kind, player, infoset, child_start, num_children,
     s = child_start[n]
     for j in range(num_children[n]):
       c = s + j
-      reach[c, 0] = reach[n, 0]
-      reach[c, 1] = reach[n, 1]
-      reach[c, 2] = reach[n, 2]
+      for q in range(chance + 1):
+        reach[c, q] = reach[n, q]
       if k == 0:
-        reach[c, 2] *= edge_prob[c]
+        reach[c, chance] *= edge_prob[c]
       else:
         reach[c, player[n]] *= strategy[infoset[n], j]
 
@@ -142,10 +166,23 @@ def node_values(kind, player, infoset, child_start, num_children, edge_prob,
   Args:
     values: float64[N], filled in place.
   """
+  player_values(kind, player, infoset, child_start, num_children, edge_prob,
+                utility, 0.0, 0, strategy, values)
+
+
+@njit(cache=True, error_model="numpy")
+def player_values(kind, player, infoset, child_start, num_children,
+                  edge_prob, utility, utility_sum, p, strategy, values):
+  """`node_values` in player p's utility (`payoff`): the values general
+  trees need per player.
+
+  Args:
+    values: float64[N], filled in place.
+  """
   for n in range(kind.shape[0] - 1, -1, -1):
     k = kind[n]
     if k == 2:
-      values[n] = utility[n]
+      values[n] = payoff(utility, utility_sum, n, p)
       continue
     s = child_start[n]
     v = 0.0
@@ -197,7 +234,10 @@ def best_response_value(kind, player, infoset, child_start, num_children,
                         edge_prob, utility, utility_sum, num_actions, strategy,
                         br_player, opp_reach, own_level, infoset_level,
                         best_action, cfv, values):
-  """Value of a best response of `br_player` to the other's `strategy`.
+  """Value of a best response of `br_player` to the others' `strategy`.
+
+  On general trees too (any number of players, `payoff`): the others'
+  strategies and chance make pi_{-i}.
 
   BR_i(sigma_{-i}) = max over pure sigma_i of u_i(sigma_i, sigma_{-i}). With
   perfect recall an infoset's histories share the number of the responder's
@@ -208,7 +248,7 @@ def best_response_value(kind, player, infoset, child_start, num_children,
 
   Args:
     strategy: float64[I, A]; rows of `br_player` are ignored.
-    br_player: 0 or 1.
+    br_player: the responder, 0 .. P - 1.
     opp_reach, values: float64[N] scratch. own_level: int32[N] scratch.
     infoset_level, best_action: int32[I] scratch. cfv: float64[I, A] scratch.
 
@@ -250,7 +290,7 @@ def best_response_value(kind, player, infoset, child_start, num_children,
     for n in range(n_nodes - 1, -1, -1):
       k = kind[n]
       if k == 2:
-        values[n] = utility[n] if br_player == 0 else utility_sum - utility[n]
+        values[n] = payoff(utility, utility_sum, n, br_player)
         continue
       s = child_start[n]
       v = 0.0

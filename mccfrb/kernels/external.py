@@ -24,8 +24,15 @@ A pruned action gets no regret update and is left out of v(h) (its sigma is 0
 under regret matching anyway, as its regret is negative). If every action
 would be pruned, none is.
 
+General trees (more than two players or general-sum; kernels/exact.py
+`payoff`): an iteration is one traversal per player in player order, the
+returns are the update player's own, and simple averaging adds sigma at
+the nodes of the next player (p + 1) % P only, as OpenSpiel's
+external_sampling_mccfr.py does for any number of players (with two
+players: the opponent's nodes).
+
 Threads (`es_batches`): the scheme of kernels/outcome.py. A traversal is an
-episode (episode e of a batch: update player e % 2, iteration t0 + e // 2);
+episode (episode e of a batch: update player e % P, iteration t0 + e // P);
 phase 1 runs a batch's traversals in parallel against the regrets of the
 batch start, each drawing from its own SplitMix64 stream, and records the
 regret increment of every update-player node it visits and sigma at every
@@ -41,6 +48,8 @@ import numpy as np
 from numba import njit
 from numba import prange
 
+from mccfrb.kernels.exact import payoff
+from mccfrb.kernels.exact import players_of
 from mccfrb.kernels.exact import reach_probabilities
 from mccfrb.kernels.exact import regret_matching_row
 from mccfrb.kernels.outcome import sample_index
@@ -71,7 +80,7 @@ def es_iterations(kind, player, infoset, child_start, num_children, edge_prob,
     rng_state: uint64[4], the solver's PCG64 state (kernels/rng.py),
       advanced in place.
     frame_*: scratch of max_depth rows; strategy: float64[I, A] and reach:
-      float64[N, 3] scratch for full averaging.
+      float64[N, P + 1] scratch for full averaging.
     counters: int64[2], incremented: nodes touched, actions pruned.
   """
   rows = np.zeros((0, 0), dtype=np.int64)
@@ -80,7 +89,8 @@ def es_iterations(kind, player, infoset, child_start, num_children, edge_prob,
               utility, utility_sum, num_actions, regrets, avg, through,
               averaging, weighting, linear_until, gamma, log_pos, log_neg,
               pruning, prune_threshold, prune_probability, prune_k,
-              prune_floor, prune_after, first_iteration, 2 * num_iterations,
+              prune_floor, prune_after, first_iteration,
+              players_of(utility) * num_iterations,
               rng_state, np.uint64(0), 0, 1, frame_node, frame_child,
               frame_sigma, frame_values, frame_weight, strategy, reach,
               counters, rows, rows[0], values, values)
@@ -96,8 +106,8 @@ def _traversals(mode, kind, player, infoset, child_start, num_children,
                 frame_sigma, frame_values, frame_weight, strategy, reach,
                 counters, rec_nodes, rec_count, rec_value, rec_sigma):
   """Traversals e of the worker-th of `workers` contiguous blocks of
-  range(num_episodes): traversal e updates player e % 2 at iteration
-  first_iteration + e // 2 (module docstring for the equations).
+  range(num_episodes): traversal e updates player e % P at iteration
+  first_iteration + e // P (module docstring for the equations).
 
   Args:
     mode: a compile-time constant (numba.literally; see kernels/outcome.py):
@@ -118,11 +128,13 @@ def _traversals(mode, kind, player, infoset, child_start, num_children,
   s_lo = rng_state[1]
   inc_hi = rng_state[2]
   inc_lo = rng_state[3]
+  num_players = players_of(utility)
   # Worker w runs the w-th of `workers` contiguous blocks of episodes.
   for e in range(worker * num_episodes // workers,
                  (worker + 1) * num_episodes // workers):
-    t = first_iteration + e // 2
-    p = e % 2
+    t = first_iteration + e // num_players
+    p = e % num_players
+    averaged_player = (p + 1) % num_players
     w = iteration_weight(weighting, t, linear_until, gamma)
     regret_w = w if weighting == 1 else 1.0
     prune_now = pruning != 0 and t >= prune_after
@@ -138,7 +150,7 @@ def _traversals(mode, kind, player, infoset, child_start, num_children,
         counters[0] += 1
         k = kind[n]
         if k == 2:
-          ret = utility[n] if p == 0 else utility_sum - utility[n]
+          ret = payoff(utility, utility_sum, n, p)
           entering = False
           if d == 0:
             break
@@ -166,7 +178,7 @@ def _traversals(mode, kind, player, infoset, child_start, num_children,
           else:
             s_hi, s_lo, u = pcg64_next(s_hi, s_lo, inc_hi, inc_lo)
           a = sample_index(flat_sigma, d * width, c, u, 0.0)
-          if averaging == 0:
+          if averaging == 0 and player[n] == averaged_player:
             if record:
               rec_nodes[e, num_records] = n
               for j in range(c):
@@ -252,7 +264,7 @@ def _traversals(mode, kind, player, infoset, child_start, num_children,
       d -= 1
     if record:
       rec_count[e] = num_records
-    if averaging == 1 and p == 1 and not record:
+    if averaging == 1 and p == num_players - 1 and not record:
       _full_average(kind, player, infoset, child_start, num_children,
                     edge_prob, num_actions, regrets, avg, through, weighting,
                     log_pos, log_neg, t + 1, w, strategy, reach)
@@ -313,9 +325,10 @@ def es_batches(kind, player, infoset, child_start, num_children, edge_prob,
   """
   last_iteration = first_iteration + num_iterations - 1
   t0 = first_iteration
+  num_players = players_of(utility)
   while t0 <= last_iteration:
     t1 = batch_end(t0, batch, last_iteration)
-    count = 2 * (t1 - t0 + 1)
+    count = num_players * (t1 - t0 + 1)
     key = batch_key(rng_state)
     for wk in prange(workers):
       _traversals(2, kind, player, infoset, child_start, num_children,
@@ -330,8 +343,8 @@ def es_batches(kind, player, infoset, child_start, num_children, edge_prob,
     for part in prange(workers):
       _apply_traversals(player, infoset, num_children, regrets, avg, through,
                         weighting, linear_until, gamma, log_pos, log_neg, t0,
-                        count, part, workers, rec_nodes, rec_count,
-                        rec_value, rec_sigma)
+                        count, part, workers, num_players, rec_nodes,
+                        rec_count, rec_value, rec_sigma)
     if averaging == 1:
       total = 0.0
       for t in range(t0, t1 + 1):
@@ -346,14 +359,15 @@ def es_batches(kind, player, infoset, child_start, num_children, edge_prob,
 @njit(cache=True, error_model="numpy")
 def _apply_traversals(player, infoset, num_children, regrets, avg, through,
                       weighting, linear_until, gamma, log_pos, log_neg,
-                      first_iteration, num_episodes, part, parts, rec_nodes,
-                      rec_count, rec_value, rec_sigma):
+                      first_iteration, num_episodes, part, parts,
+                      num_players, rec_nodes, rec_count, rec_value,
+                      rec_sigma):
   """Phase 2 of a batch for the infosets i % parts == part: the records in
   episode and visiting order, as `_traversals` applies them (regret
   increments at the update player's nodes, w'_t sigma at the opponent's)."""
   for e in range(num_episodes):
-    t = first_iteration + e // 2
-    p = e % 2
+    t = first_iteration + e // num_players
+    p = e % num_players
     w = iteration_weight(weighting, t, linear_until, gamma)
     for r in range(rec_count[e]):
       n = rec_nodes[e, r]
@@ -372,14 +386,15 @@ def _apply_traversals(player, infoset, num_children, regrets, avg, through,
 
 
 @njit(cache=True, error_model="numpy")
-def traversal_bound(kind, player, infoset, child_start, num_children):
-  """The most decision nodes one traversal visits, for either update player:
+def traversal_bound(kind, player, infoset, child_start, num_children,
+                    num_players):
+  """The most decision nodes one traversal visits, for any update player:
   children first, [decision node] + the sum over the children at the
   update player's nodes (all explored) or their maximum elsewhere (one
   sampled); sizes the records of `es_batches`."""
   visits = np.zeros(kind.shape[0], dtype=np.int64)
   bound = 1
-  for p in range(2):
+  for p in range(num_players):
     for n in range(kind.shape[0] - 1, -1, -1):
       if kind[n] == 2:
         visits[n] = 0

@@ -47,6 +47,15 @@ constant, and two drivers run it:
 Perfect recall (OpenSpiel's information states) is assumed: an infoset
 occurs at most once on a path, so its row of `strategy` still holds
 sigma^t when the up pass reaches it.
+
+General trees (more than two players or general-sum: utility float64[N,
+P], kernels/exact.py `payoff`): an iteration is one episode per player in
+player order, u(z) is the update player's own return, and pi_{-i} is the
+product of every other player's and chance's probabilities, as in
+OpenSpiel's outcome_sampling_mccfr.py for any number of players. The
+solver allows the thesis baseline there (per player already) and, with
+more than two players, stochastic averaging only (optimistic averaging's
+pi_owner is the single opponent's reach).
 """
 
 import numba
@@ -55,6 +64,8 @@ from numba import njit
 from numba import prange
 
 from mccfrb.kernels.exact import node_values
+from mccfrb.kernels.exact import payoff
+from mccfrb.kernels.exact import players_of
 from mccfrb.kernels.exact import regret_matching
 from mccfrb.kernels.exact import regret_matching_row
 from mccfrb.kernels.rng import batch_end
@@ -187,9 +198,10 @@ def _episodes(mode, kind, player, infoset, child_start, num_children,
   """Episodes e of the worker-th of `workers` contiguous blocks of
   range(num_episodes).
 
-  Episode e updates player e % 2 at iteration t = first_iteration + e // 2
-  (training: an iteration is one episode per player, in player order), or at
-  t = first_iteration throughout if frozen. Episodes start at the root, or,
+  Episode e updates player e % P at iteration t = first_iteration + e // P
+  (training: an iteration is one episode per player, in player order; P =
+  2 but on general trees), or at t = first_iteration throughout if
+  frozen. Episodes start at the root, or,
   for the conditional variance (docs/pages/algorithms.md, "Measuring as the papers do";
   Schmid et al. 2019, Fig. 5), at a decision node `start_node` > 0, and then
   update its player; reaches start at 1 there.
@@ -277,13 +289,14 @@ def _episodes(mode, kind, player, infoset, child_start, num_children,
   inc_hi = rng_state[2]
   inc_lo = rng_state[3]
   touched = 0
+  num_players = players_of(utility)
   # Worker w runs the w-th of `workers` contiguous blocks of episodes.
   for e in range(worker * num_episodes // workers,
                  (worker + 1) * num_episodes // workers):
-    update_player = e % 2
+    update_player = e % num_players
     if start_node > 0:
       update_player = player[start_node]
-    t = first_iteration if frozen else first_iteration + e // 2
+    t = first_iteration if frozen else first_iteration + e // num_players
     avg_w = iteration_weight(weighting, t, linear_until, gamma)
     regret_w = avg_w if weighting == 1 else 1.0
     if regret_plus:
@@ -346,8 +359,7 @@ def _episodes(mode, kind, player, infoset, child_start, num_children,
     if record:
       rec_depth[e] = depth
       rec_node[depth, e] = n
-    terminal_value = (utility[n] if update_player == 0
-                      else utility_sum - utility[n])
+    terminal_value = payoff(utility, utility_sum, n, update_player)
     # Up the path. Stored baselines b are converted to the update
     # player's utility as offset + sign * b (the thesis tables are kept
     # in that utility already); the same map converts back.
@@ -356,7 +368,7 @@ def _episodes(mode, kind, player, infoset, child_start, num_children,
     predictive = baseline_kind == 5 and learn_baselines and not record
     offset = 0.0
     sign = 1.0
-    if update_player == 1 and baseline_kind != 1:
+    if update_player == 1 and baseline_kind != 1 and utility.ndim == 1:
       offset = utility_sum
       sign = -1.0
     for d in range(depth - 1, -1, -1):
@@ -544,9 +556,10 @@ def run_batches(kind, player, infoset, child_start, num_children, edge_prob,
   last_iteration = first_iteration + num_iterations - 1
   empty = np.zeros((0, 0))
   t0 = first_iteration
+  num_players = players_of(utility)
   while t0 <= last_iteration:
     t1 = batch_end(t0, batch, last_iteration)
-    count = 2 * (t1 - t0 + 1)
+    count = num_players * (t1 - t0 + 1)
     key = batch_key(rng_state)
     if baseline_kind == 6:
       if weighting == 2:
@@ -571,8 +584,8 @@ def run_batches(kind, player, infoset, child_start, num_children, edge_prob,
                      strategy, avg, avg_last, baseline, baseline_count,
                      baseline_kind, averaging, regret_plus, decay, t0, count,
                      True, through, weighting, log_pos, log_neg, part,
-                     workers, rec_depth, rec_node, rec_row, rec_value,
-                     rec_avg, rec_scalar, rec_target, row_mark,
+                     workers, num_players, rec_depth, rec_node, rec_row,
+                     rec_value, rec_avg, rec_scalar, rec_target, row_mark,
                      row_list[part])
     if baseline_kind == 5:
       deepest = 0
@@ -590,7 +603,7 @@ def run_batches(kind, player, infoset, child_start, num_children, edge_prob,
               continue  # Already reset in this batch (the same value).
             reset_mark[h] = t0
             if kind[h] == 2:
-              baseline[h] = utility[h]
+              baseline[h] = payoff(utility, utility_sum, h, 0)
               continue
             s = child_start[h]
             v = 0.0
@@ -611,9 +624,9 @@ def _apply_records(kind, infoset, child_start, num_actions, regrets,
                    strategy, avg, avg_last, baseline, baseline_count,
                    baseline_kind, averaging, regret_plus, decay,
                    first_iteration, num_episodes, learn_baselines, through,
-                   weighting, log_pos, log_neg, part, parts, rec_depth,
-                   rec_node, rec_row, rec_value, rec_avg, rec_scalar,
-                   rec_target, row_mark, row_list):
+                   weighting, log_pos, log_neg, part, parts, num_players,
+                   rec_depth, rec_node, rec_row, rec_value, rec_avg,
+                   rec_scalar, rec_target, row_mark, row_list):
   """Phase 2 of a batch for the rows of worker `part` (row % parts == part):
   every record, in episode order, applied as `run_episodes` applies an
   episode's increments (RM+ clipping after each, optimistic averaging's
@@ -627,8 +640,8 @@ def _apply_records(kind, infoset, child_start, num_actions, regrets,
   max_actions = regrets.shape[1]
   changed = 0
   for k in range(num_episodes):
-    update_player = k % 2
-    t = first_iteration + k // 2
+    update_player = k % num_players
+    t = first_iteration + k // num_players
     for d in range(rec_depth[k]):
       code = rec_row[k, d]
       iset = code >> 1

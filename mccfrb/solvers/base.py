@@ -130,12 +130,22 @@ class TabularSolverBase:
 
   _table_names = ("_regrets", "_avg")
 
-  def _init_game(self, game, max_nodes, tree=None):
-    self._game = games.load_game(game)
+  def _init_game(self, game, max_nodes, tree=None, general=False):
+    """Loads the game and compiles (or takes) its tree; with `general`,
+    games of more than two players and general-sum games are accepted
+    (the solver's kernels read `GameTree.payoffs`), else refused."""
+    self._game = games.load_game(game, general=True)
+    what = type(self).__name__
+    if not general:
+      games.refuse_general(self._game, what)
     if tree is None:
       tree = tree_lib.compile_tree(self._game, max_nodes=max_nodes)
     elif not isinstance(tree, tree_lib.GameTree):
       raise ValueError(f"tree must be a GameTree, got {type(tree).__name__}.")
+    elif tree.is_general and not general:
+      raise ValueError(f"{what} runs two-player zero-sum games only; this "
+                       f"tree has {tree.num_players} players or general-sum "
+                       f"returns ({games.GENERAL_SOLVERS} run it).")
     self._tree = tree
     self._converter = None
     self._num_iterations = 0
@@ -305,7 +315,7 @@ class TabularSolverBase:
     if game is None:
       game = meta["game"]
     else:
-      game = games.load_game(game)
+      game = games.load_game(game, general=True)
       if str(game) != meta["game"]:
         raise ValueError(f"{path} was saved for {meta['game']}, not {game}.")
     solver = _construct(cls, game, meta["options"], path)
@@ -494,7 +504,7 @@ class OptimisticAverageMixin:
       return self._avg
     tree = self._tree
     strategy = self.current_policy_table()
-    reach = np.empty((tree.num_nodes, 3))
+    reach = np.empty((tree.num_nodes, tree.num_players + 1))
     exact.reach_probabilities(*tree.kernel_args()[:6], strategy, reach)
     decision = np.flatnonzero(tree.node_kind == tree_lib.DECISION)
     owner_reach = np.zeros(tree.num_infosets)

@@ -82,9 +82,16 @@ class CFRSolver(engine_lib.EngineSampling, base.TabularSolverBase):
     self._rng = np.random.default_rng(0)  # Unused: exact; kept for save().
     if tree is not None and representation == "auto":
       representation = "tree"
-    loaded = games.load_game(game)
+    loaded = games.load_game(game, general=True)
     kind, engine = representation_lib.resolve(loaded, representation,
                                               max_nodes)
+    general = not games.is_two_player_zero_sum(loaded)
+    if general and (threads != 1 or passes == "sweeps"):
+      raise ValueError(
+          f"{loaded} has {loaded.num_players()} players or general-sum "
+          "returns: CFRSolver runs it with the four sweeps on one thread "
+          f"(passes='auto' or 'four_sweeps', threads=1); got "
+          f"threads={threads}, passes={passes!r}.")
     self._representation = kind
     if kind == "engine":
       if threads != 1 or passes not in ("auto", "sweeps"):
@@ -96,9 +103,11 @@ class CFRSolver(engine_lib.EngineSampling, base.TabularSolverBase):
       self._stream = stream.StreamingCFR(engine, self._rule, max_memory)
       self._tables = self._stream.tables
       return
-    self._init_game(loaded, max_nodes, tree)
+    self._init_game(loaded, max_nodes, tree, general=True)
     t = self._tree
-    if passes == "auto":
+    if t.is_general:
+      passes = "four_sweeps"
+    elif passes == "auto":
       passes = ("sweeps" if self._threads > 1 or t.num_nodes >= AUTO_MIN_NODES
                 else "four_sweeps")
     self._passes = PASSES[passes]
@@ -177,7 +186,8 @@ def cfr_scratch(tree, schedule):
   four sweeps if `schedule` is None."""
   n, a = tree.num_nodes, tree.max_actions
   if schedule is None:
-    reach, values, slots, tasks = np.zeros((n, 3)), np.zeros(n), 0, -1
+    reach, values = np.zeros((n, tree.num_players + 1)), np.zeros(n)
+    slots, tasks = 0, -1
   else:
     reach = np.ones((1, n))  # The root's entry stays 1.
     # Terminal values never change and are never written by the kernel.

@@ -116,7 +116,7 @@ class ExternalSamplingSolver(engine_lib.EngineSampling, base.WeightingMixin,
     prune_after = base.check_num_iterations(prune_after)
     if tree is not None and representation == "auto":
       representation = "tree"
-    loaded = games.load_game(game)
+    loaded = games.load_game(game, general=True)
     kind, engine = representation_lib.resolve(loaded, representation,
                                               max_nodes)
     if kind == "engine" and averaging == "full":
@@ -140,7 +140,7 @@ class ExternalSamplingSolver(engine_lib.EngineSampling, base.WeightingMixin,
       self._init_engine_game(loaded, engine)
       self._init_es_engine(engine, max_memory)
       return
-    self._init_game(loaded, max_nodes, tree)
+    self._init_game(loaded, max_nodes, tree, general=True)
     t = self._tree
     shape = (t.num_infosets, t.max_actions)
     self._regrets = np.zeros(shape)
@@ -162,13 +162,14 @@ class ExternalSamplingSolver(engine_lib.EngineSampling, base.WeightingMixin,
             np.zeros(lead + (depth, t.max_actions)),
             np.zeros((t.num_infosets, t.max_actions) if full
                      else (0, t.max_actions)),
-            np.zeros((t.num_nodes if full else 0, 3)))
+            np.zeros((t.num_nodes if full else 0, t.num_players + 1)))
 
   def _batch_scratch(self):
     """Frames, per-worker counters and records of `es_batches`."""
     if self._batch_buffers is None:
-      t, workers, episodes = self._tree, self._threads, 2 * self._batch
-      bound = external.traversal_bound(*t.kernel_args()[:5])
+      t, workers = self._tree, self._threads
+      episodes = t.num_players * self._batch
+      bound = external.traversal_bound(*t.kernel_args()[:5], t.num_players)
       self._batch_buffers = self._frames(workers) + (
           np.zeros((workers, 2), dtype=np.int64),
           np.zeros((episodes, bound), dtype=np.int64),

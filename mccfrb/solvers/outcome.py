@@ -35,6 +35,10 @@ ENGINE_BASELINES = ("none", "thesis", "thesis_exponential", "learned",
 # baseline=None: the kind that measured best on each representation
 # (README, "Baselines that pay off" and "Big games").
 DEFAULT_BASELINE = {"tree": "predictive", "engine": "learned"}
+# The baselines of games with more than two players or general-sum returns
+# (general trees): the others store one table in player 0's utility and
+# map it to player 1's with the constant sum (kernels/outcome.py).
+GENERAL_BASELINES = ("none", "thesis", "thesis_exponential")
 # thesis_exponential without an explicit decay uses Schmid et al.'s alpha.
 DEFAULT_EXPONENTIAL_DECAY = 0.5
 
@@ -120,10 +124,15 @@ class MCCFRbSolver(engine_lib.EngineSampling, base.WeightingMixin,
     game: a game string or `pyspiel.Game` (see `mccfrb.load_game`).
     baseline: one of BASELINES (docs, "Baselines"), or None (the default):
       "predictive" on a compiled tree, "learned" on an engine. An engine
-      runs every kind but the oracle (ENGINE_BASELINES).
+      runs every kind but the oracle (ENGINE_BASELINES). Games with more
+      than two players or general-sum returns run GENERAL_BASELINES
+      (default "thesis").
     epsilon: exploration of the update player's sampling policy, in (0, 1].
     averaging: "optimistic" (the thesis's, Lanctot 2013) or "stochastic"
-      (OpenSpiel's).
+      (OpenSpiel's); None (the default): optimistic, but stochastic on
+      games with more than two players, where optimistic averaging is not
+      offered (its catch-up weighs by the owner's reach, which an episode
+      of another player does not have apart from the third's).
     baseline_decay: None for a running mean, or the weight in (0, 1] of an
       exponentially decaying average. thesis_exponential defaults to 0.5.
     seed: seed of the solver's `np.random.Generator`.
@@ -167,7 +176,7 @@ class MCCFRbSolver(engine_lib.EngineSampling, base.WeightingMixin,
                   "_baseline_count", "_through")
 
   def __init__(self, game, baseline=None, epsilon=0.6,
-               averaging="optimistic", baseline_decay=None, seed=None,
+               averaging=None, baseline_decay=None, seed=None,
                max_nodes=tree_lib.DEFAULT_MAX_NODES, tree=None,
                weighting=None, linear_iterations=None, alpha=1.5, beta=0.0,
                gamma=2.0, regret="rm+", threads=1, batch=None,
@@ -180,11 +189,25 @@ class MCCFRbSolver(engine_lib.EngineSampling, base.WeightingMixin,
       representation = "tree"
     if baseline is not None:
       base.check_choice("baseline", baseline, BASELINES)
-    loaded = games.load_game(game)
+    loaded = games.load_game(game, general=True)
     kind, engine = representation_lib.resolve(loaded, representation,
                                               max_nodes)
+    general = not games.is_two_player_zero_sum(loaded)
     if baseline is None:
-      baseline = DEFAULT_BASELINE[kind]
+      baseline = "thesis" if general else DEFAULT_BASELINE[kind]
+    if averaging is None:
+      averaging = "stochastic" if loaded.num_players() > 2 else "optimistic"
+    if general and baseline not in GENERAL_BASELINES:
+      raise ValueError(
+          f"baseline={baseline!r} stores one table in player 0's utility, "
+          f"for two-player zero-sum games; {loaded} has "
+          f"{loaded.num_players()} players or general-sum returns: use one "
+          f"of {', '.join(GENERAL_BASELINES)}.")
+    if loaded.num_players() > 2 and averaging == "optimistic":
+      raise ValueError(
+          f"averaging='optimistic' weighs by the single opponent's reach; "
+          f"{loaded} has {loaded.num_players()} players: use "
+          "averaging='stochastic'.")
     if kind == "engine" and baseline not in ENGINE_BASELINES:
       raise ValueError(
           f"baseline={baseline!r} needs the exact values of every history "
@@ -221,7 +244,7 @@ class MCCFRbSolver(engine_lib.EngineSampling, base.WeightingMixin,
       self._init_engine_game(loaded, engine)
       self._init_engine(engine, max_memory)
       return
-    self._init_game(loaded, max_nodes, tree)
+    self._init_game(loaded, max_nodes, tree, general=True)
     tree = self._tree
     shape = (tree.num_infosets, tree.max_actions)
     self._regrets = np.zeros(shape)
@@ -249,7 +272,7 @@ class MCCFRbSolver(engine_lib.EngineSampling, base.WeightingMixin,
     rec_scalar, rec_target, the predictive baseline's per-node marks, and
     the changed rows' marks and lists of each worker."""
     tree = self._tree
-    episodes, depth = 2 * batch, max(tree.max_depth, 1)
+    episodes, depth = tree.num_players * batch, max(tree.max_depth, 1)
     return (np.zeros(episodes, dtype=np.int64),
             np.zeros((depth + 1, episodes), dtype=np.int64),
             np.zeros((episodes, depth), dtype=np.int64),
@@ -282,7 +305,8 @@ class MCCFRbSolver(engine_lib.EngineSampling, base.WeightingMixin,
     if code == 0:
       return 0, 0
     if code == 1:
-      return 2 * per_infoset, 2 * tree.num_infosets
+      return (tree.num_players * per_infoset,
+              tree.num_players * tree.num_infosets)
     if code == 3:
       return per_infoset, per_infoset
     return tree.num_nodes, tree.num_nodes
@@ -328,7 +352,8 @@ class MCCFRbSolver(engine_lib.EngineSampling, base.WeightingMixin,
     if self._batch is None:
       empty = self._regrets[:0]
       self._nodes_touched += outcome.run_episodes(
-          False, *common, 2 * num_iterations, True, self._through,
+          False, *common, tree.num_players * num_iterations, True,
+          self._through,
           *weighting, state, *self._scratch, empty, empty, empty, empty,
           np.zeros(0), 0, np.zeros((0, 0)))
     else:
@@ -356,6 +381,12 @@ class MCCFRbSolver(engine_lib.EngineSampling, base.WeightingMixin,
         "xi < decay / 2; use a smaller baseline_decay, or baseline='learned'.",
         RuntimeWarning, stacklevel=3)
 
+  def _require_two_player(self, what):
+    """The compiled tree of a two-player zero-sum game, or ValueError."""
+    self._require_tree(what)
+    if self._tree.is_general:
+      games.refuse_general(self._game, what)
+
   def _frozen_strategy(self, regrets):
     if regrets is self._regrets:
       return self._strategy
@@ -379,7 +410,7 @@ class MCCFRbSolver(engine_lib.EngineSampling, base.WeightingMixin,
     Returns:
       An `EstimatorSample`.
     """
-    self._require_tree("sample_estimates()")
+    self._require_two_player("sample_estimates()")
     num_episodes = base.check_num_iterations(num_episodes)
     tree = self._tree
     shape = self._regrets.shape
@@ -425,7 +456,7 @@ class MCCFRbSolver(engine_lib.EngineSampling, base.WeightingMixin,
     Returns:
       A `ConditionalVariance`.
     """
-    self._require_tree("conditional_variance()")
+    self._require_two_player("conditional_variance()")
     check_continuations(continuations)
     tree = self._tree
     regrets = self._caught_up_regrets()

@@ -11,6 +11,7 @@
             else the engine when the game has one.
 """
 
+from mccfrb import games
 from mccfrb.games import engines
 from mccfrb.games import tree_size
 
@@ -46,8 +47,9 @@ def resolve(game, representation, max_nodes=None):
       message says what would work).
   """
   check(representation)
-  if representation == "tree":
-    return "tree", None
+  if representation == "tree" or (representation == "auto"
+                                  and not games.is_two_player_zero_sum(game)):
+    return "tree", None  # The engines play two-player zero-sum games.
   if representation == "engine":
     return "engine", _engine_or_error(game, "")
   if engines.engine_for(game) is None:
