@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 import pyspiel
 
+from mccfrb import counts
 from mccfrb import evaluation
 from mccfrb import files
 from mccfrb import games
@@ -53,9 +54,10 @@ class Task(NamedTuple):
 
 def log_checkpoints(iterations, num_checkpoints):
   """Log-spaced distinct iteration counts from 1 to `iterations` inclusive."""
-  if iterations < 1 or num_checkpoints < 1:
-    raise ValueError("iterations and num_checkpoints must be at least 1, got "
-                     f"{iterations} and {num_checkpoints}.")
+  iterations = counts.check_count("iterations", iterations, 1,
+                                  what="an integer >= 1")
+  num_checkpoints = counts.check_count("num_checkpoints", num_checkpoints, 1,
+                                       what="an integer >= 1")
   if num_checkpoints == 1:
     return [int(iterations)]
   points = np.unique(np.round(np.logspace(0, np.log10(iterations),
@@ -97,17 +99,15 @@ def validate(games_list, algorithms, iterations, num_checkpoints, evaluator,
     if (isinstance(seconds, bool) or not isinstance(seconds, (int, float))
         or not 0 < seconds < math.inf):
       raise ValueError(f"seconds must be a positive number, got {seconds!r}.")
-  elif isinstance(iterations, bool) or not isinstance(
-      iterations, (int, np.integer)) or iterations < 1:
-    raise ValueError(f"iterations must be an integer >= 1, got {iterations!r}.")
-  if num_checkpoints < 1:
-    raise ValueError(f"num_checkpoints must be >= 1, got {num_checkpoints}.")
+  else:
+    counts.check_count("iterations", iterations, 1, what="an integer >= 1")
+  counts.check_count("num_checkpoints", num_checkpoints, 1,
+                     what="an integer >= 1")
   if evaluator not in EVALUATORS:
     raise ValueError(f"Unknown evaluator {evaluator!r}; allowed: {EVALUATORS}.")
   if backend not in BACKENDS:
     raise ValueError(f"Unknown backend {backend!r}; allowed: {BACKENDS}.")
-  if jobs < 1:
-    raise ValueError(f"jobs must be >= 1, got {jobs}.")
+  counts.check_count("jobs", jobs, 1, what="an integer >= 1")
 
 
 def make_tasks(games_list, algorithms, seeds, iterations, num_checkpoints,
@@ -116,8 +116,8 @@ def make_tasks(games_list, algorithms, seeds, iterations, num_checkpoints,
   `seconds` set for runs with a time budget."""
   iterations = None if iterations is None else int(iterations)
   seconds = None if seconds is None else float(seconds)
-  return [Task(g, a, int(s), iterations, int(num_checkpoints), evaluator,
-               seconds)
+  return [Task(g, a, counts.check_count("seed", s, 0, None), iterations,
+               int(num_checkpoints), evaluator, seconds)
           for g in games_list for a in algorithms for s in seeds]
 
 

@@ -10,10 +10,12 @@ import zipfile
 import numba
 import numpy as np
 
+from mccfrb import counts
 from mccfrb import files
 from mccfrb import games
 from mccfrb.evaluation import policy as policy_lib
 from mccfrb.games import tree as tree_lib
+from mccfrb.games import tree_size
 from mccfrb.kernels import exact
 from mccfrb.kernels import rng as rng_lib
 from mccfrb.solvers import running
@@ -33,21 +35,29 @@ def check_unit_interval(name, value, allow_none=False):
                      f"{' or None' if allow_none else ''}, got {value!r}.")
 
 
-# Iteration counts stay below this (int64 counters in kernels and files,
-# with room for the iterations already run).
-MAX_ITERATIONS = 2**62
+# A solver's iterations, in one run() and in total, stay below this
+# (counts.py: iteration numbers are exact as int64 and as float64).
+MAX_ITERATIONS = counts.MAX_COUNT
 
 
-def check_num_iterations(num_iterations):
+def check_num_iterations(num_iterations, name="num_iterations"):
   """`num_iterations` as a Python int; ValueError unless it is an integer in
   [0, MAX_ITERATIONS) (numpy integers are converted, so counters and saved
   files never hold a numpy type)."""
-  if (isinstance(num_iterations, bool)
-      or not isinstance(num_iterations, (int, np.integer))
-      or not 0 <= int(num_iterations) < MAX_ITERATIONS):
-    raise ValueError("num_iterations must be an integer in [0, 2**62), got "
-                     f"{num_iterations!r}.")
-  return int(num_iterations)
+  return counts.check_count(name, num_iterations, 0, MAX_ITERATIONS)
+
+
+def check_sample_size(name, value, bytes_each, minimum=0, what=None):
+  """`value` (`counts.check_count`) whose arrays of `bytes_each` bytes per
+  item fit in the memory available now; ValueError otherwise, before any
+  allocation."""
+  value = counts.check_count(name, value, minimum, MAX_ITERATIONS, what=what)
+  available = tree_size.available_memory()
+  if available is not None and value * bytes_each > available:
+    raise ValueError(f"{name}={value:,} needs {value * bytes_each / 2**30:,.1f}"
+                     f" GiB, more than the {available / 2**30:,.1f} GiB of "
+                     "memory available.")
+  return value
 
 
 # The batch size of the threaded sampling solvers when `threads` > 1 and no
@@ -63,17 +73,13 @@ def check_threads(threads, batch, default=DEFAULT_BATCH):
     unthreaded algorithm) when threads == 1 and batch is None, `default`
     when threads > 1 and batch is None, else `batch`.
   """
-  for name, value, allow_none in (("threads", threads, False),
-                                  ("batch", batch, True)):
-    if value is None and allow_none:
-      continue
-    if (isinstance(value, bool) or not isinstance(value, (int, np.integer))
-        or value < 1):
-      raise ValueError(f"{name} must be a positive integer"
-                       f"{' or None' if allow_none else ''}, got {value!r}.")
+  threads = counts.check_count("threads", threads, 1,
+                               what="a positive integer")
+  batch = counts.check_count("batch", batch, 1, allow_none=True,
+                             what="a positive integer")
   if batch is None and threads > 1:
     return default
-  return None if batch is None else int(batch)
+  return batch
 
 
 @contextlib.contextmanager
@@ -89,14 +95,16 @@ def numba_threads(threads):
     numba.set_num_threads(previous)
 
 
+def check_seed(seed, allow_none=False):
+  """A seed (any integer >= 0, as numpy's generators take) as a Python int."""
+  return counts.check_count("seed", seed, 0, None, allow_none=allow_none)
+
+
 def rng_from_seed(seed):
   """The solver's generator. Without a seed it is seeded from numpy's global
   generator, so a script that calls `np.random.seed(s)` first, as
   OpenSpiel's tests and examples do, is reproducible."""
-  if seed is not None and (isinstance(seed, bool)
-                           or not isinstance(seed, (int, np.integer))
-                           or seed < 0):
-    raise ValueError(f"seed must be an integer >= 0 or None, got {seed!r}.")
+  seed = check_seed(seed, allow_none=True)
   if seed is None:
     seed = int(np.random.randint(0, np.iinfo(np.int64).max, dtype=np.int64))
   return np.random.default_rng(seed)
@@ -173,9 +181,15 @@ class TabularSolverBase:
     taken a few seconds (progress=True: at once; False: never).
     `run(a); run(b)` leaves exactly the tables of `run(a + b)` (with
     batches, when `a` is a multiple of the batch size), so an interrupted
-    run resumed equals one run.
+    run resumed equals one run. A solver runs fewer than MAX_ITERATIONS
+    (2**53) iterations in total.
     """
     num_iterations = check_num_iterations(num_iterations)
+    if self._num_iterations + num_iterations >= MAX_ITERATIONS:
+      raise ValueError(
+          f"num_iterations: {num_iterations:,} more after the "
+          f"{self._num_iterations:,} already run would reach the limit of "
+          f"{counts.limit_text(MAX_ITERATIONS)} iterations in total.")
     if num_iterations:
       running.run_in_chunks(self._run_chunk, num_iterations,
                             unit=getattr(self, "_batch", None) or 1,
@@ -433,11 +447,12 @@ class WeightingMixin:
     if weighting not in WEIGHTINGS:
       raise ValueError(f"Unknown weighting {weighting!r}; allowed: None, "
                        "'linear', 'discounted'.")
-    if linear_iterations is not None and (
-        weighting != "linear" or isinstance(linear_iterations, bool)
-        or not isinstance(linear_iterations, int) or linear_iterations < 1):
+    if linear_iterations is not None and weighting != "linear":
       raise ValueError("linear_iterations must be a positive integer, with "
                        f"weighting='linear'; got {linear_iterations!r}.")
+    linear_iterations = counts.check_count(
+        "linear_iterations", linear_iterations, 1, MAX_ITERATIONS,
+        allow_none=True, what="a positive integer")
     for name, value in (("alpha", alpha), ("beta", beta), ("gamma", gamma)):
       if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValueError(f"{name} must be a number, got {value!r}.")

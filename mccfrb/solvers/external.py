@@ -113,7 +113,7 @@ class ExternalSamplingSolver(engine_lib.EngineSampling, base.WeightingMixin,
     base.check_unit_interval("prune_floor", prune_floor)
     if prune_k <= 0:
       raise ValueError(f"prune_k must be positive, got {prune_k}.")
-    prune_after = base.check_num_iterations(prune_after)
+    prune_after = base.check_num_iterations(prune_after, "prune_after")
     if tree is not None and representation == "auto":
       representation = "tree"
     loaded = games.load_game(game)

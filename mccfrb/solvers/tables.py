@@ -10,6 +10,7 @@ counts how often that happened (`dropped`). Tables never pass
 
 import numpy as np
 
+from mccfrb import counts
 from mccfrb.kernels import table as table_kernels
 from mccfrb.games import tree_size
 
@@ -56,11 +57,8 @@ def default_max_memory():
 def check_max_memory(max_memory):
   if max_memory is None:
     return default_max_memory()
-  if (isinstance(max_memory, bool) or not isinstance(max_memory, (int, np.integer))
-      or max_memory < 1 << 20):
-    raise ValueError("max_memory must be a number of bytes >= 2**20 (1 MiB) "
-                     f"or None, got {max_memory!r}.")
-  return int(max_memory)
+  return counts.check_count("max_memory", max_memory, 1 << 20, 2**62,
+                            what="a number of bytes >= 2**20 (1 MiB)")
 
 
 class InfosetTables:
