@@ -346,9 +346,5 @@ class ExternalSamplingSolver(engine_lib.EngineSampling, base.WeightingMixin,
     if self.engine is None:
       return
     for name, target in self._es_state.items():
-      saved = tables.get("es_" + name)
-      if saved is None or saved.shape != target.shape:
-        raise ValueError(f"{path} is not a complete engine checkpoint of "
-                         f"{type(self).__name__}: it lacks the table "
-                         f"'es_{name}' or holds it with another shape.")
-      target[...] = saved
+      base.restore_table(tables, "es_" + name, target, path,
+                         self._num_iterations, signed=True)
