@@ -123,3 +123,14 @@ def test_numpy_counts_of_a_sweep_are_json_ints():
   assert json.loads(json.dumps([t._asdict() for t in tasks]))[1]["seed"] == 1
   with pytest.raises(ValueError, match="seed must be an integer >= 0"):
     sweep.make_tasks(["kuhn_poker"], ["os"], [1.5], 10, 2)
+
+
+def test_optimistic_rm_plus_weights_do_not_overflow_past_3e9_iterations():
+  """(T (T + 1) - c (c + 1)) / 2 in int64 wraps past T = 3.04e9; with every
+  infoset updated at T nothing is pending, so the average is the table."""
+  solver = mccfrb.MCCFRbSolver("kuhn_poker", regret="rm+",
+                               averaging="optimistic", seed=0)
+  solver.run(10)
+  solver._num_iterations = 4 * 10**9  # pylint: disable=protected-access
+  solver._avg_last[:] = 4 * 10**9  # pylint: disable=protected-access
+  np.testing.assert_array_equal(solver._cumulative_average(), solver._avg)  # pylint: disable=protected-access

@@ -544,7 +544,7 @@ class OptimisticAverageMixin:
     owner_reach[tree.node_infoset[decision]] = reach[
         decision, tree.node_player[decision]]
     last, t = self._avg_last, self._num_iterations
-    skipped = (t * (t + 1) - last * (last + 1)) / 2 if self._regret_code else (
+    skipped = (t * (t + 1) - last * (last + 1.0)) / 2 if self._regret_code else (
         t - last)
     weight = skipped * owner_reach
     return self._avg + weight[:, None] * strategy
