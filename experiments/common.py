@@ -85,19 +85,28 @@ def print_progress(done, total, elapsed):
 
 
 def open_runs(out_dir, name, tasks, outputs, extra=None):
-  """The `sweep.RunStore` of a binary's sweep: `{out_dir}/{name}/`.
+  """The `sweep.RunStore` of a binary's sweep: `{out_dir}/{name}/`, locked.
 
-  If it records the same tasks (an interrupted run of the same command),
-  the sweep resumes: one line says how many runs finished before and are
-  skipped. Otherwise everything an earlier run left in `out_dir` (the files
-  matching `outputs` and the store's folder) is removed as a whole first,
-  with one line saying so, so the folder never mixes two runs.
+  The lock (`RunStore.lock`) keeps a second sweep out of `out_dir` until
+  this one ends. If the store records the same tasks (an interrupted run
+  of the same command), the sweep resumes: one line says how many runs
+  finished before and are skipped, and one line per damaged stored run
+  that it runs again. Otherwise everything an earlier run left in
+  `out_dir` (the files matching `outputs` and the store's folder) is
+  removed as a whole first, with one line saying so, so the folder never
+  mixes two runs.
+
+  Raises:
+    ValueError: another sweep runs in `out_dir` (`lock.FolderBusy`).
+    OSError: the store cannot be made.
   """
   import os  # pylint: disable=g-import-not-at-top
   from mccfrb.experiment import analysis  # pylint: disable=g-import-not-at-top
   from mccfrb.experiment import sweep  # pylint: disable=g-import-not-at-top
-  store = sweep.RunStore(os.path.join(out_dir, name), tasks, extra)
+  store = sweep.RunStore(os.path.join(out_dir, name), tasks, extra).lock()
   if store.matches():
+    for path, why in store.discard_damaged().items():
+      print(f"{path} is damaged ({why}); running it again", flush=True)
     kept = len(store.finished())
     print(f"resuming the interrupted run in {store.folder}: {kept} of "
           f"{len(tasks)} runs finished before, skipping them", flush=True)
@@ -117,9 +126,11 @@ def open_runs(out_dir, name, tasks, outputs, extra=None):
   return store
 
 
-class ExitOnInterrupt:
-  """`with ExitOnInterrupt(program, store):` turns Ctrl-C into one line on
-  standard error saying what `store` kept, and exit status 130."""
+class ExitOnFault:
+  """`with ExitOnFault(program, store):` turns Ctrl-C, and an OSError (a
+  full disk, a folder removed), into one line on standard error saying
+  what went wrong and what `store` (if not None) kept, and exit status 130
+  (Ctrl-C) or 1."""
 
   def __init__(self, program, store):
     self.program, self.store = program, store
@@ -128,17 +139,23 @@ class ExitOnInterrupt:
     return self
 
   def __exit__(self, kind, value, traceback):
-    del value, traceback
-    if kind is not KeyboardInterrupt:
+    del traceback
+    if kind is KeyboardInterrupt:
+      what, then, status = "interrupted", ": ", 130
+    elif kind is not None and issubclass(kind, OSError):
+      where = f"cannot write {value.filename}: " if value.filename else ""
+      what, then, status = f"error: {where}{value.strerror or value}", "; ", 1
+    else:
       return False
     import sys  # pylint: disable=g-import-not-at-top
-    total, kept = len(self.store.tasks), len(self.store.finished())
-    rest = (f"finish the other {total - kept}" if kept < total
-            else "write the outputs")
-    print(f"{self.program}: interrupted: kept {kept} of {total} runs in "
-          f"{self.store.folder}; rerun the same command to {rest}",
-          file=sys.stderr, flush=True)
-    raise SystemExit(130)
+    if self.store is not None:
+      total, kept = len(self.store.tasks), len(self.store.finished())
+      rest = (f"finish the other {total - kept}" if kept < total
+              else "write the outputs")
+      what += (f"{then}kept {kept} of {total} runs in {self.store.folder}; "
+               f"rerun the same command to {rest}")
+    print(f"{self.program}: {what}", file=sys.stderr, flush=True)
+    raise SystemExit(status)
 
 
 def write_atomically(path, text):

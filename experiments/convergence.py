@@ -239,9 +239,12 @@ def main(argv):
         f"{count(len(seeds), 'seed')}, {budget} each, "
         f"backend {_BACKEND.value}, {count(_JOBS.value, 'job')}", flush=True)
   start = time.time()
-  store = common.open_runs(_OUT_DIR.value, RUNS, tasks, OUTPUTS,
-                           extra={"backend": _BACKEND.value})
-  with common.ExitOnInterrupt(PROGRAM, store):
+  try:
+    store = common.open_runs(_OUT_DIR.value, RUNS, tasks, OUTPUTS,
+                             extra={"backend": _BACKEND.value})
+  except (ValueError, OSError) as e:
+    common.fail(PROGRAM, e)
+  with common.ExitOnFault(PROGRAM, store):
     sweep.run_sweep(tasks, jobs=_JOBS.value, backend=_BACKEND.value,
                     ray_address=_RAY_ADDRESS.value or None,
                     progress=common.print_progress, store=store)

@@ -104,15 +104,29 @@ def main(argv):
     print(f"{analysis.count_text(len(tasks), 'run')} of {simulations:.3g} "
           f"simulations on {game}, {analysis.count_text(_JOBS.value, 'job')}",
           flush=True)
-    store = common.open_runs(_OUT_DIR.value, RUNS, tasks, OUTPUTS)
-    with common.ExitOnInterrupt(PROGRAM, store):
+    try:
+      store = common.open_runs(_OUT_DIR.value, RUNS, tasks, OUTPUTS)
+    except (ValueError, OSError) as e:
+      common.fail(PROGRAM, e)
+    with common.ExitOnFault(PROGRAM, store):
       sweep.run_sweep(tasks, jobs=_JOBS.value,
                       progress=common.print_progress, store=store)
     df = store.dataframe()
+  with common.ExitOnFault(PROGRAM, store):
+    write_outputs(df, game, algorithms, simulations, quiet=store is not None)
+  if store is not None:
+    store.remove()
+  print(f"total {time.time() - start:.0f}s")
+
+
+def write_outputs(df, game, algorithms, simulations, quiet):
+  """Writes the CSV files (and the plots) of the runs `df` and prints the
+  summary; removes an earlier run's outputs first (one line unless
+  `quiet`)."""
   points = sorted({p for p in (1e6, 1e7, 1e8, 5e8) if p < simulations}
                   | {float(simulations)})
   summary = analysis_mcts.summary(df, points)
-  common.remove_earlier_outputs(_OUT_DIR.value, OUTPUTS, quiet=store is not None)
+  common.remove_earlier_outputs(_OUT_DIR.value, OUTPUTS, quiet=quiet)
   out = os.path.join(_OUT_DIR.value, "mcts")
   common.write_atomically(f"{out}.csv", df.to_csv(index=False))
   common.write_atomically(f"{out}_summary.csv", summary.to_csv(index=False))
@@ -133,9 +147,6 @@ def main(argv):
             analysis_mcts.plot_against_uniform(df, game, algorithm, best),
             f"{out}_uniform_{algorithm}")
     print("wrote " + ", ".join(paths))
-  if store is not None:
-    store.remove()
-  print(f"total {time.time() - start:.0f}s")
 
 
 if __name__ == "__main__":

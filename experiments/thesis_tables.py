@@ -144,8 +144,11 @@ def main(argv):
   print(f"{len(tasks)} runs, evaluator {_EVALUATOR.value}", flush=True)
   start = time.time()
 
-  store = common.open_runs(_OUT_DIR.value, RUNS, tasks, OUTPUTS)
-  with common.ExitOnInterrupt(PROGRAM, store):
+  try:
+    store = common.open_runs(_OUT_DIR.value, RUNS, tasks, OUTPUTS)
+  except (ValueError, OSError) as e:
+    common.fail(PROGRAM, e)
+  with common.ExitOnFault(PROGRAM, store):
     sweep.run_sweep(tasks, jobs=_JOBS.value, progress=common.print_progress,
                     store=store)
     df = store.dataframe()

@@ -1,5 +1,10 @@
 """mccfrb: Monte Carlo CFR with baselines for OpenSpiel, in numba."""
 
+import os as _os
+
+from mccfrb import numba_cache as _numba_cache
+_numba_cache.ensure_cache(_os.path.dirname(__file__))
+
 from mccfrb.kernels import notice as _notice
 _notice.install()
 

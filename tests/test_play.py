@@ -20,6 +20,7 @@ from scipy import stats
 import mccfrb
 from mccfrb import play
 from mccfrb.experiment import registry
+from mccfrb.play import server as server_lib
 from mccfrb.play import views
 from mccfrb.solvers import base
 
@@ -375,6 +376,10 @@ def test_bad_requests_get_a_4xx_json_error_and_the_server_goes_on(
       ("FROB", "/", None, None, 405, "FROB is not allowed"),
       ("POST", "/api/act", None, b"[" * 30000 + b"]" * 30000, 400,
        "not valid JSON"),
+      ("POST", "/api/act", None, b'{"a":' * 10000 + b"1" + b"}" * 10000, 400,
+       "not valid JSON"),
+      ("POST", "/api/act", None, b'{"action": 1' + b"0" * 5000 + b"}", 400,
+       "not valid JSON"),
   ]
   for method, path, body, raw, status_wanted, words in bad:
     status, answer, kind = server.request(method, path, body, raw)
@@ -442,6 +447,60 @@ def test_raw_requests_negative_length_and_clients_that_go_away(
     err += capfd.readouterr().err
   assert "Traceback" not in err, err
   assert len(err.strip().splitlines()) <= 1, err
+
+
+def _closed_by_server(sock):
+  """Whether the server closes `sock` (within the socket's timeout)."""
+  try:
+    return sock.recv(1024) == b""
+  except ConnectionResetError:
+    return True
+
+
+def test_idle_connections_hold_no_threads_and_the_page_answers(
+    bots, server_factory):
+  server = server_factory(new_session(bots, "kuhn_poker", seed=1))
+  assert server.ok("GET", "/api/state")
+  before = threading.active_count()
+  idle = [_connect(server.url) for _ in range(100)]
+  try:
+    deadline = time.monotonic() + 10
+    while server.httpd._pool._incoming and time.monotonic() < deadline:  # pylint: disable=protected-access
+      time.sleep(0.01)
+    assert server.ok("GET", "/api/state")["stats"]["hands"] == 0
+    assert server.ok("POST", "/api/new_hand", {})["hand"]["number"] == 1
+    # A thread per connection made 100 more; the pool has one waiting
+    # thread and at most WORKERS workers.
+    assert threading.active_count() - before <= server_lib.WORKERS + 1
+    assert server.httpd.pool_threads() <= server_lib.WORKERS + 1
+  finally:
+    for s in idle:
+      s.close()
+
+
+def test_stalled_and_idle_clients_are_closed_and_cannot_block_the_page(
+    bots, monkeypatch):
+  monkeypatch.setattr(server_lib, "READ_TIMEOUT", 0.5)
+  monkeypatch.setattr(server_lib, "TIMEOUT", 1.0)
+  server = Server(new_session(bots, "kuhn_poker", seed=1))
+  before = threading.active_count()
+  try:
+    stalled = []
+    for _ in range(2 * server_lib.WORKERS):  # More than the workers.
+      s = _connect(server.url)
+      s.sendall(b"POST /api/new_hand HTTP/1.1\r\nHost: x\r\n"
+                b"Content-Length: 100\r\n\r\n{")
+      stalled.append(s)
+    idle = [_connect(server.url) for _ in range(10)]
+    assert threading.active_count() - before <= server_lib.WORKERS + 1
+    # Each stalled request ends after READ_TIMEOUT, freeing its worker.
+    assert server.ok("GET", "/api/state")["hand"] is None
+    assert threading.active_count() - before <= server_lib.WORKERS + 1
+    assert all(_closed_by_server(s) for s in stalled + idle)
+  finally:
+    for s in stalled + idle:
+      s.close()
+    server.close()
 
 
 def test_a_page_of_a_restarted_server_is_told_to_reload(bots, server_factory):

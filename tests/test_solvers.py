@@ -326,7 +326,7 @@ def test_bad_options_are_value_errors(kwargs, match):
 
 def test_bad_iteration_counts_and_games():
   solver = MCCFRb("kuhn_poker", seed=0)
-  with pytest.raises(ValueError, match=r"integer in \[0, 2\*\*62\), got -1"):
+  with pytest.raises(ValueError, match=r"integer in \[0, 2\*\*53\), got -1"):
     solver.run(-1)
   with pytest.raises(ValueError, match="integer in"):
     solver.run(2.5)

@@ -34,6 +34,7 @@ import time
 
 import numpy as np
 
+from mccfrb import counts
 from mccfrb import games
 from mccfrb.games.engines import Engine
 from mccfrb.games.engines import engine_for
@@ -420,10 +421,7 @@ def _empty_tables(engine):
 
 
 def _check_threads(threads):
-  if (isinstance(threads, bool) or not isinstance(threads, (int, np.integer))
-      or threads < 1):
-    raise ValueError(f"threads must be an int >= 1, got {threads!r}.")
-  return int(threads)
+  return counts.check_count("threads", threads, 1, what="an int >= 1")
 
 
 # Whether an engine's public states merge (kernels/stream.py, C_DAG), by
@@ -597,11 +595,7 @@ class StreamingCFR:
 
   def run(self, num_iterations):
     """Runs `num_iterations` iterations (two walks each)."""
-    if (isinstance(num_iterations, bool)
-        or not isinstance(num_iterations, (int, np.integer))
-        or num_iterations < 0):
-      raise ValueError("num_iterations must be an int >= 0, got "
-                       f"{num_iterations!r}.")
+    num_iterations = counts.check_count("num_iterations", num_iterations)
     if self.tables.baseline.shape[0] != len(self.tables.avg):
       raise ValueError("StreamingCFR's tables need pending cells per cell "
                        "(InfosetTables(..., baseline_cells=1), 2 for a "

@@ -8,10 +8,13 @@ Rows are plain dicts (one per checkpoint), ready for a tidy CSV.
 
 A `RunStore` keeps every finished task's rows in a file of its own as the
 task completes, so an interrupted sweep keeps them and a rerun of the same
-tasks skips them.
+tasks skips them; a stored run that is damaged (cut short, values missing
+or not finite, rows not the task's) is not taken as finished, so it runs
+again. `RunStore.lock` keeps a second sweep out of the same folder.
 """
 
 import functools
+import io
 import json
 import math
 import multiprocessing
@@ -25,9 +28,11 @@ import numpy as np
 import pandas as pd
 import pyspiel
 
+from mccfrb import counts
 from mccfrb import evaluation
 from mccfrb import files
 from mccfrb import games
+from mccfrb.experiment import lock as lock_lib
 from mccfrb.experiment import registry
 from mccfrb.games import tree as tree_lib
 from mccfrb.games import tree_size
@@ -37,6 +42,13 @@ BACKENDS = ("local", "ray")
 COLUMNS = ("game", "algorithm", "seed", "iteration", "seconds",
            "nodes_touched", "exploitability", "nash_conv", "evaluator",
            "iterations", "num_checkpoints", "setup_seconds", "budget_seconds")
+# Columns every stored row has a value in, and those whose values are
+# finite numbers.
+REQUIRED = ("game", "algorithm", "seed", "iteration", "seconds",
+            "exploitability", "nash_conv", "evaluator", "num_checkpoints",
+            "setup_seconds")
+FINITE = ("seed", "iteration", "seconds", "exploitability", "nash_conv",
+          "num_checkpoints", "setup_seconds")
 
 
 class Task(NamedTuple):
@@ -53,9 +65,10 @@ class Task(NamedTuple):
 
 def log_checkpoints(iterations, num_checkpoints):
   """Log-spaced distinct iteration counts from 1 to `iterations` inclusive."""
-  if iterations < 1 or num_checkpoints < 1:
-    raise ValueError("iterations and num_checkpoints must be at least 1, got "
-                     f"{iterations} and {num_checkpoints}.")
+  iterations = counts.check_count("iterations", iterations, 1,
+                                  what="an integer >= 1")
+  num_checkpoints = counts.check_count("num_checkpoints", num_checkpoints, 1,
+                                       what="an integer >= 1")
   if num_checkpoints == 1:
     return [int(iterations)]
   points = np.unique(np.round(np.logspace(0, np.log10(iterations),
@@ -97,17 +110,15 @@ def validate(games_list, algorithms, iterations, num_checkpoints, evaluator,
     if (isinstance(seconds, bool) or not isinstance(seconds, (int, float))
         or not 0 < seconds < math.inf):
       raise ValueError(f"seconds must be a positive number, got {seconds!r}.")
-  elif isinstance(iterations, bool) or not isinstance(
-      iterations, (int, np.integer)) or iterations < 1:
-    raise ValueError(f"iterations must be an integer >= 1, got {iterations!r}.")
-  if num_checkpoints < 1:
-    raise ValueError(f"num_checkpoints must be >= 1, got {num_checkpoints}.")
+  else:
+    counts.check_count("iterations", iterations, 1, what="an integer >= 1")
+  counts.check_count("num_checkpoints", num_checkpoints, 1,
+                     what="an integer >= 1")
   if evaluator not in EVALUATORS:
     raise ValueError(f"Unknown evaluator {evaluator!r}; allowed: {EVALUATORS}.")
   if backend not in BACKENDS:
     raise ValueError(f"Unknown backend {backend!r}; allowed: {BACKENDS}.")
-  if jobs < 1:
-    raise ValueError(f"jobs must be >= 1, got {jobs}.")
+  counts.check_count("jobs", jobs, 1, what="an integer >= 1")
 
 
 def make_tasks(games_list, algorithms, seeds, iterations, num_checkpoints,
@@ -116,8 +127,8 @@ def make_tasks(games_list, algorithms, seeds, iterations, num_checkpoints,
   `seconds` set for runs with a time budget."""
   iterations = None if iterations is None else int(iterations)
   seconds = None if seconds is None else float(seconds)
-  return [Task(g, a, int(s), iterations, int(num_checkpoints), evaluator,
-               seconds)
+  return [Task(g, a, counts.check_count("seed", s, 0, None), iterations,
+               int(num_checkpoints), evaluator, seconds)
           for g in games_list for a in algorithms for s in seeds]
 
 
@@ -229,9 +240,23 @@ class RunStore:
     self.extra = dict(extra or {})
     self._settings = {"format": self.FORMAT,
                       "tasks": [t._asdict() for t in self.tasks]}
+    self._lock = None
 
   def _path(self, index):
     return os.path.join(self.folder, f"run_{index:05d}.csv")
+
+  def lock(self):
+    """Takes the lock of the folder (one sweep at a time in it;
+    `lock.FolderLock`), held until `remove()` or the process ends.
+
+    Returns:
+      The store.
+
+    Raises:
+      lock.FolderBusy: another running sweep holds it (a ValueError).
+    """
+    self._lock = lock_lib.FolderLock(self.folder).acquire()
+    return self
 
   def exists(self):
     """True when the folder holds anything (an earlier sweep's files)."""
@@ -248,15 +273,26 @@ class RunStore:
     return recorded == json.loads(json.dumps(self._settings))
 
   def reset(self):
-    """Deletes the folder's files and records this sweep's settings."""
-    self.remove()
-    os.makedirs(self.folder)
+    """Deletes the folder's files (but its lock) and records this sweep's
+    settings."""
+    os.makedirs(self.folder, exist_ok=True)
+    for name in os.listdir(self.folder):
+      if name != lock_lib.LOCK_NAME:
+        path = os.path.join(self.folder, name)
+        if os.path.isdir(path) and not os.path.islink(path):
+          shutil.rmtree(path)
+        else:
+          os.remove(path)
     files.write_atomically(os.path.join(self.folder, self.SETTINGS),
                            json.dumps(self._settings, indent=1))
 
   def remove(self):
-    """Deletes the folder (once the sweep's outputs are written)."""
+    """Deletes the folder (once the sweep's outputs are written) and
+    releases the lock."""
     shutil.rmtree(self.folder, ignore_errors=True)
+    if self._lock is not None:
+      self._lock.release()
+      self._lock = None
 
   def write(self, index, rows):
     """Stores the rows of task `index` (called as it finishes): COLUMNS,
@@ -266,41 +302,56 @@ class RunStore:
     df = df.reindex(columns=list(COLUMNS) + metrics).assign(**self.extra)
     files.write_atomically(self._path(index), df.to_csv(index=False))
 
-  def _read(self, index):
-    """Task `index`'s rows as a DataFrame, or None unless they are stored
-    and are that task's."""
+  def _load(self, index):
+    """(rows, None) for task `index`'s stored run as a DataFrame; (None,
+    None) when none is stored; (None, why) when the stored file is
+    damaged or not this task's."""
     path = self._path(index)
-    if not os.path.isfile(path):
-      return None
     try:
-      df = pd.read_csv(path)
-    except (OSError, ValueError):
-      return None
-    task = self.tasks[index]
-    columns = list(df.columns)
-    if (df.empty or columns[:len(COLUMNS)] != list(COLUMNS)
-        or columns[len(columns) - len(self.extra):] != list(self.extra)
-        or set(df["game"]) != {task.game}
-        or set(df["algorithm"]) != {task.algorithm}
-        or set(df["seed"]) != {task.seed}):
-      return None
-    return df
+      with open(path, "rb") as f:
+        data = f.read()
+    except FileNotFoundError:
+      return None, None
+    except OSError as e:
+      return None, f"unreadable ({e.strerror})"
+    if not data.endswith(b"\n"):
+      return None, "cut short (it does not end with a line end)"
+    try:
+      df = pd.read_csv(io.BytesIO(data))
+    except (ValueError, UnicodeDecodeError) as e:
+      return None, f"not a CSV table ({type(e).__name__})"
+    why = _damage(df, self.tasks[index], self.extra)
+    return (None, why) if why else (df, None)
 
   def rows(self, index):
     """Task `index`'s stored rows as dicts, as `run_task` returned them
     (None if not stored)."""
-    df = self._read(index)
+    df = self._load(index)[0]
     if df is None:
       return None
     return df.drop(columns=list(self.extra)).to_dict("records")
 
   def finished(self):
-    """Indices of the tasks whose rows are stored."""
-    return [i for i in range(len(self.tasks)) if self._read(i) is not None]
+    """Indices of the tasks whose rows are stored (and sound)."""
+    return [i for i in range(len(self.tasks)) if self._load(i)[0] is not None]
+
+  def discard_damaged(self):
+    """Deletes the stored runs that are damaged, so they run again.
+
+    Returns:
+      {path: why} of the files deleted.
+    """
+    damaged = {}
+    for i in range(len(self.tasks)):
+      why = self._load(i)[1]
+      if why:
+        damaged[self._path(i)] = why
+        os.remove(self._path(i))
+    return damaged
 
   def dataframe(self):
     """Every task's rows in task order (ValueError if one is missing)."""
-    frames = [self._read(i) for i in range(len(self.tasks))]
+    frames = [self._load(i)[0] for i in range(len(self.tasks))]
     missing = [i for i, f in enumerate(frames) if f is None]
     if missing:
       raise ValueError(f"{self.folder}: {len(missing)} of {len(self.tasks)} "
@@ -308,6 +359,49 @@ class RunStore:
     df = pd.concat(frames, ignore_index=True)
     df["nodes_touched"] = df["nodes_touched"].astype("Int64")
     return df
+
+
+def _damage(df, task, extra):
+  """Why the rows `df` read back are not a sound stored run of `task` (with
+  the `extra` columns), or None."""
+  columns = list(df.columns)
+  if (columns[:len(COLUMNS)] != list(COLUMNS)
+      or columns[len(columns) - len(extra):] != list(extra)):
+    return "its columns are not a run's"
+  if df.empty:
+    return "it has no rows"
+  for column in REQUIRED + tuple(extra):
+    if df[column].isna().any():
+      return f"values are missing in column {column!r}"
+  for column in FINITE:
+    values = pd.to_numeric(df[column], errors="coerce")
+    if not np.isfinite(values.to_numpy(dtype=float, na_value=np.nan)).all():
+      return f"column {column!r} holds values that are not finite numbers"
+  if not np.allclose(df["nash_conv"], 2 * df["exploitability"], rtol=1e-9,
+                     atol=0.0):
+    return "its nash_conv is not twice its exploitability"
+  expected = {"game": task.game, "algorithm": task.algorithm,
+              "seed": task.seed, "evaluator": task.evaluator,
+              "num_checkpoints": task.num_checkpoints, **extra}
+  for column, value in expected.items():
+    if df[column].astype(str).tolist() != [str(value)] * len(df):
+      return f"its column {column!r} is not the task's {value!r}"
+  for column, value in (("iterations", task.iterations),
+                        ("budget_seconds", task.seconds)):
+    values = pd.to_numeric(df[column], errors="coerce").to_numpy(
+        dtype=float, na_value=np.nan)
+    if (not np.isnan(values).all() if value is None
+        else not np.allclose(values, value, rtol=1e-12)):
+      return f"its column {column!r} is not the task's {value!r}"
+  iterations = df["iteration"].tolist()
+  if task.seconds is None:
+    wanted = log_checkpoints(task.iterations, task.num_checkpoints)
+    if iterations != wanted:
+      return (f"it has {len(df)} rows at iterations {iterations[:3]}..., the "
+              f"task's checkpoints are {len(wanted)}")
+  elif len(df) > task.num_checkpoints or sorted(set(iterations)) != iterations:
+    return "its rows are not the task's checkpoints"
+  return None
 
 
 def _ignore_sigint():

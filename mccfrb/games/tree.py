@@ -23,6 +23,7 @@ from typing import NamedTuple
 import numpy as np
 import pyspiel
 
+from mccfrb import counts
 from mccfrb import games
 from mccfrb.games import tree_size
 from mccfrb.games.tree_size import REFUSE_FACTOR  # pylint: disable=unused-import
@@ -561,10 +562,8 @@ def compile_tree(game, max_nodes=DEFAULT_MAX_NODES, verbose=False,
   game = games.load_game(game, general=True)
   if max_nodes is None:
     max_nodes = tree_size.default_max_nodes()
-  if not isinstance(max_nodes, (int, np.integer)) or max_nodes < 1:
-    raise ValueError(f"max_nodes must be a positive integer, got {max_nodes!r}.")
-  if max_nodes >= 2**31:
-    raise ValueError(f"max_nodes must be below 2**31, got {max_nodes}.")
+  max_nodes = counts.check_count("max_nodes", max_nodes, 1, 2**31,
+                                 what="a positive integer")
   if walk not in ("auto", "undo", "clone"):
     raise ValueError(f"walk must be 'auto', 'undo' or 'clone', got {walk!r}.")
   if walk == "auto":

@@ -7,10 +7,14 @@
 
 Every answer of the API is JSON; a refused request gets a 4xx status and
 {"error": "..."} (405 for any method but GET and POST, 400 for a bad
-Content-Length or body), and the server goes on serving. A client that goes
-away mid-request costs one line on standard error; a connection idle for
-`TIMEOUT` seconds is closed. Standard library only
-(`http.server.ThreadingHTTPServer`).
+Content-Length or a body that is not JSON, nested too deep included), and
+the server goes on serving. A client that goes away mid-request costs one
+line on standard error. Connections wait for their request without a
+thread, and requests are served by a bounded pool of threads (play/pool.py):
+a connection that sends nothing for `TIMEOUT` seconds is closed, and one
+that stalls mid-request for `READ_TIMEOUT` seconds too, so idle or slow
+clients cannot hold more than `WORKERS` threads. Standard library only
+(`http.server`).
 """
 
 import http.server
@@ -19,6 +23,7 @@ import json
 import socket
 import sys
 
+from mccfrb.play import pool
 from mccfrb.play import session as session_lib
 
 STATIC = {"/": ("index.html", "text/html; charset=utf-8"),
@@ -26,7 +31,9 @@ STATIC = {"/": ("index.html", "text/html; charset=utf-8"),
           "/play.js": ("play.js", "text/javascript; charset=utf-8"),
           "/play.css": ("play.css", "text/css; charset=utf-8")}
 MAX_BODY = 1 << 16
-TIMEOUT = 30.0
+TIMEOUT = 30.0  # Seconds a connection may wait before sending its request.
+READ_TIMEOUT = 10.0  # Seconds a request may stall while a worker reads it.
+WORKERS = 16  # Threads serving requests.
 
 
 def _static(name):
@@ -66,7 +73,7 @@ def _handler_class(session, quiet):
     """Serves the page and the JSON API of one session."""
 
     server_version = "mccfrb-play"
-    timeout = TIMEOUT  # Seconds a connection may stay idle.
+    timeout = READ_TIMEOUT  # Seconds a request may stall mid-read.
 
     def __getattr__(self, name):
       # http.server answers a method without a do_METHOD with an HTML 501.
@@ -137,8 +144,9 @@ def _handler_class(session, quiet):
   return Handler
 
 
-class _Server(http.server.ThreadingHTTPServer):
-  """One line, not a traceback, for a client that went away."""
+class _Server(pool.PooledMixIn, http.server.HTTPServer):
+  """Requests served by a bounded pool of threads; one line, not a
+  traceback, for a client that went away."""
 
   def handle_error(self, request, client_address):
     error = sys.exc_info()[1]
@@ -150,7 +158,7 @@ class _Server(http.server.ThreadingHTTPServer):
 
 
 def make_server(session, host="127.0.0.1", port=0, quiet=True):
-  """A `ThreadingHTTPServer` for `session` (port 0: any free port).
+  """An HTTP server for `session` (port 0: any free port).
 
   Call `serve_forever()` on it (in a thread for tests) and `shutdown()` /
   `server_close()` to stop. Raises OSError when the address is taken.
@@ -160,7 +168,7 @@ def make_server(session, host="127.0.0.1", port=0, quiet=True):
     cls = type("ThreadingHTTPServerV6", (cls,),
                {"address_family": socket.AF_INET6})
   server = cls((host, port), _handler_class(session, quiet))
-  server.daemon_threads = True
+  server.workers, server.idle_timeout = WORKERS, TIMEOUT
   return server
 
 

@@ -20,6 +20,7 @@ import threading
 import numpy as np
 import pyspiel
 
+from mccfrb import counts
 from mccfrb.play import views
 
 # The 97.5% quantile of the standard normal: a 95% two-sided interval.
@@ -228,7 +229,7 @@ class PlaySession:
       seed = int(np.random.SeedSequence().entropy % 2**32)
     self.game = game
     self.bot = bot
-    self.seed = int(seed)
+    self.seed = counts.check_count("seed", seed, 0, None)
     self.description = description
     self.view = views.view_for(game)
     self.token = secrets.token_hex(4)  # Tells this server from earlier ones.

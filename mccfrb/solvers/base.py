@@ -5,17 +5,19 @@ import contextlib
 import inspect
 import json
 from typing import NamedTuple
-import zipfile
 
 import numba
 import numpy as np
 
+from mccfrb import counts
 from mccfrb import files
 from mccfrb import games
 from mccfrb.evaluation import policy as policy_lib
 from mccfrb.games import tree as tree_lib
+from mccfrb.games import tree_size
 from mccfrb.kernels import exact
 from mccfrb.kernels import rng as rng_lib
+from mccfrb.solvers import checkpoint
 from mccfrb.solvers import running
 
 
@@ -33,21 +35,29 @@ def check_unit_interval(name, value, allow_none=False):
                      f"{' or None' if allow_none else ''}, got {value!r}.")
 
 
-# Iteration counts stay below this (int64 counters in kernels and files,
-# with room for the iterations already run).
-MAX_ITERATIONS = 2**62
+# A solver's iterations, in one run() and in total, stay below this
+# (counts.py: iteration numbers are exact as int64 and as float64).
+MAX_ITERATIONS = counts.MAX_COUNT
 
 
-def check_num_iterations(num_iterations):
+def check_num_iterations(num_iterations, name="num_iterations"):
   """`num_iterations` as a Python int; ValueError unless it is an integer in
   [0, MAX_ITERATIONS) (numpy integers are converted, so counters and saved
   files never hold a numpy type)."""
-  if (isinstance(num_iterations, bool)
-      or not isinstance(num_iterations, (int, np.integer))
-      or not 0 <= int(num_iterations) < MAX_ITERATIONS):
-    raise ValueError("num_iterations must be an integer in [0, 2**62), got "
-                     f"{num_iterations!r}.")
-  return int(num_iterations)
+  return counts.check_count(name, num_iterations, 0, MAX_ITERATIONS)
+
+
+def check_sample_size(name, value, bytes_each, minimum=0, what=None):
+  """`value` (`counts.check_count`) whose arrays of `bytes_each` bytes per
+  item fit in the memory available now; ValueError otherwise, before any
+  allocation."""
+  value = counts.check_count(name, value, minimum, MAX_ITERATIONS, what=what)
+  available = tree_size.available_memory()
+  if available is not None and value * bytes_each > available:
+    raise ValueError(f"{name}={value:,} needs {value * bytes_each / 2**30:,.1f}"
+                     f" GiB, more than the {available / 2**30:,.1f} GiB of "
+                     "memory available.")
+  return value
 
 
 # The batch size of the threaded sampling solvers when `threads` > 1 and no
@@ -63,17 +73,13 @@ def check_threads(threads, batch, default=DEFAULT_BATCH):
     unthreaded algorithm) when threads == 1 and batch is None, `default`
     when threads > 1 and batch is None, else `batch`.
   """
-  for name, value, allow_none in (("threads", threads, False),
-                                  ("batch", batch, True)):
-    if value is None and allow_none:
-      continue
-    if (isinstance(value, bool) or not isinstance(value, (int, np.integer))
-        or value < 1):
-      raise ValueError(f"{name} must be a positive integer"
-                       f"{' or None' if allow_none else ''}, got {value!r}.")
+  threads = counts.check_count("threads", threads, 1,
+                               what="a positive integer")
+  batch = counts.check_count("batch", batch, 1, allow_none=True,
+                             what="a positive integer")
   if batch is None and threads > 1:
     return default
-  return None if batch is None else int(batch)
+  return batch
 
 
 @contextlib.contextmanager
@@ -89,14 +95,16 @@ def numba_threads(threads):
     numba.set_num_threads(previous)
 
 
+def check_seed(seed, allow_none=False):
+  """A seed (any integer >= 0, as numpy's generators take) as a Python int."""
+  return counts.check_count("seed", seed, 0, None, allow_none=allow_none)
+
+
 def rng_from_seed(seed):
   """The solver's generator. Without a seed it is seeded from numpy's global
   generator, so a script that calls `np.random.seed(s)` first, as
   OpenSpiel's tests and examples do, is reproducible."""
-  if seed is not None and (isinstance(seed, bool)
-                           or not isinstance(seed, (int, np.integer))
-                           or seed < 0):
-    raise ValueError(f"seed must be an integer >= 0 or None, got {seed!r}.")
+  seed = check_seed(seed, allow_none=True)
   if seed is None:
     seed = int(np.random.randint(0, np.iinfo(np.int64).max, dtype=np.int64))
   return np.random.default_rng(seed)
@@ -183,9 +191,15 @@ class TabularSolverBase:
     taken a few seconds (progress=True: at once; False: never).
     `run(a); run(b)` leaves exactly the tables of `run(a + b)` (with
     batches, when `a` is a multiple of the batch size), so an interrupted
-    run resumed equals one run.
+    run resumed equals one run. A solver runs fewer than MAX_ITERATIONS
+    (2**53) iterations in total.
     """
     num_iterations = check_num_iterations(num_iterations)
+    if self._num_iterations + num_iterations >= MAX_ITERATIONS:
+      raise ValueError(
+          f"num_iterations: {num_iterations:,} more after the "
+          f"{self._num_iterations:,} already run would reach the limit of "
+          f"{counts.limit_text(MAX_ITERATIONS)} iterations in total.")
     if num_iterations:
       running.run_in_chunks(self._run_chunk, num_iterations,
                             unit=getattr(self, "_batch", None) or 1,
@@ -255,17 +269,11 @@ class TabularSolverBase:
     return {name.lstrip("_"): getattr(self, name) for name in self._table_names}
 
   def _restore_tables(self, tables, path):
-    """Copies a checkpoint's tables into this (new) solver's."""
+    """Copies a checkpoint's tables (`checkpoint.CheckpointFile.tables`)
+    into this (new) solver's, each checked (`restore_table`)."""
     for name in self._table_names:
-      saved = tables.get(name.lstrip("_"))
-      if saved is None:
-        raise ValueError(f"{path} is not a complete {type(self).__name__} "
-                         f"checkpoint: it lacks the table {name.lstrip('_')!r}.")
-      target = getattr(self, name)
-      if saved.shape != target.shape:
-        raise ValueError(f"{path}: table {name} has shape {saved.shape}, the "
-                         f"game needs {target.shape}.")
-      target[...] = saved
+      restore_table(tables, name.lstrip("_"), getattr(self, name), path,
+                    self._num_iterations)
 
   def _tables_loaded(self):
     """Called by `load` after the tables are restored (derived tables)."""
@@ -275,8 +283,9 @@ class TabularSolverBase:
 
     The file is a numpy .npz archive written atomically: into a temporary
     file in the same folder, then renamed over `path`, so an interrupted
-    save leaves any earlier file at `path` intact. `load` resumes
-    bit-identically.
+    save leaves any earlier file at `path` intact (and the temporary file
+    a killed save leaves is removed by the next save or load of `path`).
+    `load` resumes bit-identically.
     """
     if hasattr(self, "_rng_words"):
       rng_lib.set_pcg64_state(self._rng, self._rng_words)
@@ -302,27 +311,52 @@ class TabularSolverBase:
       game: optional; the file records its game. When given (a game string
         or `pyspiel.Game`), it must be the recorded game.
 
+    Every field is checked before it is used (solvers/checkpoint.py), and
+    the temporary files of interrupted saves of `path` are removed.
+
     Raises:
-      ValueError: the file is not an mccfrb checkpoint, or was saved by
-        another solver class or for another game.
+      ValueError: the file is not an mccfrb checkpoint, is damaged, holds
+        a field of the wrong type or out of range, or was saved by another
+        solver class or for another game; one line naming the file and the
+        field.
+      OSError: the file cannot be opened.
     """
-    meta, tables = read_checkpoint(path)
+    files.remove_leftovers(path)
+    with checkpoint.CheckpointFile(path) as opened:
+      return cls._load(opened, game)
+
+  @classmethod
+  def _load(cls, opened, game):
+    meta, path = opened.meta, opened.path
     if meta["class"] != cls.__name__:
       raise ValueError(
           f"{path} holds {_with_article(meta['class'])} checkpoint, not "
           f"{_with_article(cls.__name__)} one; load it with "
           f"{meta['class']}.load.")
     if game is None:
-      game = meta["game"]
+      try:
+        game = games.load_game(meta["game"])
+      except (ValueError, RuntimeError) as e:
+        raise checkpoint.field_error(path, "game", f"is not a game mccfrb "
+                                     f"loads ({_one_line(e)})") from None
     else:
       game = games.load_game(game, general=True)
       if str(game) != meta["game"]:
         raise ValueError(f"{path} was saved for {meta['game']}, not {game}.")
     solver = _construct(cls, game, meta["options"], path)
-    solver._restore_tables(tables, path)
     solver._num_iterations = meta["num_iterations"]
     solver._nodes_touched = meta["nodes_touched"]
-    solver._rng.bit_generator.state = meta["rng_state"]
+    try:
+      solver._restore_tables(opened.tables, path)
+    except ValueError as e:
+      raise (e if str(e).startswith(path) else
+             ValueError(f"{path}: {e}")) from None
+    try:
+      solver._rng.bit_generator.state = meta["rng_state"]
+    except (TypeError, ValueError, KeyError, OverflowError) as e:
+      raise checkpoint.field_error(
+          path, "rng_state", f"is not a {type(solver._rng.bit_generator).__name__}"
+          f" state ({type(e).__name__}: {e})") from None
     if hasattr(solver, "_rng_words"):
       solver._rng_words[:] = rng_lib.pcg64_state(solver._rng)
     solver._tables_loaded()
@@ -345,7 +379,9 @@ def load_solver(path, game=None):
     ValueError: the file is not an mccfrb checkpoint, names a class that is
       not a known solver, or was saved for another game.
   """
-  name = read_checkpoint(path)[0]["class"]
+  files.remove_leftovers(path)
+  with checkpoint.CheckpointFile(path) as opened:
+    name = opened.meta["class"]
   classes = {}
   pending = [TabularSolverBase]
   while pending:
@@ -359,9 +395,23 @@ def load_solver(path, game=None):
   return classes[name].load(path, game)
 
 
-CHECKPOINT_FORMAT = "mccfrb-checkpoint"
-_META_KEYS = ("class", "game", "options", "num_iterations", "nodes_touched",
-              "rng_state")
+def restore_table(tables, name, target, path, num_iterations, signed=False):
+  """Copies the checkpoint's table `name` into `target`: its header is
+  checked against `target` (dtype and shape) before it is read, its values
+  after (`checkpoint.check_values`; `signed`: integers may be negative)."""
+  if name not in tables:
+    raise ValueError(f"{path} is not a complete checkpoint: it lacks the "
+                     f"table {name!r}.")
+  shape, dtype = tables.header(name)
+  if (dtype, shape) != (target.dtype, target.shape):
+    raise ValueError(f"{path}: table {name!r} is {dtype}{list(shape)}, the "
+                     f"game needs {target.dtype}{list(target.shape)}.")
+  saved = tables[name]
+  checkpoint.check_values(path, name, saved, num_iterations, signed)
+  target[...] = saved
+
+
+CHECKPOINT_FORMAT = checkpoint.FORMAT
 
 
 def _with_article(word):
@@ -370,14 +420,26 @@ def _with_article(word):
   return f"{'an' if spelled or word[:1].lower() in 'aeiou' else 'a'} {word}"
 
 
+def _one_line(error):
+  lines = str(error).strip().splitlines()
+  return lines[0] if lines else type(error).__name__
+
+
 def _construct(cls, game, options, path):
   """`cls(game, **options)`, leaving out recorded options that `cls` fixes
   (OutcomeSamplingSolver records MCCFRbSolver's `regret`), and checking
   that the solver built has every recorded value."""
   params = inspect.signature(cls).parameters
-  if any(p.kind == p.VAR_KEYWORD for p in params.values()):
-    return cls(game, **options)
-  solver = cls(game, **{k: v for k, v in options.items() if k in params})
+  takes_any = any(p.kind == p.VAR_KEYWORD for p in params.values())
+  params = set(params) - {"game", "tree"}  # Recorded apart, or never.
+  try:
+    solver = cls(game, **{k: v for k, v in options.items()
+                          if takes_any or k in params})
+  except (TypeError, ValueError) as e:
+    raise checkpoint.field_error(path, "options", f"do not make a "
+                                 f"{cls.__name__} ({_one_line(e)})") from None
+  if takes_any:
+    return solver
   fixed = solver._options()  # pylint: disable=protected-access
   differ = {k: v for k, v in options.items()
             if k not in params and fixed.get(k) != v}
@@ -388,35 +450,15 @@ def _construct(cls, game, options, path):
 
 
 def read_checkpoint(path):
-  """(meta dict, {table name: array}) of a file written by a solver's `save`.
+  """(meta dict, {table name: array}) of a file written by a solver's `save`,
+  every meta field and member checked (solvers/checkpoint.py).
 
   Raises:
-    ValueError: `path` is not an mccfrb checkpoint.
+    ValueError: `path` is not an mccfrb checkpoint, or is damaged.
     OSError: the file cannot be opened (for example it does not exist).
   """
-  def foreign(reason):
-    return ValueError(f"{path} is not an mccfrb checkpoint (a .npz archive "
-                      f"written by a solver's save()): {reason}.")
-  try:
-    data = np.load(path, allow_pickle=False)
-  except (ValueError, EOFError, zipfile.BadZipFile) as e:
-    raise foreign(f"numpy cannot read it as an .npz archive "
-                  f"({type(e).__name__})") from None
-  if not isinstance(data, np.lib.npyio.NpzFile):
-    raise foreign("it holds a single numpy array, not an .npz archive")
-  with data:
-    if "meta" not in data.files:
-      raise foreign(f"the archive has no 'meta' entry (entries: "
-                    f"{', '.join(data.files) or 'none'})")
-    try:
-      meta = json.loads(str(data["meta"]))
-      tables = {k: data[k] for k in data.files if k != "meta"}
-    except (ValueError, zipfile.BadZipFile) as e:
-      raise foreign(f"its 'meta' entry is unreadable ({e})") from None
-  if not isinstance(meta, dict) or meta.get("format", CHECKPOINT_FORMAT) != (
-      CHECKPOINT_FORMAT) or any(k not in meta for k in _META_KEYS):
-    raise foreign("its 'meta' entry does not describe a solver")
-  return meta, tables
+  with checkpoint.CheckpointFile(path) as opened:
+    return opened.meta, dict(opened.tables)
 
 
 WEIGHTINGS = {None: 0, "linear": 1, "discounted": 2}
@@ -443,11 +485,12 @@ class WeightingMixin:
     if weighting not in WEIGHTINGS:
       raise ValueError(f"Unknown weighting {weighting!r}; allowed: None, "
                        "'linear', 'discounted'.")
-    if linear_iterations is not None and (
-        weighting != "linear" or isinstance(linear_iterations, bool)
-        or not isinstance(linear_iterations, int) or linear_iterations < 1):
+    if linear_iterations is not None and weighting != "linear":
       raise ValueError("linear_iterations must be a positive integer, with "
                        f"weighting='linear'; got {linear_iterations!r}.")
+    linear_iterations = counts.check_count(
+        "linear_iterations", linear_iterations, 1, MAX_ITERATIONS,
+        allow_none=True, what="a positive integer")
     for name, value in (("alpha", alpha), ("beta", beta), ("gamma", gamma)):
       if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValueError(f"{name} must be a number, got {value!r}.")
@@ -511,7 +554,7 @@ class OptimisticAverageMixin:
     owner_reach[tree.node_infoset[decision]] = reach[
         decision, tree.node_player[decision]]
     last, t = self._avg_last, self._num_iterations
-    skipped = (t * (t + 1) - last * (last + 1)) / 2 if self._regret_code else (
+    skipped = (t * (t + 1) - last * (last + 1.0)) / 2 if self._regret_code else (
         t - last)
     weight = skipped * owner_reach
     return self._avg + weight[:, None] * strategy

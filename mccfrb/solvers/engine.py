@@ -50,7 +50,7 @@ def average_row(tables, row, flush, t, reach):
   cum = tables.avg[start:start + count].copy()
   if flush != FLUSH_NONE:
     last = tables.avg_last[row]
-    skipped = (t * (t + 1) - last * (last + 1)) / 2 if (
+    skipped = (t * (t + 1) - last * (last + 1.0)) / 2 if (
         flush == FLUSH_OPTIMISTIC_PLUS) else t - last
     cum += skipped * reach * tables.strategy[start:start + count]
   total = cum.sum()

@@ -113,7 +113,7 @@ class ExternalSamplingSolver(engine_lib.EngineSampling, base.WeightingMixin,
     base.check_unit_interval("prune_floor", prune_floor)
     if prune_k <= 0:
       raise ValueError(f"prune_k must be positive, got {prune_k}.")
-    prune_after = base.check_num_iterations(prune_after)
+    prune_after = base.check_num_iterations(prune_after, "prune_after")
     if tree is not None and representation == "auto":
       representation = "tree"
     loaded = games.load_game(game, general=True)
@@ -347,9 +347,5 @@ class ExternalSamplingSolver(engine_lib.EngineSampling, base.WeightingMixin,
     if self.engine is None:
       return
     for name, target in self._es_state.items():
-      saved = tables.get("es_" + name)
-      if saved is None or saved.shape != target.shape:
-        raise ValueError(f"{path} is not a complete engine checkpoint of "
-                         f"{type(self).__name__}: it lacks the table "
-                         f"'es_{name}' or holds it with another shape.")
-      target[...] = saved
+      base.restore_table(tables, "es_" + name, target, path,
+                         self._num_iterations, signed=True)

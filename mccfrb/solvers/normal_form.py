@@ -8,6 +8,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from mccfrb import counts
+
 
 class RegretMatchingResult(NamedTuple):
   """Per-iteration history of regret matching.
@@ -56,8 +58,8 @@ def regret_matching(row_payoffs, column_payoffs=None, iterations=1000,
   if a.ndim != 2 or a.shape != b.shape:
     raise ValueError(f"payoff matrices must be two [m, n] arrays of one shape, "
                      f"got {a.shape} and {b.shape}.")
-  if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
-    raise ValueError(f"iterations must be an integer >= 1, got {iterations!r}.")
+  iterations = counts.check_count("iterations", iterations, 1,
+                                  what="an integer >= 1")
   x = np.full(a.shape[0], 1.0 / a.shape[0])
   y = np.full(a.shape[1], 1.0 / a.shape[1])
   rx, ry = np.zeros_like(x), np.zeros_like(y)

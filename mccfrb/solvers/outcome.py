@@ -75,10 +75,8 @@ class ConditionalVariance(NamedTuple):
 
 
 def check_continuations(continuations):
-  if (isinstance(continuations, bool)
-      or not isinstance(continuations, (int, np.integer)) or continuations < 2):
-    raise ValueError("continuations must be an integer >= 2, got "
-                     f"{continuations!r}.")
+  return base.check_sample_size("continuations", continuations, 8, 2,
+                                what="an integer >= 2")
 
 
 def conditional_summary(tree, nodes, weights, sums, squares, continuations):
@@ -411,7 +409,7 @@ class MCCFRbSolver(engine_lib.EngineSampling, base.WeightingMixin,
       An `EstimatorSample`.
     """
     self._require_two_player("sample_estimates()")
-    num_episodes = base.check_num_iterations(num_episodes)
+    num_episodes = base.check_sample_size("num_episodes", num_episodes, 8)
     tree = self._tree
     shape = self._regrets.shape
     regret_sum, regret_sq = np.zeros(shape), np.zeros(shape)
@@ -426,7 +424,7 @@ class MCCFRbSolver(engine_lib.EngineSampling, base.WeightingMixin,
         self._baseline_code, self._averaging_code, self._regret_code,
         self._epsilon, self._decay, self._num_iterations + 1, num_episodes,
         bool(learn_baselines), self._through, 0, 0, 0.0, np.zeros(1),
-        np.zeros(1), rng_lib.pcg64_state(np.random.default_rng(seed)),
+        np.zeros(1), rng_lib.pcg64_state(np.random.default_rng(base.check_seed(seed, True))),
         *self._scratch, regret_sum, regret_sq,
         value_sum, value_sq, root_values, 0, np.zeros((0, 0)))
     episodes = np.array([(num_episodes + 1) // 2, num_episodes // 2])
@@ -457,7 +455,7 @@ class MCCFRbSolver(engine_lib.EngineSampling, base.WeightingMixin,
       A `ConditionalVariance`.
     """
     self._require_two_player("conditional_variance()")
-    check_continuations(continuations)
+    continuations = check_continuations(continuations)
     tree = self._tree
     regrets = self._caught_up_regrets()
     strategy = np.zeros_like(regrets)
@@ -467,7 +465,7 @@ class MCCFRbSolver(engine_lib.EngineSampling, base.WeightingMixin,
     scratch = [np.zeros(shape) for _ in range(4)]
     baseline = self._baseline.copy()
     counts = self._baseline_count.copy()
-    state = rng_lib.pcg64_state(np.random.default_rng(seed))
+    state = rng_lib.pcg64_state(np.random.default_rng(base.check_seed(seed, True)))
     root_values = np.zeros(continuations)
     stats = np.zeros((2, tree.max_actions + 1))
     sums = np.zeros((len(nodes), tree.max_actions + 1))

@@ -384,13 +384,13 @@ class PublicSamplingSolver(engine_lib.EngineSampling,
       records the regret increments and the root values).
     """
     self._require_tree("sample_estimates()")
-    num_episodes = base.check_num_iterations(num_episodes)
+    num_episodes = base.check_sample_size("num_episodes", num_episodes, 8)
     shape = self._regrets.shape
     regret_sum, regret_sq = np.zeros(shape), np.zeros(shape)
     root_values = np.zeros(num_episodes)
     self._episodes(num_episodes, self._num_iterations + 1, True,
                    bool(learn_baselines),
-                   rng_lib.pcg64_state(np.random.default_rng(seed)),
+                   rng_lib.pcg64_state(np.random.default_rng(base.check_seed(seed, True))),
                    self._regrets, self._baseline.copy(),
                    self._baseline_count.copy(),
                    (regret_sum, regret_sq, root_values))
@@ -463,7 +463,7 @@ class PublicSamplingSolver(engine_lib.EngineSampling,
       An `outcome.ConditionalVariance`.
     """
     self._require_tree("conditional_variance()")
-    outcome.check_continuations(continuations)
+    continuations = outcome.check_continuations(continuations)
     t, p = self._tree, self._public
     strategy = self.current_policy_table()
     q = self.public_state_probabilities(strategy)
@@ -474,7 +474,7 @@ class PublicSamplingSolver(engine_lib.EngineSampling,
     frozen = (np.zeros(shape), np.zeros(shape), np.zeros(continuations))
     baseline = self._baseline.copy()
     counts = self._baseline_count.copy()
-    rng_state = rng_lib.pcg64_state(np.random.default_rng(seed))
+    rng_state = rng_lib.pcg64_state(np.random.default_rng(base.check_seed(seed, True)))
     nodes, weights, sums, squares = [], [], [], []
     for s in range(1, p.num_public_states):
       histories = p.histories(s)

@@ -10,6 +10,7 @@ counts how often that happened (`dropped`). Tables never pass
 
 import numpy as np
 
+from mccfrb import counts
 from mccfrb.kernels import table as table_kernels
 from mccfrb.games import tree_size
 
@@ -56,11 +57,8 @@ def default_max_memory():
 def check_max_memory(max_memory):
   if max_memory is None:
     return default_max_memory()
-  if (isinstance(max_memory, bool) or not isinstance(max_memory, (int, np.integer))
-      or max_memory < 1 << 20):
-    raise ValueError("max_memory must be a number of bytes >= 2**20 (1 MiB) "
-                     f"or None, got {max_memory!r}.")
-  return int(max_memory)
+  return counts.check_count("max_memory", max_memory, 1 << 20, 2**62,
+                            what="a number of bytes >= 2**20 (1 MiB)")
 
 
 class InfosetTables:
@@ -151,6 +149,32 @@ class InfosetTables:
     self.rows = np.ascontiguousarray(rows)
     self.cells = np.ascontiguousarray(cells)
     self._set_views()
+    self._check_restored()
+
+  def _check_restored(self):
+    """ValueError unless restored tables are consistent (the kernels index
+    with them unchecked): the counts in `meta` within the buffers, every
+    used row's cells within the used cells, every slot's row a used row or
+    -1, the values of the used cells finite."""
+    rows, cells = self.num_rows, self.num_cells
+    if not (0 <= rows <= len(self.rows) and 0 <= cells <= len(self.cells)
+            and self.dropped >= 0
+            and len(self.slots) == SLOTS_PER_ROW * len(self.rows)):
+      raise ValueError("an engine checkpoint's table 'meta' does not fit its "
+                       "buffers.")
+    start, width = self.row_start[:rows], self.row_actions[:rows]
+    if rows and (start.min() < 0 or width.min() < 1
+                 or width.max() > self.max_moves
+                 or (start + width).max() > cells):
+      raise ValueError("an engine checkpoint's rows point outside its cells.")
+    if len(self.slot_row) and (self.slot_row.min() < -1
+                               or self.slot_row.max() >= rows):
+      raise ValueError("an engine checkpoint's hash slots point outside its "
+                       "rows.")
+    floats = self.cells[:cells, :len(self._cell_tables) + self._baseline_cells]
+    if not np.isfinite(floats).all():
+      raise ValueError("an engine checkpoint's cells hold non-finite values "
+                       "(NaN or infinity).")
 
   @property
   def num_rows(self):
