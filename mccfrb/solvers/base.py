@@ -335,7 +335,7 @@ class TabularSolverBase:
           f"{meta['class']}.load.")
     if game is None:
       try:
-        game = games.load_game(meta["game"])
+        game = games.load_game(meta["game"], general=True)
       except (ValueError, RuntimeError) as e:
         raise checkpoint.field_error(path, "game", f"is not a game mccfrb "
                                      f"loads ({_one_line(e)})") from None

@@ -424,7 +424,8 @@ class MCCFRbSolver(engine_lib.EngineSampling, base.WeightingMixin,
         self._baseline_code, self._averaging_code, self._regret_code,
         self._epsilon, self._decay, self._num_iterations + 1, num_episodes,
         bool(learn_baselines), self._through, 0, 0, 0.0, np.zeros(1),
-        np.zeros(1), rng_lib.pcg64_state(np.random.default_rng(base.check_seed(seed, True))),
+        np.zeros(1),
+        rng_lib.pcg64_state(np.random.default_rng(base.check_seed(seed, True))),
         *self._scratch, regret_sum, regret_sq,
         value_sum, value_sq, root_values, 0, np.zeros((0, 0)))
     episodes = np.array([(num_episodes + 1) // 2, num_episodes // 2])
@@ -465,7 +466,8 @@ class MCCFRbSolver(engine_lib.EngineSampling, base.WeightingMixin,
     scratch = [np.zeros(shape) for _ in range(4)]
     baseline = self._baseline.copy()
     counts = self._baseline_count.copy()
-    state = rng_lib.pcg64_state(np.random.default_rng(base.check_seed(seed, True)))
+    state = rng_lib.pcg64_state(
+        np.random.default_rng(base.check_seed(seed, True)))
     root_values = np.zeros(continuations)
     stats = np.zeros((2, tree.max_actions + 1))
     sums = np.zeros((len(nodes), tree.max_actions + 1))
