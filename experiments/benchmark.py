@@ -34,6 +34,14 @@ Sections:
     policy and one exact CFR+ iteration (value: seconds; peak resident
     memory in MB in `per_second`'s place is not mixed: see the `mb`
     column), each in a fresh process. Not in the default sections.
+  grown: on games with no engine that do not compile (phantom_ttt, 3x3
+    dark_hex), OutcomeSamplingSolver on a grown tree, in a fresh process:
+    its iterations per second over 10 s after max(--seconds, 60) s of
+    growing, against pyspiel.OutcomeSamplingMCCFRSolver over 10 s from the
+    start; bytes of the tree per stored node and of the tables per stored
+    infoset (capacity included), and peak resident memory (mb, above an
+    idle import) of both at the same number of iterations. Not in the
+    default sections.
   cfr_goofspiel5: the same comparison of the pass structures on
     goofspiel 5 (3.35 million histories: about 12 s to compile and 1 GB);
     not in the default sections.
@@ -100,7 +108,9 @@ from experiments.common import rejoin_game_list
 DEFAULT_SECTIONS = ("exploitability", "outcome", "external", "cfr", "regret",
                     "public", "mcts", "compile", "scaling")
 SECTIONS = DEFAULT_SECTIONS + ("cfr_goofspiel5", "engines", "engine_memory",
-                                "engine_exact", "rules", "hogwild")
+                                "engine_exact", "rules", "hogwild", "grown")
+# The games of the grown section: no engine, too large to compile.
+GROWN_GAMES = ("phantom_ttt", "dark_hex(num_rows=3,num_cols=3)")
 # The big games of the engine sections (too large to compile).
 GOOFSPIEL6 = ("goofspiel(num_cards=6,imp_info=True,points_order=random,"
               "returns_type=point_difference)")
@@ -727,6 +737,77 @@ print(seconds, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, value)
 """
 
 
+_GROWN_SCRIPT = """
+import resource, sys, time
+import mccfrb, pyspiel
+game, who, seconds, iterations = sys.argv[1:5]
+seconds, iterations = float(seconds), int(iterations)
+def timed(step, limit):
+  done, start = 0, time.perf_counter()
+  while time.perf_counter() - start < limit:
+    step()
+    done += 1000
+  return done, done / (time.perf_counter() - start)
+if who == "mccfrb":
+  solver = mccfrb.OutcomeSamplingSolver(game, seed=0, representation="grown")
+  solver.run(10, progress=False)  # Compiles (or loads) the kernel.
+  step = lambda: solver.run(1000, progress=False)
+  first, _ = timed(step, seconds)
+  later, rate = timed(step, 10.0)
+  m = solver.memory()
+  print(first + later + 10, rate,
+        resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        m["nodes"], m["infosets"], m["tree_bytes"], m["table_bytes"])
+else:
+  solver = pyspiel.OutcomeSamplingMCCFRSolver(pyspiel.load_game(game), 0.6, 0)
+  def step():
+    for _ in range(1000):
+      solver.run_iteration()
+  if iterations:
+    start = time.perf_counter()
+    for _ in range(iterations // 1000):
+      step()
+    done, rate = iterations, iterations / (time.perf_counter() - start)
+  else:
+    done, rate = timed(step, seconds)
+  print(done, rate, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+"""
+
+
+def grown_rows(seconds, repeats):
+  """Outcome sampling on grown trees (module docstring, grown): mccfrb's
+  rate over 10 s after max(seconds, 60) s of growing, bytes per stored
+  node and infoset, peak memory, against OpenSpiel's C++ outcome sampling
+  (10 s from the start; and its peak memory at mccfrb's iterations)."""
+  del repeats
+  rows = []
+  base = float(_subprocess_measure(
+      "import mccfrb, pyspiel, resource; print(resource.getrusage("
+      "resource.RUSAGE_SELF).ru_maxrss / 1024)")[0])
+  for game in GROWN_GAMES:
+    done, rate, mb, nodes, isets, tree_bytes, table_bytes = (
+        _subprocess_measure(_GROWN_SCRIPT, game, "mccfrb",
+                            max(seconds, 60.0), 0))
+    _, theirs, _ = _subprocess_measure(_GROWN_SCRIPT, game, "openspiel",
+                                       10.0, 0)
+    _, _, theirs_mb = _subprocess_measure(_GROWN_SCRIPT, game, "openspiel",
+                                          0, int(done) // 1000 * 1000)
+    nodes, isets = int(nodes), int(isets)
+    rows.append({"section": "grown", "game": game,
+                 "algorithm": "mccfrb_os_grown_after_60s",
+                 "per_second": float(rate),
+                 "ratio": float(rate) / float(theirs),
+                 "iterations": int(done), "nodes": nodes, "infosets": isets,
+                 "bytes_per_node": int(tree_bytes) / nodes,
+                 "bytes_per_infoset": int(table_bytes) / isets,
+                 "mb": float(mb) - base})
+    rows.append({"section": "grown", "game": game,
+                 "algorithm": "pyspiel_os_cpp", "per_second": float(theirs),
+                 "ratio": 1.0, "iterations": int(done) // 1000 * 1000,
+                 "mb": float(theirs_mb) - base})
+  return rows
+
+
 def engine_exact_rows(seconds, repeats):
   """Streaming exploitability and a CFR+ iteration on goofspiel 6."""
   del seconds, repeats
@@ -765,7 +846,7 @@ def main(argv):
               "scaling": scaling_rows, "cfr_goofspiel5": cfr_goofspiel5_rows,
               "engines": engine_rows, "engine_memory": engine_memory_rows,
               "engine_exact": engine_exact_rows, "rules": rules_rows,
-              "hogwild": hogwild_rows}
+              "hogwild": hogwild_rows, "grown": grown_rows}
   rows = []
   for section in _SECTIONS.value:
     numba.set_num_threads(1)  # Solvers with threads= raise it themselves.

@@ -39,7 +39,14 @@ def _game_and_tree(game_or_tree):
   if isinstance(game_or_tree, tree_lib.GameTree):
     return None, game_or_tree
   game = games.load_game(game_or_tree, general=True)
-  return game, _compile_cached(str(game))
+  try:
+    return game, _compile_cached(str(game))
+  except ValueError as e:
+    raise ValueError(
+        f"{e} Exact evaluation walks every history; a game too large for "
+        "that is scored head to head instead (mccfrb.head_to_head: a "
+        "policy against another in both seats, with a confidence "
+        "interval).") from None
 
 
 def best_response_values(tree, strategy, threads=1):

@@ -171,7 +171,7 @@ def run_episodes(frozen, kind, player, infoset, child_start, num_children,
         np.uint64(0), 0, 1, path_node, path_action, path_reach, child_est,
         rec_node[0], rec_node, rec_node, records, records, records[0],
         records[0], regret_sum, regret_sq, value_sum, value_sq, root_values,
-        start_node, start_stats)
+        start_node, start_stats, np.full(4, -1, dtype=np.int64), np.zeros(1))
   return _episodes(
       0, kind, player, infoset, child_start, num_children, edge_prob,
       utility, utility_sum, num_actions, regrets, strategy, avg, avg_last,
@@ -181,7 +181,7 @@ def run_episodes(frozen, kind, player, infoset, child_start, num_children,
       np.uint64(0), 0, 1, path_node, path_action, path_reach, child_est,
       rec_node[0], rec_node, rec_node, records, records, records[0],
       records[0], regret_sum, regret_sq, value_sum, value_sq, root_values,
-      start_node, start_stats)
+      start_node, start_stats, np.full(4, -1, dtype=np.int64), np.zeros(1))
 
 
 @njit(cache=True, error_model="numpy")
@@ -194,9 +194,9 @@ def _episodes(mode, kind, player, infoset, child_start, num_children,
               path_node, path_action, path_reach, child_est, rec_depth,
               rec_node, rec_row, rec_value, rec_avg, rec_scalar, rec_target,
               regret_sum, regret_sq, value_sum, value_sq, root_values,
-              start_node, start_stats):
+              start_node, start_stats, grown_io, leaf_value):
   """Episodes e of the worker-th of `workers` contiguous blocks of
-  range(num_episodes).
+  range(num_episodes) (mode 3: episodes grown_io[0] ..).
 
   Episode e updates player e % P at iteration t = first_iteration + e // P
   (training: an iteration is one episode per player, in player order; P =
@@ -239,7 +239,8 @@ def _episodes(mode, kind, player, infoset, child_start, num_children,
   Args:
     mode: a compile-time constant (numba.literally: each mode is its own
       machine code, about 20% faster than one code for all three): 0
-      training, 1 frozen, 2 record (phase 1 of `run_batches`).
+      training, 1 frozen, 2 record (phase 1 of `run_batches`), 3 training
+      on a grown tree (`grown_episodes`).
     regrets: float64[I, A] cumulative regrets.
     strategy: float64[I, A], regret matching of `regrets` on entry; kept so.
     avg, avg_last: cumulative strategy float64[I, A] and the last-update
@@ -270,6 +271,13 @@ def _episodes(mode, kind, player, infoset, child_start, num_children,
       the start node's estimates u(h, a) (column a < its action count) and
       u(h) (column A), in the update player's utility, to row 0 and their
       squares to row 1.
+    grown_io, leaf_value: mode 3 (`grown_episodes`): int64[4], in: [0]
+      the first episode, [2] a pending leaf node (-1: none), whose
+      player-0 value leaf_value[0] ends an episode that reaches it
+      (consumed: set to -1); out: [0] the episode reached, [1] the
+      unexpanded node (node kind 3) that stopped it (-1 if every episode
+      ran) and [3] its depth (path_node[:depth], path_action[:depth] lead
+      to it).
 
   Returns:
     The number of nodes touched.
@@ -290,9 +298,13 @@ def _episodes(mode, kind, player, infoset, child_start, num_children,
   inc_lo = rng_state[3]
   touched = 0
   num_players = players_of(utility)
+  grown = mode == 3
+  first_episode = worker * num_episodes // workers
+  if grown:
+    first_episode = grown_io[0]
+    grown_io[1] = -1
   # Worker w runs the w-th of `workers` contiguous blocks of episodes.
-  for e in range(worker * num_episodes // workers,
-                 (worker + 1) * num_episodes // workers):
+  for e in range(first_episode, (worker + 1) * num_episodes // workers):
     update_player = e % num_players
     if start_node > 0:
       update_player = player[start_node]
@@ -311,6 +323,8 @@ def _episodes(mode, kind, player, infoset, child_start, num_children,
                   edge_prob, utility, strategy, baseline)
       touched += kind.shape[0]
     state = stream_start(key, e)
+    episode_hi = s_hi
+    episode_lo = s_lo
     # Down the tree.
     n = start_node
     d = 0
@@ -319,6 +333,8 @@ def _episodes(mode, kind, player, infoset, child_start, num_children,
     opp_own_reach = 1.0
     sample_reach = 1.0
     while kind[n] != 2:
+      if grown and kind[n] == 3:
+        break
       path_node[p0 + d] = n
       r = 4 * (p0 + d)
       path_reach[r] = my_reach
@@ -359,7 +375,21 @@ def _episodes(mode, kind, player, infoset, child_start, num_children,
     if record:
       rec_depth[e] = depth
       rec_node[depth, e] = n
-    terminal_value = payoff(utility, utility_sum, n, update_player)
+    if grown and kind[n] == 3:
+      if n != grown_io[2]:
+        # Unexpanded: stop before any table changes; the episode runs
+        # again from the same generator state once n is expanded.
+        grown_io[0] = e
+        grown_io[1] = n
+        grown_io[3] = depth
+        s_hi = episode_hi
+        s_lo = episode_lo
+        break
+      grown_io[2] = -1
+      terminal_value = (leaf_value[0] if update_player == 0
+                        else utility_sum - leaf_value[0])
+    else:
+      terminal_value = payoff(utility, utility_sum, n, update_player)
     # Up the path. Stored baselines b are converted to the update
     # player's utility as offset + sign * b (the thesis tables are kept
     # in that utility already); the same map converts back.
@@ -498,10 +528,46 @@ def _episodes(mode, kind, player, infoset, child_start, num_children,
     touched += depth + 1
     if frozen:
       root_values[e] = value
+  if grown and grown_io[1] < 0:
+    grown_io[0] = num_episodes
   if not record:
     rng_state[0] = s_hi
     rng_state[1] = s_lo
   return touched
+
+
+@njit(cache=True, error_model="numpy")
+def grown_episodes(kind, player, infoset, child_start, num_children,
+                   edge_prob, utility, utility_sum, num_actions, regrets,
+                   strategy, avg, avg_last, baseline, baseline_count,
+                   baseline_kind, averaging, regret_plus, epsilon, decay,
+                   first_iteration, num_episodes, through, weighting,
+                   linear_until, gamma, log_pos, log_neg, rng_state,
+                   path_node, path_action, path_reach, child_est, grown_io,
+                   leaf_value):
+  """Training episodes grown_io[0] .. num_episodes - 1 on a grown tree
+  (mccfrb/games/grown.py; `_episodes` mode 3): each as `run_episodes`
+  runs it, until one reaches an unexpanded node (kind 3), which it
+  reports in grown_io[1] with the generator state of that episode's
+  start, so that the caller expands the node and calls again: the
+  episodes, and the tables, are those of the compiled tree.
+
+  Returns:
+    The number of nodes touched.
+  """
+  rec_node = np.zeros((0, 0), dtype=np.int64)
+  records = np.zeros((0, 0, 0))
+  empty = np.zeros((0, 0))
+  return _episodes(
+      3, kind, player, infoset, child_start, num_children, edge_prob,
+      utility, utility_sum, num_actions, regrets, strategy, avg, avg_last,
+      baseline, baseline_count, baseline_kind, averaging, regret_plus,
+      epsilon, decay, first_iteration, num_episodes, True, through,
+      weighting, linear_until, gamma, log_pos, log_neg, rng_state,
+      np.uint64(0), 0, 1, path_node, path_action, path_reach, child_est,
+      rec_node[0], rec_node, rec_node, records, records, records[0],
+      records[0], empty, empty, empty, empty, np.zeros(0), 0, empty,
+      grown_io, leaf_value)
 
 
 @njit(cache=True, error_model="numpy", parallel=True)
@@ -578,7 +644,8 @@ def run_batches(kind, player, infoset, child_start, num_children, edge_prob,
           gamma, log_pos, log_neg, rng_state, key, w, workers, path_node,
           path_action, path_reach, child_est, rec_depth, rec_node, rec_row,
           rec_value, rec_avg, rec_scalar, rec_target, empty, empty, empty,
-          empty, empty[0], 0, empty)
+          empty, empty[0], 0, empty, np.full(4, -1, dtype=np.int64),
+          np.zeros(1))
     for part in prange(workers):
       _apply_records(kind, infoset, child_start, num_actions, regrets,
                      strategy, avg, avg_last, baseline, baseline_count,

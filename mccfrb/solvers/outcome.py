@@ -12,6 +12,7 @@ from mccfrb.kernels import outcome
 from mccfrb.kernels import rng as rng_lib
 from mccfrb.solvers import base
 from mccfrb.solvers import engine as engine_lib
+from mccfrb.solvers import grown as grown_lib
 from mccfrb.solvers import representation as representation_lib
 
 # Baseline kind -> kernel code (see mccfrb/kernels/outcome.py).
@@ -34,7 +35,7 @@ ENGINE_BASELINES = ("none", "thesis", "thesis_exponential", "learned",
                     "history", "predictive")
 # baseline=None: the kind that measured best on each representation
 # (README, "Baselines that pay off" and "Big games").
-DEFAULT_BASELINE = {"tree": "predictive", "engine": "learned"}
+DEFAULT_BASELINE = {"tree": "predictive", "engine": "learned", "grown": "learned"}
 # The baselines of games with more than two players or general-sum returns
 # (general trees): the others store one table in player 0's utility and
 # map it to player 1's with the constant sum (kernels/outcome.py).
@@ -101,8 +102,9 @@ def conditional_summary(tree, nodes, weights, sums, squares, continuations):
       nodes.astype(np.int64), weights, action_var, var[:, -1].copy())
 
 
-class MCCFRbSolver(engine_lib.EngineSampling, base.WeightingMixin,
-                   base.OptimisticAverageMixin, base.TabularSolverBase):
+class MCCFRbSolver(grown_lib.GrownSampling, engine_lib.EngineSampling,
+                   base.WeightingMixin, base.OptimisticAverageMixin,
+                   base.TabularSolverBase):
   """Outcome-sampling MCCFR with baselines, with OpenSpiel's solver interface.
 
   Usage, as with `open_spiel.python.algorithms.outcome_sampling_mccfr`:
@@ -189,7 +191,7 @@ class MCCFRbSolver(engine_lib.EngineSampling, base.WeightingMixin,
       base.check_choice("baseline", baseline, BASELINES)
     loaded = games.load_game(game, general=True)
     kind, engine = representation_lib.resolve(loaded, representation,
-                                              max_nodes)
+                                              max_nodes, grown=True)
     general = not games.is_two_player_zero_sum(loaded)
     if baseline is None:
       baseline = "thesis" if general else DEFAULT_BASELINE[kind]
@@ -242,6 +244,9 @@ class MCCFRbSolver(engine_lib.EngineSampling, base.WeightingMixin,
       self._init_engine_game(loaded, engine)
       self._init_engine(engine, max_memory)
       return
+    if kind == "grown":
+      self._init_grown(loaded, max_memory, seed)
+      return
     self._init_game(loaded, max_nodes, tree, general=True)
     tree = self._tree
     shape = (tree.num_infosets, tree.max_actions)
@@ -292,7 +297,7 @@ class MCCFRbSolver(engine_lib.EngineSampling, base.WeightingMixin,
     return self._batch_buffers
 
   def _tables_loaded(self):
-    if self._representation == "engine":
+    if self._representation in ("engine", "grown"):
       return  # The engine's strategy cells are saved with the tables.
     exact.regret_matching(self._regrets, self._tree.infoset_num_actions,
                           self._strategy)
@@ -319,6 +324,9 @@ class MCCFRbSolver(engine_lib.EngineSampling, base.WeightingMixin,
       options.update(representation="engine",
                      max_memory=self._tables.max_memory,
                      hogwild=self._hogwild)
+    if self._representation == "grown":
+      options.update(representation="grown",
+                     max_memory=self._grown.max_memory)
     return options
 
   @property
@@ -338,6 +346,9 @@ class MCCFRbSolver(engine_lib.EngineSampling, base.WeightingMixin,
     calls that grow the tables between them)."""
     if self._representation == "engine":
       self._run_engine(int(num_iterations))
+      return
+    if self._representation == "grown":
+      self._run_grown(int(num_iterations))
       return
     tree = self._tree
     common = (*tree.kernel_args(), tree.utility_sum, tree.infoset_num_actions,

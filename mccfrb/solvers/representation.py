@@ -6,16 +6,20 @@
             stored, infoset tables grow as they are visited; for games too
             large to compile (goofspiel with 6 or 13 cards, liars_dice with
             2 dice).
+  "grown"   the tree grows as episodes reach new histories
+            (mccfrb/games/grown.py): any OpenSpiel game, for outcome
+            sampling (`MCCFRbSolver`, `OutcomeSamplingSolver`).
   "auto"    the tree when Knuth's estimate of the game's size fits in
             `max_nodes` (by default what the memory available allows),
-            else the engine when the game has one.
+            else the engine when the game has one, else (for the solvers
+            that run it) the grown tree.
 """
 
 from mccfrb import games
 from mccfrb.games import engines
 from mccfrb.games import tree_size
 
-REPRESENTATIONS = ("auto", "tree", "engine")
+REPRESENTATIONS = ("auto", "tree", "engine", "grown")
 # Knuth probes asked by "auto" (the estimate of a game far from the limit
 # needs few; this takes about 0.1 s on goofspiel 13).
 AUTO_PROBES = 300
@@ -38,21 +42,31 @@ def check(representation):
                      f"{', '.join(REPRESENTATIONS)}.")
 
 
-def resolve(game, representation, max_nodes=None):
-  """("tree", None) or ("engine", Engine) for a game from `load_game`.
+def resolve(game, representation, max_nodes=None, grown=False):
+  """("tree", None), ("engine", Engine) or ("grown", None) for a game from
+  `load_game`; `grown`: the solver runs grown trees.
 
   Raises:
     ValueError: unknown representation; "engine" for a game without one;
-      "auto" for a game too large to compile that has no engine (the
-      message says what would work).
+      "grown" for a solver that does not run it, or a game that is not
+      two-player zero-sum.
   """
   check(representation)
+  two_player = games.is_two_player_zero_sum(game)
   if representation == "tree" or (representation == "auto"
-                                  and not games.is_two_player_zero_sum(game)):
-    return "tree", None  # The engines play two-player zero-sum games.
+                                  and not two_player):
+    return "tree", None  # Engines and grown trees: two-player zero-sum.
   if representation == "engine":
     return "engine", _engine_or_error(game, "")
-  if engines.engine_for(game) is None:
+  if representation == "grown":
+    if not grown:
+      raise ValueError(
+          "representation='grown' runs outcome sampling (MCCFRbSolver, "
+          "OutcomeSamplingSolver); this solver takes 'auto', 'tree' or "
+          "'engine'.")
+    games.refuse_general(game, "representation='grown'")
+    return "grown", None
+  if engines.engine_for(game) is None and not grown:
     return "tree", None  # compile_tree refuses it if it is too large.
   if max_nodes is None:
     max_nodes = tree_size.default_max_nodes()
@@ -60,7 +74,8 @@ def resolve(game, representation, max_nodes=None):
                                              time_limit=0.5)
   if estimate <= max_nodes:
     return "tree", None
-  return "engine", engines.engine_for(game)
+  engine = engines.engine_for(game)
+  return ("grown", None) if engine is None else ("engine", engine)
 
 
 def check_hogwild(kind, threads, hogwild, batch):

@@ -1,0 +1,378 @@
+"""Outcome sampling on a tree that grows as it is sampled.
+
+`GrownSampling` is mixed into `MCCFRbSolver` (and so
+`OutcomeSamplingSolver`) and used when the representation is "grown"
+(solvers/representation.py): the tree is a `GrownTree`
+(mccfrb/games/grown.py), the kernel `outcome.grown_episodes` stops at an
+unexpanded node, the node is expanded from the OpenSpiel state its path
+leads to, and the episode runs again from the same generator state. The
+tables are the compiled tree's tables, rows numbered in the order
+infosets are first expanded, and they grow with the tree.
+
+Past `max_memory` the tree stops growing: an episode that reaches an
+unexpanded node then plays the rest of the game from OpenSpiel states,
+every player uniformly at random and chance by its probabilities (the
+strategy of infosets that are not stored), and takes the return it
+reaches as the value of that node. Sampling there is on-policy, so the
+importance weights of those moves are 1 and the estimate stays unbiased
+for that strategy.
+
+`GrownPolicy` answers `action_probabilities(state)` from the tables by the
+infoset's hash.
+"""
+
+import json
+
+import numpy as np
+from open_spiel.python import policy as os_policy
+
+from mccfrb.games import grown as grown_lib
+from mccfrb.kernels import outcome
+from mccfrb.solvers import base
+from mccfrb.solvers import checkpoint
+from mccfrb.solvers import tables as tables_lib
+
+# Baseline kinds a grown tree runs: the oracle needs every history's value.
+GROWN_BASELINES = ("none", "thesis", "thesis_exponential", "learned",
+                   "history", "predictive")
+
+
+class GrownPolicy(os_policy.Policy):
+  """A policy read from a grown-tree solver's tables, state by state.
+
+  An infoset the tree has not stored plays uniform. The average carries
+  optimistic averaging's catch-up, with the owner's reach along the
+  state's history through the stored tree. The tables are the solver's
+  arrays at the time of the call (not a copy).
+  """
+
+  def __init__(self, solver, current):
+    super().__init__(solver.game, list(range(solver.game.num_players())))
+    self._solver = solver
+    self._current = current
+    self._iterations = solver.num_iterations
+
+  def action_probabilities(self, state, player_id=None):
+    player = state.current_player() if player_id is None else player_id
+    legal = state.legal_actions(player)
+    s = self._solver
+    row = s._grown.find(state.information_state_string(player), player)  # pylint: disable=protected-access
+    if row < 0:
+      return {a: 1.0 / len(legal) for a in legal}
+    count = len(legal)
+    if self._current:
+      probs = s._strategy[row, :count]  # pylint: disable=protected-access
+    else:
+      probs = s._grown_average_row(row, count, state, player,  # pylint: disable=protected-access
+                                   self._iterations)
+    return dict(zip(legal, (float(p) for p in probs)))
+
+
+class GrownSampling:
+  """The grown-tree side of `MCCFRbSolver` (see the module docstring)."""
+
+  _grown = None
+
+  def _init_grown(self, game, max_memory, seed):
+    """Grown-tree tables of the solver's options (set before)."""
+    if self._baseline_name not in GROWN_BASELINES:
+      raise ValueError(
+          f"baseline={self._baseline_name!r} needs the exact values of every "
+          "history (a compiled tree); on a grown tree use one of "
+          f"{', '.join(GROWN_BASELINES)}.")
+    if self._threads != 1 or self._batch is not None:
+      raise ValueError(
+          "representation='grown' runs episodes one after the other: "
+          f"threads=1 and batch=None, got threads={self._threads}, "
+          f"batch={self._batch}.")
+    self._game = game
+    self._tree = self._converter = None
+    self._num_iterations = self._nodes_touched = 0
+    self._grown = grown_lib.GrownTree(
+        game, tables_lib.check_max_memory(max_memory))
+    g = self._grown
+    shape = (g.infoset_capacity, g.max_actions)
+    self._regrets = np.zeros(shape)
+    self._avg = np.zeros(shape)
+    self._strategy = np.zeros(shape)
+    self._avg_last = np.zeros(g.infoset_capacity, dtype=np.int64)
+    self._through = np.zeros(g.infoset_capacity, dtype=np.int64)
+    size, count_size = self._grown_baseline_sizes(g.infoset_capacity,
+                                                  g.node_capacity)
+    self._baseline = np.zeros(size)
+    self._baseline_count = np.zeros(count_size, dtype=np.int64)
+    depth = max(g.max_depth, 1)
+    self._scratch = (np.zeros(depth, dtype=np.int64),
+                     np.zeros(depth, dtype=np.int64), np.zeros(depth * 4),
+                     np.zeros(g.max_actions))
+    # Play-outs past max_memory draw from their own generator.
+    self._playout_rng = np.random.default_rng(
+        [int(self._rng.integers(2**63)), 1])
+    self._dropped = 0
+    self._strategy_rows = 0
+    first = self.grown_memory()["bytes"]
+    if first > g.max_memory:
+      raise ValueError(
+          f"max_memory={g.max_memory} is below the first allocation of a "
+          f"grown tree of {game} and its tables ({first} bytes).")
+    self._grow_tables()
+    root = game.new_initial_state()
+    if root.is_terminal():
+      raise ValueError(f"{game} ends at its root: nothing to solve.")
+    if not g.expand(0, root, self._grown_table_bytes):
+      raise ValueError(f"max_memory={g.max_memory} does not hold the root of "
+                       f"{game}.")
+    self._grow_tables()
+
+  @property
+  def grown_tree(self):
+    """The `GrownTree` (None unless representation='grown')."""
+    return self._grown
+
+  def _grown_baseline_sizes(self, infosets, nodes):
+    per_infoset = infosets * self._grown.max_actions
+    code = self._baseline_code
+    if code == 0:
+      return 0, 0
+    if code == 1:
+      return 2 * per_infoset, 2 * infosets
+    if code == 3:
+      return per_infoset, per_infoset
+    return nodes, nodes
+
+  def _grown_table_bytes(self, infosets, nodes):
+    """Bytes of the solver's tables at these capacities."""
+    size, count_size = self._grown_baseline_sizes(infosets, nodes)
+    return (24 * infosets * self._grown.max_actions + 16 * infosets
+            + 8 * (size + count_size))
+
+  def _grow_tables(self):
+    """The tables re-allocated to the tree's capacities (new rows 0)."""
+    g = self._grown
+    i, n = g.infoset_capacity, g.node_capacity
+    if len(self._regrets) < i:
+      for name in ("_regrets", "_avg", "_strategy", "_avg_last",
+                   "_through"):
+        setattr(self, name, grown_lib._grown(getattr(self, name), i, 0))  # pylint: disable=protected-access
+      if self._baseline_code == 1:
+        # Laid out (player, infoset, action): each player's block moves.
+        old = len(self._baseline) // 2
+        baseline = np.zeros(2 * i * g.max_actions)
+        counts = np.zeros(2 * i, dtype=np.int64)
+        for p in (0, 1):
+          baseline[p * i * g.max_actions:p * i * g.max_actions + old] = (
+              self._baseline[p * old:(p + 1) * old])
+          rows = old // g.max_actions
+          counts[p * i:p * i + rows] = self._baseline_count[p * rows:
+                                                            (p + 1) * rows]
+        self._baseline, self._baseline_count = baseline, counts
+    size, count_size = self._grown_baseline_sizes(i, n)
+    if len(self._baseline) < size:
+      self._baseline = grown_lib._grown(self._baseline, size, 0.0)  # pylint: disable=protected-access
+      self._baseline_count = grown_lib._grown(self._baseline_count,
+                                              count_size, 0)  # pylint: disable=protected-access
+    # Infosets expanded since the last call: zero regrets, so sigma is
+    # uniform (what regret matching gives).
+    first, last = self._strategy_rows, g.num_infosets
+    if last > first:
+      counts = g.infoset_num_actions[first:last]
+      self._strategy[first:last] = np.where(
+          np.arange(g.max_actions)[None, :] < counts[:, None],
+          1.0 / counts[:, None], 0.0)
+      self._strategy_rows = last
+
+  def _playout(self, state):
+    """Player 0's return at the end of a uniformly random play-out."""
+    rng = self._playout_rng
+    state = state.clone()
+    while not state.is_terminal():
+      if state.is_chance_node():
+        actions, probs = zip(*state.chance_outcomes())
+        state.apply_action(actions[rng.choice(len(actions), p=probs)])
+      else:
+        legal = state.legal_actions()
+        state.apply_action(legal[rng.integers(len(legal))])
+    return state.returns()[0]
+
+  def _run_grown(self, num_iterations):
+    """`num_iterations` iterations on the grown tree (module docstring)."""
+    g = self._grown
+    io = np.array([0, -1, -1, 0], dtype=np.int64)
+    leaf = np.zeros(1)
+    weighting = self._weighting_args(self._num_iterations + num_iterations)
+    args = None
+    while True:
+      if args is None:  # The arrays as they are after the last growth.
+        args = (*g.kernel_args(), g.utility_sum, g.infoset_num_actions,
+                self._regrets, self._strategy, self._avg, self._avg_last,
+                self._baseline, self._baseline_count, self._baseline_code,
+                self._averaging_code, self._regret_code, self._epsilon,
+                self._decay, self._num_iterations + 1, 2 * num_iterations,
+                self._through, *weighting, self._rng_words, *self._scratch,
+                io, leaf)
+        capacity = (g.node_capacity, g.infoset_capacity)
+      self._nodes_touched += outcome.grown_episodes(*args)
+      node = int(io[1])
+      if node < 0:
+        break
+      state = g.state_of(self._scratch[0], self._scratch[1], int(io[3]))
+      if g.expand(node, state, self._grown_table_bytes):
+        if capacity != (g.node_capacity, g.infoset_capacity):
+          self._grow_tables()
+          args = None
+        elif self._strategy_rows < g.num_infosets:
+          self._grow_tables()
+      else:  # Full: this episode's value at `node` comes from a play-out.
+        self._dropped += 1
+        io[2] = node
+        leaf[0] = self._playout(state)
+    self._num_iterations += num_iterations
+
+  def _grown_average_row(self, row, count, state, player, iterations):
+    """The average strategy of infoset `row`, with optimistic averaging's
+    catch-up at the owner's reach along `state`'s history."""
+    cum = self._avg[row, :count].copy()
+    if self._averaging_code == 1 and iterations:
+      reach = self._grown_own_reach(state, player)
+      last = float(self._avg_last[row])
+      t = float(iterations)
+      skipped = ((t * (t + 1) - last * (last + 1)) / 2 if self._regret_code
+                 else t - last)
+      cum += skipped * reach * self._strategy[row, :count]
+    total = cum.sum()
+    return cum / total if total > 0 else np.full(count, 1.0 / count)
+
+  def _grown_own_reach(self, state, player):
+    """pi_player(h) of the state's history h under the current strategy:
+    the product of sigma at `player`'s decisions (uniform at infosets
+    the tree does not store)."""
+    g = self._grown
+    replay = g.game.new_initial_state()
+    reach = 1.0
+    for a in state.history():
+      if replay.current_player() == player:
+        legal = replay.legal_actions()
+        row = g.find(replay.information_state_string(player), player)
+        reach *= (self._strategy[row, legal.index(a)] if row >= 0
+                  else 1.0 / len(legal))
+      replay.apply_action(a)
+    return reach
+
+  def _require_grown_tree(self, what):
+    if self._grown is not None:
+      raise ValueError(
+          f"{what} needs the compiled tree; this solver grows the tree of "
+          f"{self._game} as it samples. Use average_policy() / "
+          "current_policy() (policies answering state by state), and "
+          "head-to-head evaluation for games too large to walk.")
+
+  def grown_memory(self):
+    """What the grown tree holds: nodes, infosets, bytes (tree and
+    tables), max_memory, frozen, and `dropped` (episodes that left the
+    stored tree once it was full)."""
+    g = self._grown
+    tables = sum(getattr(self, n).nbytes for n in self._table_names) + (
+        self._strategy.nbytes)
+    return dict(nodes=g.num_nodes, infosets=g.num_infosets,
+                bytes=g.nbytes() + tables, tree_bytes=g.nbytes(),
+                table_bytes=tables, max_memory=g.max_memory,
+                frozen=g.frozen, dropped=self._dropped)
+
+  # The solver's interface, on a grown tree; elsewhere the next class's.
+
+  @property
+  def representation(self):
+    return "grown" if self._grown is not None else super().representation
+
+  def memory(self):
+    """What the tables hold (see `EngineSampling.memory`); on a grown tree
+    also `nodes` stored (`dropped`: episodes played out past the tree)."""
+    if self._grown is None:
+      return super().memory()
+    report = self.grown_memory()
+    report["cells"] = int(
+        self._grown.infoset_num_actions[:self._grown.num_infosets].sum())
+    return report
+
+  def _infosets_stored(self):
+    if self._grown is None:
+      return super()._infosets_stored()
+    return self._grown.num_infosets
+
+  def _require_tree(self, what):
+    self._require_grown_tree(what)
+    super()._require_tree(what)
+
+  def average_policy(self):
+    """The average strategy; on a grown tree a `GrownPolicy`."""
+    if self._grown is None:
+      return super().average_policy()
+    return GrownPolicy(self, current=False)
+
+  def current_policy(self):
+    """The current strategy; on a grown tree a `GrownPolicy`."""
+    if self._grown is None:
+      return super().current_policy()
+    return GrownPolicy(self, current=True)
+
+  def _tables_to_save(self):
+    if self._grown is None:
+      return super()._tables_to_save()
+    saved = {name.lstrip("_"): getattr(self, name)
+             for name in self._table_names}
+    saved["strategy"] = self._strategy
+    saved.update({"grown_" + k: v for k, v in self._grown.arrays().items()})
+    g = self._grown
+    saved["grown_counts"] = np.array(
+        [g.num_nodes, g.num_infosets, int(g.frozen), self._dropped,
+         self._strategy_rows], dtype=np.int64)
+    saved["grown_playout_rng"] = np.frombuffer(
+        json.dumps(self._playout_rng.bit_generator.state).encode(),
+        dtype=np.uint8)
+    return saved
+
+  def _restore_tables(self, tables, path):
+    """A grown solver's checkpoint: the tree's arrays at their saved
+    capacities, then the tables at those capacities, each checked."""
+    if self._grown is None:
+      super()._restore_tables(tables, path)
+      return
+    names = ["grown_" + k for k in self._grown.arrays()] + [
+        "grown_counts", "grown_playout_rng"]
+    missing = [n for n in names if n not in tables]
+    if missing:
+      raise ValueError(f"{path} is not a complete grown-tree checkpoint: "
+                       f"it lacks {missing}.")
+    arrays = {}
+    for name, current in self._grown.arrays().items():
+      shape, dtype = tables.header("grown_" + name)
+      if dtype != current.dtype or len(shape) != current.ndim:
+        raise ValueError(f"{path}: table 'grown_{name}' is {dtype}"
+                         f"{list(shape)}, a grown tree needs {current.dtype} "
+                         f"with {current.ndim} dimensions.")
+      arrays[name] = tables["grown_" + name]
+      checkpoint.check_values(path, "grown_" + name, arrays[name], 0,
+                              signed=True)
+    counts = tables["grown_counts"]
+    if counts.shape != (5,) or counts.dtype != np.int64 or counts.min() < 0:
+      raise ValueError(f"{path}: table 'grown_counts' is not five counts.")
+    try:
+      self._grown.restore(arrays, *counts[:2], counts[2])
+      state = json.loads(tables["grown_playout_rng"].tobytes().decode())
+      self._playout_rng.bit_generator.state = state
+    except (ValueError, TypeError, KeyError, UnicodeDecodeError) as e:
+      raise ValueError(f"{path}: {e}.") from None
+    self._dropped, self._strategy_rows = int(counts[3]), int(counts[4])
+    g = self._grown
+    size, count_size = self._grown_baseline_sizes(g.infoset_capacity,
+                                                  g.node_capacity)
+    shape = (g.infoset_capacity, g.max_actions)
+    for name, target_shape, dtype in (
+        ("_regrets", shape, np.float64), ("_avg", shape, np.float64),
+        ("_strategy", shape, np.float64),
+        ("_avg_last", shape[:1], np.int64), ("_through", shape[:1], np.int64),
+        ("_baseline", (size,), np.float64),
+        ("_baseline_count", (count_size,), np.int64)):
+      setattr(self, name, np.zeros(target_shape, dtype=dtype))
+      base.restore_table(tables, name.lstrip("_"), getattr(self, name), path,
+                         self._num_iterations)
