@@ -127,7 +127,10 @@ def test_refusals():
   with pytest.raises(ValueError, match="threads=1 and batch=None"):
     mccfrb.MCCFRbSolver("kuhn_poker", representation="grown", threads=2)
   with pytest.raises(ValueError, match="runs outcome sampling"):
-    mccfrb.ExternalSamplingSolver("kuhn_poker", representation="grown")
+    mccfrb.CFRSolver("kuhn_poker", representation="grown")
+  with pytest.raises(ValueError, match="averaging='simple' there"):
+    mccfrb.ExternalSamplingSolver("kuhn_poker", representation="grown",
+                                  averaging="full")
   with pytest.raises(ValueError, match="two-player zero-sum"):
     mccfrb.MCCFRbSolver("kuhn_poker(players=3)", representation="grown")
   solver = mccfrb.MCCFRbSolver("kuhn_poker", representation="grown", seed=0)
@@ -185,3 +188,53 @@ def test_a_damaged_grown_checkpoint_is_refused(tmp_path):
   solver.save(tmp_path / "bad.npz")
   with pytest.raises(ValueError, match="bad.npz.*point outside"):
     mccfrb.load_solver(tmp_path / "bad.npz")
+
+
+ES_CONFIGS = [
+    {}, dict(weighting="linear"), dict(weighting="discounted"),
+    dict(pruning="pluribus", prune_threshold=-0.5, prune_after=3),
+    dict(pruning="probabilistic", prune_threshold=-0.5, prune_after=3),
+]
+
+
+@pytest.mark.parametrize("game", GAMES)
+@pytest.mark.parametrize("options", ES_CONFIGS, ids=lambda o: "-".join(
+    str(v) for v in o.values()) or "default")
+def test_grown_external_sampling_equals_the_compiled_run(game, options):
+  tree = mccfrb.ExternalSamplingSolver(game, representation="tree", seed=7,
+                                       **options)
+  grown = mccfrb.ExternalSamplingSolver(game, representation="grown", seed=7,
+                                        **options)
+  tree.run(60, progress=False)
+  grown.run(25, progress=False)
+  grown.run(35, progress=False)
+  t = tree.tree
+  rows = np.array([grown.grown_tree.find(k, int(p)) for k, p in zip(
+      t.infoset_strings(), t.infoset_player)])
+  stored = rows >= 0
+  for name in ("_regrets", "_avg"):
+    np.testing.assert_array_equal(
+        getattr(tree, name)[stored],
+        getattr(grown, name)[rows[stored], :t.max_actions])
+    assert not np.any(getattr(tree, name)[~stored])
+  np.testing.assert_array_equal(tree._through[stored],  # pylint: disable=protected-access
+                                grown._through[rows[stored]])  # pylint: disable=protected-access
+  np.testing.assert_array_equal(tree._rng_words, grown._rng_words)  # pylint: disable=protected-access
+  assert tree.nodes_touched == grown.nodes_touched
+  assert tree.subtrees_pruned == grown.subtrees_pruned
+
+
+def test_grown_external_sampling_saves_and_loads(tmp_path):
+  whole = mccfrb.ExternalSamplingSolver("leduc_poker", representation="grown",
+                                        seed=1)
+  whole.run(40, progress=False)
+  part = mccfrb.ExternalSamplingSolver("leduc_poker", representation="grown",
+                                       seed=1)
+  part.run(15, progress=False)
+  part.save(tmp_path / "es.npz")
+  loaded = mccfrb.load_solver(tmp_path / "es.npz")
+  loaded.run(25, progress=False)
+  np.testing.assert_array_equal(whole._regrets, loaded._regrets)  # pylint: disable=protected-access
+  game = pyspiel.load_game("leduc_poker")
+  assert mccfrb.nash_conv(game, loaded.average_policy()) == pytest.approx(
+      mccfrb.nash_conv(game, whole.average_policy()), abs=1e-12)

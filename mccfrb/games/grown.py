@@ -21,7 +21,7 @@ string (two strings with one 128-bit hash would be a BLAKE2b collision).
 
 Node ids follow the order of expansion, not the compiled tree's preorder;
 infoset ids follow the order of first expansion. Memory: the node arrays
-(GameTree's, 28 bytes a node) and the infoset arrays (player, action
+(GameTree's and a parent, 32 bytes a node) and the infoset arrays (player, action
 count and two hash slots of key and row: 53 bytes an infoset) grow by
 doubling until `max_memory` (shared with the solver's tables, which the
 solver sizes); past it the tree stops growing (`frozen`), and an episode
@@ -38,8 +38,9 @@ from mccfrb.games import tree as tree_lib
 
 UNEXPANDED = 3
 # Bytes of the node arrays per node: kind, player (int8), infoset,
-# child_start (int32), num_children (int16), edge_prob, utility (float64).
-BYTES_PER_NODE = 28
+# child_start, parent (int32), num_children (int16), edge_prob, utility
+# (float64).
+BYTES_PER_NODE = 32
 # Bytes of the infoset arrays per infoset: player (int8), number of
 # actions (int32), and two hash slots (at most half full) of a 16-byte key
 # and an int64 row.
@@ -106,6 +107,7 @@ class GrownTree:
     self.node_player = np.full(n, -1, dtype=np.int8)
     self.node_infoset = np.full(n, -1, dtype=np.int32)
     self.child_start = np.zeros(n, dtype=np.int32)
+    self.node_parent = np.full(n, -1, dtype=np.int32)
     self.num_children = np.zeros(n, dtype=np.int16)
     self.edge_prob = np.ones(n)
     self.utility = np.zeros(n)
@@ -133,9 +135,7 @@ class GrownTree:
 
   def nbytes(self):
     """Bytes held by the tree's arrays (capacity included)."""
-    return (sum(a.nbytes for a in self.kernel_args())
-            + self.infoset_player.nbytes + self.infoset_num_actions.nbytes
-            + self._keys.nbytes + self._slot_row.nbytes)
+    return sum(a.nbytes for a in self.arrays().values())
 
   def find(self, key, player):
     """The infoset id of `player`'s info-state string, or -1 if not
@@ -192,6 +192,7 @@ class GrownTree:
       self.node_player = _grown(self.node_player, n, -1)
       self.node_infoset = _grown(self.node_infoset, n, -1)
       self.child_start = _grown(self.child_start, n, 0)
+      self.node_parent = _grown(self.node_parent, n, -1)
       self.num_children = _grown(self.num_children, n, 0)
       self.edge_prob = _grown(self.edge_prob, n, 1.0)
       self.utility = _grown(self.utility, n, 0.0)
@@ -231,6 +232,7 @@ class GrownTree:
         return False
     start = self.num_nodes
     self.num_nodes += count
+    self.node_parent[start:start + count] = node
     for j, a in enumerate(actions):
       child = state.child(a)
       if child.is_terminal():
@@ -248,7 +250,7 @@ class GrownTree:
   # Saved and restored by the solver (solvers/grown.py): every array at
   # its capacity, and the counts.
   NODE_ARRAYS = ("node_kind", "node_player", "node_infoset", "child_start",
-                 "num_children", "edge_prob", "utility")
+                 "node_parent", "num_children", "edge_prob", "utility")
   INFOSET_ARRAYS = ("infoset_player", "infoset_num_actions")
   HASH_ARRAYS = ("_keys", "_slot_row")
 
@@ -293,6 +295,18 @@ class GrownTree:
               value)
     self.num_nodes, self.num_infosets = int(num_nodes), int(num_infosets)
     self.frozen = bool(frozen)
+
+  def path_to(self, node):
+    """(path_node, path_action) from the root to `node`, as `state_of`
+    takes them."""
+    nodes, actions = [], []
+    while node > 0:
+      parent = int(self.node_parent[node])
+      nodes.append(parent)
+      actions.append(node - int(self.child_start[parent]))
+      node = parent
+    return np.array(nodes[::-1], dtype=np.int64), np.array(
+        actions[::-1], dtype=np.int64)
 
   def state_of(self, path_node, path_action, depth):
     """The pyspiel state at the end of a path of `depth` moves: node

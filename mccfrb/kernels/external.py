@@ -59,6 +59,7 @@ from mccfrb.kernels.rng import pcg64_next
 from mccfrb.kernels.rng import stream_start
 from mccfrb.kernels.rng import stream_uniform
 from mccfrb.kernels.weighting import catch_up
+from mccfrb.kernels.weighting import caught_up_row
 from mccfrb.kernels.weighting import iteration_weight
 
 
@@ -93,7 +94,37 @@ def es_iterations(kind, player, infoset, child_start, num_children, edge_prob,
               players_of(utility) * num_iterations,
               rng_state, np.uint64(0), 0, 1, frame_node, frame_child,
               frame_sigma, frame_values, frame_weight, strategy, reach,
-              counters, rows, rows[0], values, values)
+              counters, rows, rows[0], values, values,
+              np.zeros(2, dtype=np.int64), np.zeros(0, dtype=np.int64))
+
+
+@njit(cache=True, error_model="numpy")
+def es_grown(kind, player, infoset, child_start, num_children, edge_prob,
+             utility, utility_sum, num_actions, regrets, avg, through,
+             weighting, linear_until, gamma, log_pos, log_neg, pruning,
+             prune_threshold, prune_probability, prune_k, prune_floor,
+             prune_after, first_iteration, num_episodes, rng_state,
+             frame_node, frame_child, frame_sigma, frame_values,
+             frame_weight, counters, io, pending):
+  """Traversals io[0] .. num_episodes - 1 with simple averaging on a grown
+  tree (mccfrb/games/grown.py; `_traversals` mode 3): each runs first dry
+  (no table changes, the generator restored after it), noting in
+  `pending` the unexpanded nodes (kind 3) it reaches, which it treats as
+  leaves; if it noted none it runs for real, taking the same samples, as
+  `es_iterations` runs it. Otherwise the call returns with io[0] that
+  traversal and io[1] the number of nodes noted (at most len(pending)),
+  the generator at that traversal's start, for the caller to expand them
+  and call again."""
+  rows = np.zeros((0, 0), dtype=np.int64)
+  values = np.zeros((0, 0, 0))
+  _traversals(3, kind, player, infoset, child_start, num_children, edge_prob,
+              utility, utility_sum, num_actions, regrets, avg, through, 0,
+              weighting, linear_until, gamma, log_pos, log_neg, pruning,
+              prune_threshold, prune_probability, prune_k, prune_floor,
+              prune_after, first_iteration, num_episodes, rng_state,
+              np.uint64(0), 0, 1, frame_node, frame_child, frame_sigma,
+              frame_values, frame_weight, np.zeros((0, 1)), np.zeros((0, 1)),
+              counters, rows, rows[0], values, values, io, pending)
 
 
 @njit(cache=True, error_model="numpy")
@@ -104,15 +135,17 @@ def _traversals(mode, kind, player, infoset, child_start, num_children,
                 prune_floor, prune_after, first_iteration, num_episodes,
                 rng_state, key, worker, workers, frame_node, frame_child,
                 frame_sigma, frame_values, frame_weight, strategy, reach,
-                counters, rec_nodes, rec_count, rec_value, rec_sigma):
+                counters, rec_nodes, rec_count, rec_value, rec_sigma, io,
+                pending):
   """Traversals e of the worker-th of `workers` contiguous blocks of
   range(num_episodes): traversal e updates player e % P at iteration
-  first_iteration + e // P (module docstring for the equations).
+  first_iteration + e // P (module docstring for the equations); mode 3:
+  traversals io[0] .. on a grown tree (`es_grown`).
 
   Args:
     mode: a compile-time constant (numba.literally; see kernels/outcome.py):
       0 training (full averaging after every iteration's second traversal),
-      2 record (phase 1 of `es_batches`).
+      2 record (phase 1 of `es_batches`), 3 grown (`es_grown`).
     key: mode 2: traversal e draws from the stream `stream_start(key, e)`.
     rec_nodes: int64[E, R]; rec_count: int64[E]; rec_value, rec_sigma:
       float64[E, R, A]: mode 2, traversal e's visited decision nodes in
@@ -122,6 +155,7 @@ def _traversals(mode, kind, player, infoset, child_start, num_children,
   """
   numba.literally(mode)
   record = mode == 2
+  grown = mode == 3
   width = frame_sigma.shape[1]
   flat_sigma = frame_sigma.reshape(frame_sigma.size)
   s_hi = rng_state[0]
@@ -129,146 +163,181 @@ def _traversals(mode, kind, player, infoset, child_start, num_children,
   inc_hi = rng_state[2]
   inc_lo = rng_state[3]
   num_players = players_of(utility)
+  first_episode = worker * num_episodes // workers
+  if grown:
+    first_episode = io[0]
+    io[1] = 0
   # Worker w runs the w-th of `workers` contiguous blocks of episodes.
-  for e in range(worker * num_episodes // workers,
-                 (worker + 1) * num_episodes // workers):
-    t = first_iteration + e // num_players
-    p = e % num_players
-    averaged_player = (p + 1) % num_players
-    w = iteration_weight(weighting, t, linear_until, gamma)
-    regret_w = w if weighting == 1 else 1.0
-    prune_now = pruning != 0 and t >= prune_after
-    state = stream_start(key, e)
-    num_records = 0
-    d = 0
-    frame_node[0] = 0
-    entering = True
-    ret = 0.0
-    while True:
-      n = frame_node[d]
-      if entering:
-        counters[0] += 1
-        k = kind[n]
-        if k == 2:
-          ret = payoff(utility, utility_sum, n, p)
-          entering = False
-          if d == 0:
-            break
-          d -= 1
-          continue
-        s = child_start[n]
-        c = num_children[n]
-        if k == 0:
-          if record:
-            state, u = stream_uniform(state)
-          else:
-            s_hi, s_lo, u = pcg64_next(s_hi, s_lo, inc_hi, inc_lo)
-          a = sample_index(edge_prob, s, c, u, 0.0)
-          frame_child[d] = -1
-          d += 1
-          frame_node[d] = s + a
-          continue
-        i = infoset[n]
-        if weighting == 2 and not record:
-          catch_up(regrets, i, c, through, t, log_pos, log_neg)
-        regret_matching_row(regrets, i, c, frame_sigma, d)
-        if player[n] != p:
-          if record:
-            state, u = stream_uniform(state)
-          else:
-            s_hi, s_lo, u = pcg64_next(s_hi, s_lo, inc_hi, inc_lo)
-          a = sample_index(flat_sigma, d * width, c, u, 0.0)
-          if averaging == 0 and player[n] == averaged_player:
-            if record:
-              rec_nodes[e, num_records] = n
-              for j in range(c):
-                rec_sigma[e, num_records, j] = frame_sigma[d, j]
-              num_records += 1
-            else:
-              for j in range(c):
-                avg[i, j] += w * frame_sigma[d, j]
-          frame_child[d] = -1
-          d += 1
-          frame_node[d] = s + a
-          continue
-        explored = 0
-        for j in range(c):
-          frame_weight[d, j] = 1.0
-          if (prune_now and regrets[i, j] < prune_threshold
-              and kind[s + j] != 2):
+  for e in range(first_episode, (worker + 1) * num_episodes // workers):
+    start_hi = s_hi
+    start_lo = s_lo
+    # A grown tree's traversal runs dry first (`es_grown`).
+    for attempt in range(2 if grown else 1):
+      dry = grown and attempt == 0
+      if attempt == 1 and io[1] > 0:
+        break
+      s_hi = start_hi
+      s_lo = start_lo
+      t = first_iteration + e // num_players
+      p = e % num_players
+      averaged_player = (p + 1) % num_players
+      w = iteration_weight(weighting, t, linear_until, gamma)
+      regret_w = w if weighting == 1 else 1.0
+      prune_now = pruning != 0 and t >= prune_after
+      state = stream_start(key, e)
+      num_records = 0
+      d = 0
+      frame_node[0] = 0
+      entering = True
+      ret = 0.0
+      while True:
+        n = frame_node[d]
+        if entering:
+          if not dry:
+            counters[0] += 1
+          k = kind[n]
+          if grown and k == 3:  # Unexpanded (dry runs only): a leaf.
+            if io[1] < pending.shape[0]:
+              pending[io[1]] = n
+              io[1] += 1
+            k = 2
+          if k == 2:
+            ret = 0.0 if kind[n] == 3 else payoff(utility, utility_sum, n, p)
+            entering = False
+            if d == 0:
+              break
+            d -= 1
+            continue
+          s = child_start[n]
+          c = num_children[n]
+          if k == 0:
             if record:
               state, u = stream_uniform(state)
             else:
               s_hi, s_lo, u = pcg64_next(s_hi, s_lo, inc_hi, inc_lo)
-            if pruning == 1:
-              if u < prune_probability:
-                frame_weight[d, j] = 0.0
+            a = sample_index(edge_prob, s, c, u, 0.0)
+            frame_child[d] = -1
+            d += 1
+            frame_node[d] = s + a
+            continue
+          i = infoset[n]
+          # A dry run leaves the lazy discounts to the real one: its
+          # traversal may end elsewhere, and a row caught up early would
+          # be discounted in two products instead of one.
+          lazy = dry and weighting == 2
+          if lazy:
+            caught_up_row(regrets, i, c, through, t, log_pos, log_neg,
+                          frame_values, d)
+            regret_matching_row(frame_values, d, c, frame_sigma, d)
+          else:
+            if weighting == 2 and not record:
+              catch_up(regrets, i, c, through, t, log_pos, log_neg)
+            regret_matching_row(regrets, i, c, frame_sigma, d)
+          if player[n] != p:
+            if record:
+              state, u = stream_uniform(state)
             else:
-              q = prune_k / (prune_k + prune_threshold - regrets[i, j])
-              if q < prune_floor:
-                q = prune_floor
-              frame_weight[d, j] = 1.0 / q if u < q else 0.0
-          if frame_weight[d, j] > 0.0:
-            explored += 1
-        if explored == 0:
+              s_hi, s_lo, u = pcg64_next(s_hi, s_lo, inc_hi, inc_lo)
+            a = sample_index(flat_sigma, d * width, c, u, 0.0)
+            if averaging == 0 and player[n] == averaged_player:
+              if record:
+                rec_nodes[e, num_records] = n
+                for j in range(c):
+                  rec_sigma[e, num_records, j] = frame_sigma[d, j]
+                num_records += 1
+              elif not dry:
+                for j in range(c):
+                  avg[i, j] += w * frame_sigma[d, j]
+            frame_child[d] = -1
+            d += 1
+            frame_node[d] = s + a
+            continue
+          explored = 0
           for j in range(c):
             frame_weight[d, j] = 1.0
-        else:
-          counters[1] += c - explored
-        j = 0
-        while frame_weight[d, j] == 0.0:
+            r = frame_values[d, j] if lazy else regrets[i, j]
+            if (prune_now and r < prune_threshold
+                and kind[s + j] != 2):
+              if record:
+                state, u = stream_uniform(state)
+              else:
+                s_hi, s_lo, u = pcg64_next(s_hi, s_lo, inc_hi, inc_lo)
+              if pruning == 1:
+                if u < prune_probability:
+                  frame_weight[d, j] = 0.0
+              else:
+                q = prune_k / (prune_k + prune_threshold - r)
+                if q < prune_floor:
+                  q = prune_floor
+                frame_weight[d, j] = 1.0 / q if u < q else 0.0
+            if frame_weight[d, j] > 0.0:
+              explored += 1
+          if explored == 0:
+            for j in range(c):
+              frame_weight[d, j] = 1.0
+          elif not dry:
+            counters[1] += c - explored
+          j = 0
+          while frame_weight[d, j] == 0.0:
+            j += 1
+          frame_child[d] = j
+          d += 1
+          frame_node[d] = s + j
+          continue
+        # Returning `ret` to the node of frame d.
+        j = frame_child[d]
+        if j < 0:
+          if d == 0:
+            break
+          d -= 1
+          continue
+        frame_values[d, j] = ret
+        s = child_start[n]
+        c = num_children[n]
+        j += 1
+        while j < c and frame_weight[d, j] == 0.0:
           j += 1
-        frame_child[d] = j
-        d += 1
-        frame_node[d] = s + j
-        continue
-      # Returning `ret` to the node of frame d.
-      j = frame_child[d]
-      if j < 0:
+        if j < c:
+          frame_child[d] = j
+          d += 1
+          frame_node[d] = s + j
+          entering = True
+          continue
+        i = infoset[n]
+        v = 0.0
+        for jj in range(c):
+          if frame_weight[d, jj] > 0.0:
+            v += frame_sigma[d, jj] * frame_values[d, jj]
+        if record:
+          rec_nodes[e, num_records] = n
+        for jj in range(c):
+          x = 0.0
+          if frame_weight[d, jj] > 0.0:
+            x = regret_w * frame_weight[d, jj] * (frame_values[d, jj] - v)
+            if not record and not dry:
+              regrets[i, jj] += x
+          if record:
+            rec_value[e, num_records, jj] = x
+        if record:
+          num_records += 1
+        ret = v
         if d == 0:
           break
         d -= 1
-        continue
-      frame_values[d, j] = ret
-      s = child_start[n]
-      c = num_children[n]
-      j += 1
-      while j < c and frame_weight[d, j] == 0.0:
-        j += 1
-      if j < c:
-        frame_child[d] = j
-        d += 1
-        frame_node[d] = s + j
-        entering = True
-        continue
-      i = infoset[n]
-      v = 0.0
-      for jj in range(c):
-        if frame_weight[d, jj] > 0.0:
-          v += frame_sigma[d, jj] * frame_values[d, jj]
       if record:
-        rec_nodes[e, num_records] = n
-      for jj in range(c):
-        x = 0.0
-        if frame_weight[d, jj] > 0.0:
-          x = regret_w * frame_weight[d, jj] * (frame_values[d, jj] - v)
-          if not record:
-            regrets[i, jj] += x
-        if record:
-          rec_value[e, num_records, jj] = x
-      if record:
-        num_records += 1
-      ret = v
-      if d == 0:
-        break
-      d -= 1
-    if record:
-      rec_count[e] = num_records
-    if averaging == 1 and p == num_players - 1 and not record:
-      _full_average(kind, player, infoset, child_start, num_children,
-                    edge_prob, num_actions, regrets, avg, through, weighting,
-                    log_pos, log_neg, t + 1, w, strategy, reach)
-      counters[0] += kind.shape[0]
+        rec_count[e] = num_records
+      if averaging == 1 and p == num_players - 1 and not record:
+        _full_average(kind, player, infoset, child_start, num_children,
+                      edge_prob, num_actions, regrets, avg, through, weighting,
+                      log_pos, log_neg, t + 1, w, strategy, reach)
+        counters[0] += kind.shape[0]
+    if grown and io[1] > 0:
+      io[0] = e
+      s_hi = start_hi
+      s_lo = start_lo
+      break
+  if grown and io[1] == 0:
+    io[0] = num_episodes
   if not record:
     rng_state[0] = s_hi
     rng_state[1] = s_lo
@@ -339,7 +408,8 @@ def es_batches(kind, player, infoset, child_start, num_children, edge_prob,
                   key, wk, workers, frame_node[wk], frame_child[wk],
                   frame_sigma[wk], frame_values[wk], frame_weight[wk],
                   strategy, reach, counters[wk], rec_nodes, rec_count,
-                  rec_value, rec_sigma)
+                  rec_value, rec_sigma, np.zeros(2, dtype=np.int64),
+                  np.zeros(0, dtype=np.int64))
     for part in prange(workers):
       _apply_traversals(player, infoset, num_children, regrets, avg, through,
                         weighting, linear_until, gamma, log_pos, log_neg, t0,

@@ -14,6 +14,7 @@ from mccfrb.kernels import rng as rng_lib
 from mccfrb.games.engines.common import call_literal
 from mccfrb.solvers import base
 from mccfrb.solvers import engine as engine_lib
+from mccfrb.solvers import grown as grown_lib
 from mccfrb.solvers import representation as representation_lib
 from mccfrb.solvers import tables as tables_lib
 
@@ -43,7 +44,8 @@ def averaging_name(averaging):
   return averaging
 
 
-class ExternalSamplingSolver(engine_lib.EngineSampling, base.WeightingMixin,
+class ExternalSamplingSolver(grown_lib.GrownSampling,
+                             engine_lib.EngineSampling, base.WeightingMixin,
                              base.TabularSolverBase):
   """External-sampling MCCFR with weighting and pruning (kernels/external.py).
 
@@ -118,14 +120,15 @@ class ExternalSamplingSolver(engine_lib.EngineSampling, base.WeightingMixin,
       representation = "tree"
     loaded = games.load_game(game, general=True)
     kind, engine = representation_lib.resolve(loaded, representation,
-                                              max_nodes)
-    if kind == "engine" and averaging == "full":
+                                              max_nodes, grown=True)
+    if kind in ("engine", "grown") and averaging == "full":
       chose = (" (representation='auto' chose it: the game is too large to "
                "compile)") if representation == "auto" else ""
       raise ValueError(
           "averaging='full' walks the whole game tree every iteration and "
-          f"needs the compiled tree; {loaded} is played on its engine{chose}. "
-          "Use averaging='simple' on an engine.")
+          f"needs the compiled tree; {loaded} is played on its {kind}"
+          f"{' tree' if kind == 'grown' else ''}{chose}. Use "
+          "averaging='simple' there.")
     representation_lib.check_hogwild(kind, self._threads, hogwild, batch)
     self._init_rng(seed)
     self._settings = dict(
@@ -139,6 +142,9 @@ class ExternalSamplingSolver(engine_lib.EngineSampling, base.WeightingMixin,
     if kind == "engine":
       self._init_engine_game(loaded, engine)
       self._init_es_engine(engine, max_memory)
+      return
+    if kind == "grown":
+      self._init_grown(loaded, max_memory)
       return
     self._init_game(loaded, max_nodes, tree, general=True)
     t = self._tree
@@ -184,7 +190,13 @@ class ExternalSamplingSolver(engine_lib.EngineSampling, base.WeightingMixin,
       options.update(representation="engine",
                      max_memory=self._tables.max_memory,
                      hogwild=self._hogwild)
+    if self._representation == "grown":
+      options.update(representation="grown",
+                     max_memory=self._grown.max_memory)
     return options
+
+  def _pruning_code(self):
+    return PRUNINGS[self._settings["pruning"]]
 
   @property
   def subtrees_pruned(self):
@@ -197,6 +209,9 @@ class ExternalSamplingSolver(engine_lib.EngineSampling, base.WeightingMixin,
     the tables between calls."""
     if self._representation == "engine":
       self._run_es_engine(num_iterations)
+      return
+    if self._representation == "grown":
+      self._run_es_grown(int(num_iterations))
       return
     s, t = self._settings, self._tree
     touched_before = self._counters[0]

@@ -1,21 +1,27 @@
-"""Outcome sampling on a tree that grows as it is sampled.
+"""Outcome and external sampling on a tree that grows as it is sampled.
 
 `GrownSampling` is mixed into `MCCFRbSolver` (and so
-`OutcomeSamplingSolver`) and used when the representation is "grown"
-(solvers/representation.py): the tree is a `GrownTree`
-(mccfrb/games/grown.py), the kernel `outcome.grown_episodes` stops at an
-unexpanded node, the node is expanded from the OpenSpiel state its path
-leads to, and the episode runs again from the same generator state. The
-tables are the compiled tree's tables, rows numbered in the order
-infosets are first expanded, and they grow with the tree.
+`OutcomeSamplingSolver`) and `ExternalSamplingSolver`, and used when the
+representation is "grown" (solvers/representation.py): the tree is a
+`GrownTree` (mccfrb/games/grown.py). The outcome-sampling kernel
+(`outcome.grown_episodes`) stops at an unexpanded node, the node is
+expanded from the OpenSpiel state its path leads to, and the episode runs
+again from the same generator state. An external-sampling traversal
+(`external.es_grown`) runs dry first, noting every unexpanded node it
+reaches; they are expanded and the dry run repeated until it reaches
+none, then the traversal runs for real with the same samples. The tables
+are the compiled tree's tables, rows numbered in the order infosets are
+first expanded, and they grow with the tree.
 
-Past `max_memory` the tree stops growing: an episode that reaches an
-unexpanded node then plays the rest of the game from OpenSpiel states,
+Past `max_memory` the tree stops growing: an outcome-sampling episode
+that reaches an unexpanded node then plays the rest of the game from
+OpenSpiel states,
 every player uniformly at random and chance by its probabilities (the
 strategy of infosets that are not stored), and takes the return it
 reaches as the value of that node. Sampling there is on-policy, so the
 importance weights of those moves are 1 and the estimate stays unbiased
-for that strategy.
+for that strategy. (An external-sampling traversal that would need a
+node past `max_memory` plays each such node out once, as a leaf.)
 
 `GrownPolicy` answers `action_probabilities(state)` from the tables by the
 infoset's hash.
@@ -27,6 +33,8 @@ import numpy as np
 from open_spiel.python import policy as os_policy
 
 from mccfrb.games import grown as grown_lib
+from mccfrb.kernels import exact
+from mccfrb.kernels import external
 from mccfrb.kernels import outcome
 from mccfrb.solvers import base
 from mccfrb.solvers import checkpoint
@@ -35,6 +43,8 @@ from mccfrb.solvers import tables as tables_lib
 # Baseline kinds a grown tree runs: the oracle needs every history's value.
 GROWN_BASELINES = ("none", "thesis", "thesis_exponential", "learned",
                    "history", "predictive")
+# Unexpanded nodes an external-sampling dry run notes per kernel call.
+PENDING = 4096
 
 
 class GrownPolicy(os_policy.Policy):
@@ -61,7 +71,7 @@ class GrownPolicy(os_policy.Policy):
       return {a: 1.0 / len(legal) for a in legal}
     count = len(legal)
     if self._current:
-      probs = s._strategy[row, :count]  # pylint: disable=protected-access
+      probs = s._grown_current_row(row, count)  # pylint: disable=protected-access
     else:
       probs = s._grown_average_row(row, count, state, player,  # pylint: disable=protected-access
                                    self._iterations)
@@ -69,13 +79,24 @@ class GrownPolicy(os_policy.Policy):
 
 
 class GrownSampling:
-  """The grown-tree side of `MCCFRbSolver` (see the module docstring)."""
+  """The grown-tree side of `MCCFRbSolver` and `ExternalSamplingSolver`
+  (see the module docstring)."""
 
   _grown = None
 
-  def _init_grown(self, game, max_memory, seed):
+  @property
+  def _outcome_sampling(self):
+    return hasattr(self, "_baseline_code")
+
+  def _grown_rows(self):
+    """(names of the [I, A] tables, names of the [I] tables)."""
+    if self._outcome_sampling:
+      return ("_regrets", "_avg", "_strategy"), ("_avg_last", "_through")
+    return ("_regrets", "_avg"), ("_through",)
+
+  def _init_grown(self, game, max_memory):
     """Grown-tree tables of the solver's options (set before)."""
-    if self._baseline_name not in GROWN_BASELINES:
+    if self._outcome_sampling and self._baseline_name not in GROWN_BASELINES:
       raise ValueError(
           f"baseline={self._baseline_name!r} needs the exact values of every "
           "history (a compiled tree); on a grown tree use one of "
@@ -91,20 +112,28 @@ class GrownSampling:
     self._grown = grown_lib.GrownTree(
         game, tables_lib.check_max_memory(max_memory))
     g = self._grown
-    shape = (g.infoset_capacity, g.max_actions)
-    self._regrets = np.zeros(shape)
-    self._avg = np.zeros(shape)
-    self._strategy = np.zeros(shape)
-    self._avg_last = np.zeros(g.infoset_capacity, dtype=np.int64)
-    self._through = np.zeros(g.infoset_capacity, dtype=np.int64)
+    matrices, vectors = self._grown_rows()
+    for name in matrices:
+      setattr(self, name, np.zeros((g.infoset_capacity, g.max_actions)))
+    for name in vectors:
+      setattr(self, name, np.zeros(g.infoset_capacity, dtype=np.int64))
     size, count_size = self._grown_baseline_sizes(g.infoset_capacity,
                                                   g.node_capacity)
-    self._baseline = np.zeros(size)
-    self._baseline_count = np.zeros(count_size, dtype=np.int64)
-    depth = max(g.max_depth, 1)
-    self._scratch = (np.zeros(depth, dtype=np.int64),
-                     np.zeros(depth, dtype=np.int64), np.zeros(depth * 4),
-                     np.zeros(g.max_actions))
+    if self._outcome_sampling:
+      self._baseline = np.zeros(size)
+      self._baseline_count = np.zeros(count_size, dtype=np.int64)
+    depth, width = max(g.max_depth, 1), g.max_actions
+    if self._outcome_sampling:
+      self._scratch = (np.zeros(depth, dtype=np.int64),
+                       np.zeros(depth, dtype=np.int64), np.zeros(depth * 4),
+                       np.zeros(width))
+    else:
+      self._scratch = (np.zeros(depth + 1, dtype=np.int64),
+                       np.zeros(depth + 1, dtype=np.int64),
+                       np.zeros((depth + 1, width)),
+                       np.zeros((depth + 1, width)),
+                       np.zeros((depth + 1, width)))
+      self._pending = np.zeros(PENDING, dtype=np.int64)
     # Play-outs past max_memory draw from their own generator.
     self._playout_rng = np.random.default_rng(
         [int(self._rng.integers(2**63)), 1])
@@ -131,7 +160,7 @@ class GrownSampling:
 
   def _grown_baseline_sizes(self, infosets, nodes):
     per_infoset = infosets * self._grown.max_actions
-    code = self._baseline_code
+    code = getattr(self, "_baseline_code", 0)
     if code == 0:
       return 0, 0
     if code == 1:
@@ -143,18 +172,18 @@ class GrownSampling:
   def _grown_table_bytes(self, infosets, nodes):
     """Bytes of the solver's tables at these capacities."""
     size, count_size = self._grown_baseline_sizes(infosets, nodes)
-    return (24 * infosets * self._grown.max_actions + 16 * infosets
-            + 8 * (size + count_size))
+    matrices, vectors = self._grown_rows()
+    return 8 * (infosets * (len(matrices) * self._grown.max_actions
+                            + len(vectors)) + size + count_size)
 
   def _grow_tables(self):
     """The tables re-allocated to the tree's capacities (new rows 0)."""
     g = self._grown
     i, n = g.infoset_capacity, g.node_capacity
     if len(self._regrets) < i:
-      for name in ("_regrets", "_avg", "_strategy", "_avg_last",
-                   "_through"):
+      for name in sum(self._grown_rows(), ()):
         setattr(self, name, grown_lib._grown(getattr(self, name), i, 0))  # pylint: disable=protected-access
-      if self._baseline_code == 1:
+      if getattr(self, "_baseline_code", 0) == 1:
         # Laid out (player, infoset, action): each player's block moves.
         old = len(self._baseline) // 2
         baseline = np.zeros(2 * i * g.max_actions)
@@ -167,6 +196,8 @@ class GrownSampling:
                                                             (p + 1) * rows]
         self._baseline, self._baseline_count = baseline, counts
     size, count_size = self._grown_baseline_sizes(i, n)
+    if not self._outcome_sampling:
+      return
     if len(self._baseline) < size:
       self._baseline = grown_lib._grown(self._baseline, size, 0.0)  # pylint: disable=protected-access
       self._baseline_count = grown_lib._grown(self._baseline_count,
@@ -228,11 +259,53 @@ class GrownSampling:
         leaf[0] = self._playout(state)
     self._num_iterations += num_iterations
 
+  def _run_es_grown(self, num_iterations):
+    """`num_iterations` external-sampling iterations on the grown tree
+    (module docstring)."""
+    g, s = self._grown, self._settings
+    io = np.zeros(2, dtype=np.int64)
+    touched = self._counters[0]
+    weighting = self._weighting_args(self._num_iterations + num_iterations)
+    while True:
+      external.es_grown(
+          *g.kernel_args(), g.utility_sum, g.infoset_num_actions,
+          self._regrets, self._avg, self._through, *weighting,
+          self._pruning_code(), s["prune_threshold"],
+          s["prune_probability"], s["prune_k"], s["prune_floor"],
+          s["prune_after"], self._num_iterations + 1, 2 * num_iterations,
+          self._rng_words, *self._scratch, self._counters, io,
+          self._pending)
+      if io[1] == 0:
+        break
+      for node in self._pending[:io[1]].tolist():
+        if g.node_kind[node] != grown_lib.UNEXPANDED:
+          continue  # Noted twice in one dry run.
+        nodes, actions = g.path_to(node)
+        state = g.state_of(nodes, actions, len(nodes))
+        if not g.expand(node, state, self._grown_table_bytes):
+          raise ValueError(
+              f"max_memory={g.max_memory} is full: an external-sampling "
+              "traversal must store every node it explores. Pass a larger "
+              "max_memory, or use outcome sampling, which plays out past "
+              "it.")
+      self._grow_tables()
+    self._nodes_touched += int(self._counters[0] - touched)
+    self._num_iterations += num_iterations
+
+  def _grown_current_row(self, row, count):
+    """sigma of infoset `row` (regret matching of its regrets)."""
+    if self._outcome_sampling:
+      return self._strategy[row, :count]
+    out = np.zeros((1, count))
+    exact.regret_matching_row(self._caught_up_regrets()[row:row + 1, :count],
+                              0, count, out, 0)
+    return out[0]
+
   def _grown_average_row(self, row, count, state, player, iterations):
     """The average strategy of infoset `row`, with optimistic averaging's
     catch-up at the owner's reach along `state`'s history."""
     cum = self._avg[row, :count].copy()
-    if self._averaging_code == 1 and iterations:
+    if getattr(self, "_averaging_code", 0) == 1 and iterations:
       reach = self._grown_own_reach(state, player)
       last = float(self._avg_last[row])
       t = float(iterations)
@@ -271,8 +344,7 @@ class GrownSampling:
     tables), max_memory, frozen, and `dropped` (episodes that left the
     stored tree once it was full)."""
     g = self._grown
-    tables = sum(getattr(self, n).nbytes for n in self._table_names) + (
-        self._strategy.nbytes)
+    tables = sum(getattr(self, n).nbytes for n in self._grown_saved())
     return dict(nodes=g.num_nodes, infosets=g.num_infosets,
                 bytes=g.nbytes() + tables, tree_bytes=g.nbytes(),
                 table_bytes=tables, max_memory=g.max_memory,
@@ -315,12 +387,18 @@ class GrownSampling:
       return super().current_policy()
     return GrownPolicy(self, current=True)
 
+  def _grown_saved(self):
+    """The solver's table names on a grown tree."""
+    names = sum(self._grown_rows(), ())
+    if self._outcome_sampling:
+      names += ("_baseline", "_baseline_count")
+    return names
+
   def _tables_to_save(self):
     if self._grown is None:
       return super()._tables_to_save()
     saved = {name.lstrip("_"): getattr(self, name)
-             for name in self._table_names}
-    saved["strategy"] = self._strategy
+             for name in self._grown_saved()}
     saved.update({"grown_" + k: v for k, v in self._grown.arrays().items()})
     g = self._grown
     saved["grown_counts"] = np.array(
@@ -367,12 +445,13 @@ class GrownSampling:
     size, count_size = self._grown_baseline_sizes(g.infoset_capacity,
                                                   g.node_capacity)
     shape = (g.infoset_capacity, g.max_actions)
-    for name, target_shape, dtype in (
-        ("_regrets", shape, np.float64), ("_avg", shape, np.float64),
-        ("_strategy", shape, np.float64),
-        ("_avg_last", shape[:1], np.int64), ("_through", shape[:1], np.int64),
-        ("_baseline", (size,), np.float64),
-        ("_baseline_count", (count_size,), np.int64)):
+    matrices, vectors = self._grown_rows()
+    targets = [(n, shape, np.float64) for n in matrices] + [
+        (n, shape[:1], np.int64) for n in vectors]
+    if self._outcome_sampling:
+      targets += [("_baseline", (size,), np.float64),
+                  ("_baseline_count", (count_size,), np.int64)]
+    for name, target_shape, dtype in targets:
       setattr(self, name, np.zeros(target_shape, dtype=dtype))
       base.restore_table(tables, name.lstrip("_"), getattr(self, name), path,
                          self._num_iterations)

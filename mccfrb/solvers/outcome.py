@@ -245,7 +245,7 @@ class MCCFRbSolver(grown_lib.GrownSampling, engine_lib.EngineSampling,
       self._init_engine(engine, max_memory)
       return
     if kind == "grown":
-      self._init_grown(loaded, max_memory, seed)
+      self._init_grown(loaded, max_memory)
       return
     self._init_game(loaded, max_nodes, tree, general=True)
     tree = self._tree

@@ -7,8 +7,9 @@
             large to compile (goofspiel with 6 or 13 cards, liars_dice with
             2 dice).
   "grown"   the tree grows as episodes reach new histories
-            (mccfrb/games/grown.py): any OpenSpiel game, for outcome
-            sampling (`MCCFRbSolver`, `OutcomeSamplingSolver`).
+            (mccfrb/games/grown.py): any two-player zero-sum OpenSpiel
+            game, for outcome sampling (`MCCFRbSolver`,
+            `OutcomeSamplingSolver`) and external sampling.
   "auto"    the tree when Knuth's estimate of the game's size fits in
             `max_nodes` (by default what the memory available allows),
             else the engine when the game has one, else (for the solvers
@@ -62,8 +63,8 @@ def resolve(game, representation, max_nodes=None, grown=False):
     if not grown:
       raise ValueError(
           "representation='grown' runs outcome sampling (MCCFRbSolver, "
-          "OutcomeSamplingSolver); this solver takes 'auto', 'tree' or "
-          "'engine'.")
+          "OutcomeSamplingSolver) and ExternalSamplingSolver; this solver "
+          "takes 'auto', 'tree' or 'engine'.")
     games.refuse_general(game, "representation='grown'")
     return "grown", None
   if engines.engine_for(game) is None and not grown:
