@@ -312,9 +312,14 @@ class GrownTree:
     """The pyspiel state at the end of a path of `depth` moves: node
     path_node[d] took its child path_action[d] (legal actions or chance
     outcomes in OpenSpiel's order)."""
-    state = self.game.new_initial_state()
-    kinds = self.node_kind[path_node[:depth]].tolist()
-    for kind, j in zip(kinds, path_action[:depth].tolist()):
+    return self.advance(self.game.new_initial_state(), path_node,
+                        path_action, 0, depth)
+
+  def advance(self, state, path_node, path_action, start, depth):
+    """`state`, the pyspiel state at path_node[start], moved (in place)
+    along the path's moves start .. depth - 1 (see `state_of`)."""
+    kinds = self.node_kind[path_node[start:depth]].tolist()
+    for kind, j in zip(kinds, path_action[start:depth].tolist()):
       if kind == tree_lib.CHANCE:
         state.apply_action(state.chance_outcomes()[j][0])
       else:

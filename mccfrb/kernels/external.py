@@ -64,6 +64,20 @@ from mccfrb.kernels.weighting import iteration_weight
 
 
 @njit(cache=True, error_model="numpy")
+def prune_weight(pruning, u, probability, k, threshold, regret, floor):
+  """The weight of an action that pruning may skip, given the uniform u
+  (module docstring): "pluribus" (1) skips it (0) with `probability`,
+  else 1; "probabilistic" (2) explores it with probability q = max(floor,
+  k / (k + threshold - regret)), weighted 1/q, else 0."""
+  if pruning == 1:
+    return 0.0 if u < probability else 1.0
+  q = k / (k + threshold - regret)
+  if q < floor:
+    q = floor
+  return 1.0 / q if u < q else 0.0
+
+
+@njit(cache=True, error_model="numpy")
 def es_iterations(kind, player, infoset, child_start, num_children, edge_prob,
                   utility, utility_sum, num_actions, regrets, avg, through,
                   averaging, weighting, linear_until, gamma, log_pos, log_neg,
@@ -262,14 +276,9 @@ def _traversals(mode, kind, player, infoset, child_start, num_children,
                 state, u = stream_uniform(state)
               else:
                 s_hi, s_lo, u = pcg64_next(s_hi, s_lo, inc_hi, inc_lo)
-              if pruning == 1:
-                if u < prune_probability:
-                  frame_weight[d, j] = 0.0
-              else:
-                q = prune_k / (prune_k + prune_threshold - r)
-                if q < prune_floor:
-                  q = prune_floor
-                frame_weight[d, j] = 1.0 / q if u < q else 0.0
+              frame_weight[d, j] = prune_weight(
+                  pruning, u, prune_probability, prune_k, prune_threshold, r,
+                  prune_floor)
             if frame_weight[d, j] > 0.0:
               explored += 1
           if explored == 0:

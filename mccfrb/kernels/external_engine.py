@@ -62,6 +62,7 @@ from numba import njit
 from numba import prange
 
 from mccfrb.games.engines import protocol
+from mccfrb.kernels.external import prune_weight
 from mccfrb.kernels.outcome import sample_index
 from mccfrb.kernels.outcome_engine import STOP
 from mccfrb.kernels.outcome_engine import catch_up_cells
@@ -260,14 +261,9 @@ def es_engine_traversals(code, params, utility_sum, keys, slot_row, meta,
                 s_hi, s_lo, u = pcg64_next(s_hi, s_lo, inc_hi, inc_lo)
               else:
                 stream, u = stream_uniform(stream)
-              if pruning == 1:
-                if u < prune_probability:
-                  f_weight[d, j] = 0.0
-              else:
-                qq = prune_k / (prune_k + prune_threshold - regrets[start + j])
-                if qq < prune_floor:
-                  qq = prune_floor
-                f_weight[d, j] = 1.0 / qq if u < qq else 0.0
+              f_weight[d, j] = prune_weight(
+                  pruning, u, prune_probability, prune_k, prune_threshold,
+                  regrets[start + j], prune_floor)
           if f_weight[d, j] > 0.0:
             explored += 1
         if explored == 0:

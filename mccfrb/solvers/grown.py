@@ -232,6 +232,9 @@ class GrownSampling:
     leaf = np.zeros(1)
     weighting = self._weighting_args(self._num_iterations + num_iterations)
     args = None
+    # The state of the node expanded last and its depth: an episode that
+    # stops again usually stops below it, and moves on from there.
+    last, last_depth, last_state = -1, 0, None
     while True:
       if args is None:  # The arrays as they are after the last growth.
         args = (*g.kernel_args(), g.utility_sum, g.infoset_num_actions,
@@ -246,7 +249,14 @@ class GrownSampling:
       node = int(io[1])
       if node < 0:
         break
-      state = g.state_of(self._scratch[0], self._scratch[1], int(io[3]))
+      path_node, path_action, depth = (self._scratch[0], self._scratch[1],
+                                        int(io[3]))
+      if 0 <= last_depth < depth and path_node[last_depth] == last:
+        state = g.advance(last_state, path_node, path_action, last_depth,
+                          depth)
+      else:
+        state = g.state_of(path_node, path_action, depth)
+      last, last_depth, last_state = node, depth, state
       if g.expand(node, state, self._grown_table_bytes):
         if capacity != (g.node_capacity, g.infoset_capacity):
           self._grow_tables()
