@@ -137,6 +137,26 @@ def test_answers_are_kept_per_information_state_unless_cache_is_false():
   assert asked == cached
 
 
+def test_the_answers_of_each_player_are_kept_apart():
+  """phantom_ttt gives player 0's first information state and player 1's
+  the same string ('...' three times): a cache keyed by the string alone
+  would answer player 1 with player 0's answer."""
+  game = mccfrb.load_game("phantom_ttt")
+  first = game.new_initial_state()
+  second = first.child(4)
+  assert first.information_state_string(0) == (
+      second.information_state_string(1))
+
+  def by_player(state):  # Player 0 plays its lowest legal cell, 1 its highest.
+    legal = state.legal_actions()
+    return {legal[0] if state.current_player() == 0 else legal[-1]: 1.0}
+
+  uniform = os_policy.UniformRandomPolicy(game)
+  assert mccfrb.head_to_head(game, by_player, uniform, 2_000, seed=3) == (
+      mccfrb.head_to_head(game, by_player, uniform, 2_000, seed=3,
+                          cache=False))
+
+
 def test_pyspiel_policies_of_cpp_solvers():
   game = mccfrb.load_game("kuhn_poker")
   solver = pyspiel.OutcomeSamplingMCCFRSolver(game, seed=3)

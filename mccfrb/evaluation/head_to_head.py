@@ -38,10 +38,10 @@ state)`: `TabularPolicy`, `UniformRandomPolicy`, mccfrb's `EnginePolicy`,
 the solvers' `average_policy()`), any `pyspiel.Policy` (the C++ solvers'
 policies: `get_state_policy(state)`), or a callable state -> {action:
 prob} or [(action, prob), ...]. A policy's answer at an information state
-is asked once and kept (keyed by the information state string, which is
-what a policy of an imperfect-information game may depend on; pass
-`cache=False` for a policy that looks at more of the state). The uniform
-policy samples from the legal actions without asking.
+is asked once and kept (keyed by the player and the information state
+string, which is what a policy of an imperfect-information game may depend
+on; pass `cache=False` for a policy that looks at more of the state). The
+uniform policy samples from the legal actions without asking.
 """
 
 import array
@@ -60,8 +60,8 @@ from open_spiel.python import policy as os_policy
 from mccfrb import games
 from mccfrb.solvers import running
 
-# Answers kept per policy (about 300 bytes each); past it new information
-# states are asked every time they are met.
+# Answers kept per policy and player (about 300 bytes each); past it new
+# information states are asked every time they are met.
 MAX_CACHED = 2_000_000
 # Sum of a policy's probabilities at an information state: 1 within this.
 ATOL = 1e-6
@@ -269,18 +269,21 @@ class _Asked:
   def __init__(self, answer, name, cache):
     self._answer = answer
     self._name = name
-    self._cache = {} if cache else None
+    # One dict per player: some games (phantom_ttt) give both players
+    # equal strings at different information states.
+    self._caches = ({}, {}) if cache else None
 
   def pick(self, state, player, moves):
-    if self._cache is None:
+    if self._caches is None:
       actions, cumulative = self._ask(state, player, None)
     else:
       key = state.information_state_string(player)
-      entry = self._cache.get(key)
+      cache = self._caches[player]
+      entry = cache.get(key)
       if entry is None:
         entry = self._ask(state, player, key)
-        if len(self._cache) < MAX_CACHED:
-          self._cache[key] = entry
+        if len(cache) < MAX_CACHED:
+          cache[key] = entry
       actions, cumulative = entry
     if len(actions) == 1:
       return actions[0]
@@ -348,15 +351,9 @@ def _agent(policy, name, cache):
 
 
 def _check_episodes(episodes):
-  try:
-    value = operator.index(episodes)
-  except TypeError:
-    raise ValueError(f"episodes must be a positive even integer, got "
-                     f"{episodes!r}.") from None
-  if value < 2 or value % 2:
-    raise ValueError(f"episodes must be a positive even integer (half with "
-                     f"A as player 0), got {value}.")
-  return value
+  return _check_int(episodes, "episodes", "a positive even integer",
+                    lambda n: n >= 2 and n % 2 == 0,
+                    " (half with A as player 0)")
 
 
 def _check_confidence(confidence):
@@ -369,11 +366,17 @@ def _check_confidence(confidence):
 
 
 def _check_seed(seed):
+  return _check_int(seed, "seed", "an integer >= 0 or None",
+                    lambda n: n >= 0)
+
+
+def _check_int(value, name, what, ok, why=""):
+  """`value` as an int (`operator.index`) if `ok` of it, else ValueError
+  "{name} must be {what}{why}, got ..."."""
   try:
-    value = operator.index(seed)
+    number = operator.index(value)
   except TypeError:
-    raise ValueError(f"seed must be an integer >= 0 or None, got "
-                     f"{seed!r}.") from None
-  if value < 0:
-    raise ValueError(f"seed must be an integer >= 0 or None, got {value}.")
-  return value
+    raise ValueError(f"{name} must be {what}, got {value!r}.") from None
+  if not ok(number):
+    raise ValueError(f"{name} must be {what}{why}, got {number}.")
+  return number
