@@ -21,6 +21,7 @@ from mccfrb.evaluation import stream
 from mccfrb.games.engines import engine_for
 from mccfrb.games.engines import goofspiel as goofspiel_engine
 from mccfrb.solvers import engine as engine_solvers
+from mccfrb.solvers import representation as representation_lib
 from mccfrb.solvers import tables as tables_lib
 
 
@@ -254,6 +255,9 @@ def timed_run(game, algorithm, seed, targets, on_row=None, evaluate=None,
     evaluate = lambda runner, trained: [  # pylint: disable=g-long-lambda
         dict(exploitability=runner.exploitability())]
   factory, _ = ALGORITHMS[algorithm]
+  if representation == "auto":  # The warm-up compiles the kernels it uses.
+    representation, _ = representation_lib.resolve(games.load_game(game),
+                                                   "auto")
   factory(small_instance(game), seed, representation).run(2)  # Compiles.
   runner = factory(game, seed, representation)
   rows, trained, n = [], 0.0, 1
