@@ -258,6 +258,13 @@ def test_zero_probabilities_of_illegal_actions_are_allowed_and_never_drawn():
                                        seed=0)
 
 
+def test_a_tabular_policy_of_another_game_is_refused_naming_the_state():
+  leduc = os_policy.TabularPolicy(mccfrb.load_game("leduc_poker"))
+  with pytest.raises(ValueError, match="policy_a has no answer at "
+                     "information state '[0-2]' .*kuhn_poker"):
+    mccfrb.head_to_head("kuhn_poker", leduc, UNIFORM, 10, seed=0)
+
+
 def test_a_policy_of_an_unsupported_type_is_refused():
   with pytest.raises(TypeError, match="policy_b is a int"):
     mccfrb.head_to_head("kuhn_poker", UNIFORM, 42, 10, seed=0)

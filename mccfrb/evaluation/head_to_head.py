@@ -112,7 +112,8 @@ def head_to_head(game, policy_a, policy_b, episodes, seed, confidence=0.95,
       equal results.
     confidence: coverage of the interval, in (0, 1).
     progress: None (a tqdm bar after 3 s), True (at once) or False.
-    cache: keep each policy's answer per information state string.
+    cache: keep each policy's answer per player and information state
+      string.
 
   Returns:
     A `HeadToHead`.
@@ -292,7 +293,13 @@ class _Asked:
   def _ask(self, state, player, key):
     """(actions with positive probability, their cumulative probabilities
     ending at exactly 1.0), after checking the answer."""
-    answer = self._answer(state, player)
+    try:
+      answer = self._answer(state, player)
+    except (KeyError, IndexError) as e:  # A TabularPolicy of another game.
+      raise ValueError(
+          f"{self._name} has no answer at information state "
+          f"{self._where(state, player, key)} ({type(e).__name__}: {e}): is "
+          f"it a policy of {state.get_game()}?") from None
     if isinstance(answer, dict):
       actions, probs = list(answer), [float(p) for p in answer.values()]
     else:
