@@ -76,6 +76,7 @@ COLUMNS = ["game", "algorithm", "seed", "target", "seconds", "iterations",
 def plot(frame, game, path):
   import matplotlib  # pylint: disable=import-outside-toplevel
   matplotlib.use("Agg")
+  import matplotlib.ticker  # pylint: disable=import-outside-toplevel
   import matplotlib.pyplot as plt  # pylint: disable=import-outside-toplevel
   fig, ax = plt.subplots(figsize=(7, 4.5))
   for algorithm, rows in frame[frame.game == game].groupby("algorithm"):
@@ -84,7 +85,11 @@ def plot(frame, game, path):
     ax.plot(mean.seconds, mean.exploitability, marker="o", label=algorithm)
   ax.set_xscale("log")
   ax.set_yscale("log")
-  analysis.plain_log_ticks(ax.xaxis, ax.yaxis)
+  for axis in (ax.xaxis, ax.yaxis):  # Plain numbers, 1-2-5 steps.
+    axis.set_major_locator(matplotlib.ticker.LogLocator(
+        base=10, subs=(1.0, 2.0, 5.0)))
+    axis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
+    axis.set_minor_formatter(matplotlib.ticker.NullFormatter())
   ax.set_xlabel("training seconds (one core; evaluation excluded)")
   ax.set_ylabel("exploitability")
   ax.set_title(game, fontsize=8)

@@ -423,17 +423,6 @@ def game_slug(game):
   return re.sub(r"[^A-Za-z0-9]+", "_", str(game)).strip("_")
 
 
-def plain_log_ticks(*axes):
-  """Plain-number ticks at 1-2-5 steps on matplotlib log axes (ax.xaxis,
-  ax.yaxis), instead of powers of ten."""
-  import matplotlib.ticker  # pylint: disable=import-outside-toplevel
-  for axis in axes:
-    axis.set_major_locator(matplotlib.ticker.LogLocator(
-        base=10, subs=(1.0, 2.0, 5.0)))
-    axis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
-    axis.set_minor_formatter(matplotlib.ticker.NullFormatter())
-
-
 def plot(df, out_prefix, title_suffix=""):
   """Exploitability against iterations, seconds and nodes touched, per game.
 

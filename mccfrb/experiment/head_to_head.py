@@ -114,6 +114,7 @@ def plot(frame, game, path):
   and of the interval bounds at each checkpoint)."""
   import matplotlib  # pylint: disable=import-outside-toplevel
   matplotlib.use("Agg")
+  import matplotlib.ticker  # pylint: disable=import-outside-toplevel
   import matplotlib.pyplot as plt  # pylint: disable=import-outside-toplevel
   rows = frame[frame.game == game]
   opponents = [o for o in OPPONENTS if o in set(rows.opponent)]
@@ -130,7 +131,9 @@ def plot(frame, game, path):
                       color=line.get_color())
     ax.axhline(0.0, color="black", linewidth=0.8)
     ax.set_xscale("log")
-    analysis.plain_log_ticks(ax.xaxis)
+    ticks = sorted(set(rows.target))  # The checkpoints, as plain numbers.
+    ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
+    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     ax.set_xlabel("training seconds (one core; evaluation excluded)")
     ax.set_title(f"against {opponent}", fontsize=9)
     ax.grid(True, which="both", alpha=0.3)
