@@ -30,6 +30,14 @@ Sections:
     each in a fresh process; OpenSpiel's is measured again at the number of
     iterations ours reached (value: MB; bytes per stored infoset in the
     algorithm name's row). Not in the default sections.
+  head_to_head: on phantom_ttt, mccfrb.head_to_head episodes per second
+    (calls of 20,000 episodes, answers cached within a call): two uniform
+    policies; OpenSpiel's C++ outcome sampling's average policy (100,000
+    iterations, seed 0; a pyspiel.Policy, tabular) against uniform, cached
+    and with cache=False; ratio: against a bare loop of pyspiel calls
+    playing uniformly random episodes (new_initial_state, legal_actions,
+    information_state_string, apply_action, returns). Not in the default
+    sections.
   engine_exact: on goofspiel 6, the streaming exploitability of the uniform
     policy and one exact CFR+ iteration (value: seconds; peak resident
     memory in MB in `per_second`'s place is not mixed: see the `mb`
@@ -108,7 +116,8 @@ from experiments.common import rejoin_game_list
 DEFAULT_SECTIONS = ("exploitability", "outcome", "external", "cfr", "regret",
                     "public", "mcts", "compile", "scaling")
 SECTIONS = DEFAULT_SECTIONS + ("cfr_goofspiel5", "engines", "engine_memory",
-                                "engine_exact", "rules", "hogwild", "grown")
+                                "engine_exact", "rules", "hogwild",
+                                "head_to_head", "grown")
 # The games of the grown section: no engine, too large to compile.
 GROWN_GAMES = ("phantom_ttt", "dark_hex(num_rows=3,num_cols=3)")
 # The big games of the engine sections (too large to compile).
@@ -461,6 +470,43 @@ def pyspiel_walk(game):
     else:
       state.information_state_string()
       stack.extend(state.child(a) for a in state.legal_actions())
+
+
+def random_episodes(game, episodes, rng):
+  """Plays uniformly random episodes with pyspiel calls only."""
+  for _ in range(episodes):
+    state = game.new_initial_state()
+    while not state.is_terminal():
+      legal = state.legal_actions()
+      state.information_state_string()
+      state.apply_action(legal[int(rng.random() * len(legal))])
+    state.returns()
+
+
+def head_to_head_rows(seconds, repeats):
+  """head_to_head episodes per second on phantom_ttt (module docstring)."""
+  from open_spiel.python import policy as os_policy  # pylint: disable=import-outside-toplevel
+  game = mccfrb.load_game("phantom_ttt")
+  uniform = os_policy.UniformRandomPolicy(game)
+  cpp = pyspiel.OutcomeSamplingMCCFRSolver(game, 0.6, 0)
+  for _ in range(100_000):
+    cpp.run_iteration()
+  average = cpp.average_policy()
+  n = 20_000
+  rng = np.random.default_rng(0)
+  reference = rate(lambda: random_episodes(game, n, rng), n, seconds,
+                   repeats)
+  entries = [("pyspiel_random_episodes", reference)]
+  for name, a, cache in (("uniform_vs_uniform", uniform, True),
+                         ("openspiel_os_cpp_average_vs_uniform", average,
+                          True),
+                         ("openspiel_os_cpp_average_vs_uniform_no_cache",
+                          average, False)):
+    seeds = iter(range(10**6))
+    entries.append((name, rate(lambda a=a, cache=cache: mccfrb.head_to_head(
+        game, a, uniform, n, next(seeds), progress=False, cache=cache), n,
+                               seconds, repeats)))
+  return rate_rows("head_to_head", "phantom_ttt", entries, reference)
 
 
 def compile_rows(seconds, repeats):
@@ -846,7 +892,8 @@ def main(argv):
               "scaling": scaling_rows, "cfr_goofspiel5": cfr_goofspiel5_rows,
               "engines": engine_rows, "engine_memory": engine_memory_rows,
               "engine_exact": engine_exact_rows, "rules": rules_rows,
-              "hogwild": hogwild_rows, "grown": grown_rows}
+              "hogwild": hogwild_rows, "head_to_head": head_to_head_rows,
+              "grown": grown_rows}
   rows = []
   for section in _SECTIONS.value:
     numba.set_num_threads(1)  # Solvers with threads= raise it themselves.

@@ -13,6 +13,14 @@ delete the file to start over), then plots every row of that file to
 checkpoint) and prints the last checkpoint of each algorithm.
 
   python -m experiments.big_games --checkpoint_seconds=15,30,60,120,300,600
+
+Where exploitability cannot be computed, --evaluator=head_to_head scores
+each checkpoint's policy by Monte Carlo against the uniform policy and
+against OpenSpiel's C++ outcome sampling trained for the same seconds
+(mccfrb/experiment/head_to_head.py): rows to {out_dir}/head_to_head.csv,
+the plot to {out_dir}/head_to_head_{game}.png.
+
+  python -m experiments.big_games --games=phantom_ttt --evaluator=head_to_head --algorithms=openspiel_os_cpp --seconds=60
 """
 
 import os
@@ -27,12 +35,14 @@ import pandas as pd
 
 from experiments import common
 from mccfrb.experiment import analysis
+from mccfrb.experiment import head_to_head
 from mccfrb.experiment import wallclock
 
 G6 = ("goofspiel(num_cards=6,imp_info=True,points_order=random,"
       "returns_type=point_difference)")
 
-_GAMES = flags.DEFINE_list("games", [G6], "Game strings (with an engine).")
+_GAMES = flags.DEFINE_list(
+    "games", [G6], "Game strings (with an engine, for exploitability).")
 _ALGORITHMS = flags.DEFINE_list(
     "algorithms", ["mccfrb_plus_learned", "mccfrb_plus_none", "os", "es",
                    "public_none", "openspiel_os_cpp", "cfr+", "dcfr"],
@@ -47,6 +57,16 @@ _CHECKPOINT_SECONDS = flags.DEFINE_list(
 _SEEDS = flags.DEFINE_integer("seeds", 1, "Seeds per algorithm.")
 _OUT_DIR = flags.DEFINE_string("out_dir", "results/big_games",
                                "Where the CSV and the plots go.")
+_EVALUATOR = flags.DEFINE_enum(
+    "evaluator", "exploitability", ["exploitability", "head_to_head"],
+    "How checkpoints are scored: exploitability (streamed, games with an "
+    "engine) or head_to_head (Monte Carlo against the uniform policy and "
+    "OpenSpiel's C++ outcome sampling trained as long; any game).")
+_EPISODES = flags.DEFINE_integer(
+    "episodes", 20000, "Head-to-head episodes per opponent and checkpoint "
+    "(even: half in each seat).")
+_CONFIDENCE = flags.DEFINE_float("confidence", 0.95,
+                                 "Coverage of the head-to-head intervals.")
 
 
 COLUMNS = ["game", "algorithm", "seed", "target", "seconds", "iterations",
@@ -80,6 +100,40 @@ def plot(frame, game, path):
   plt.close(fig)
 
 
+def append_row(path, row, columns):
+  """Appends one row to the CSV at `path` (with the header if new)."""
+  new_file = not os.path.exists(path)
+  with open(path, "a", encoding="utf-8") as f:  # One write per row.
+    f.write(pd.DataFrame([row])[columns].to_csv(index=False,
+                                                header=new_file))
+
+
+def run_head_to_head(games_list, targets):
+  """--evaluator=head_to_head: rows to head_to_head.csv, then its plots."""
+  path = os.path.join(_OUT_DIR.value, "head_to_head.csv")
+
+  def on_row(row):
+    append_row(path, row, head_to_head.COLUMNS)
+    print(f"{row['algorithm']:>20} {row['seconds']:8.1f}s "
+          f"{row['iterations']:>12,} it  vs {row['opponent']:<16} "
+          f"{row['mean']:+.4f} in [{row['low']:+.4f}, {row['high']:+.4f}] "
+          f"({row['episodes']:,} episodes in {row['eval_seconds']:.0f}s)",
+          flush=True)
+
+  for game in games_list:
+    for algorithm in _ALGORITHMS.value:
+      for seed in range(_SEEDS.value):
+        head_to_head.timed_run(game, algorithm, seed, targets,
+                               _EPISODES.value, _CONFIDENCE.value, on_row)
+  frame = pd.read_csv(path)
+  for game in games_list:
+    head_to_head.plot(frame, game, head_to_head.plot_path(_OUT_DIR.value,
+                                                          game))
+  last = frame.groupby(["game", "algorithm", "opponent"]).tail(1)
+  print(last[["game", "algorithm", "opponent", "seconds", "iterations",
+              "mean", "low", "high"]].to_string(index=False))
+
+
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"Unexpected arguments: {' '.join(argv[1:])}")
@@ -97,15 +151,22 @@ def main(argv):
                            f"increasing, got {_CHECKPOINT_SECONDS.value}.")
   else:
     targets = wallclock.checkpoints(_SECONDS.value, _CHECKPOINTS.value)
+  if _EVALUATOR.value == "head_to_head":
+    if _EPISODES.value < 2 or _EPISODES.value % 2:
+      raise app.UsageError(f"--episodes must be a positive even integer, "
+                           f"got {_EPISODES.value}.")
+    if not 0 < _CONFIDENCE.value < 1:
+      raise app.UsageError(f"--confidence must be in (0, 1), got "
+                           f"{_CONFIDENCE.value}.")
   games_list = common.rejoin_game_list(_GAMES.value)
   os.makedirs(_OUT_DIR.value, exist_ok=True)
+  if _EVALUATOR.value == "head_to_head":
+    run_head_to_head(games_list, targets)
+    return
   path = os.path.join(_OUT_DIR.value, "big_games.csv")
 
   def on_row(row):
-    new_file = not os.path.exists(path)
-    with open(path, "a", encoding="utf-8") as f:  # One write per row.
-      f.write(pd.DataFrame([row])[COLUMNS].to_csv(index=False,
-                                                  header=new_file))
+    append_row(path, row, COLUMNS)
     print(f"{row['algorithm']:>20} {row['seconds']:8.1f}s "
           f"{row['iterations']:>12,} it  exploitability "
           f"{row['exploitability']:.5f}  (evaluated in "

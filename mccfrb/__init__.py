@@ -17,6 +17,8 @@ from mccfrb.evaluation import counterfactual_regrets
 from mccfrb.evaluation import counterfactual_values
 from mccfrb.evaluation import expected_value
 from mccfrb.evaluation import exploitability
+from mccfrb.evaluation import head_to_head
+from mccfrb.evaluation import HeadToHead
 from mccfrb.evaluation import nash_conv
 from mccfrb.evaluation import policy_values
 from mccfrb.games import load_game

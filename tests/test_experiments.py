@@ -225,3 +225,37 @@ def test_a_game_too_large_to_compile_is_refused_in_one_line_leaving_nothing(
   assert lines[0].startswith("convergence: error: goofspiel is too large")
   assert "experiments.big_games" in lines[0]
   assert not out.exists()
+
+
+def test_big_games_scores_checkpoints_head_to_head(tmp_path):
+  """--evaluator=head_to_head on a small game: a row per checkpoint and
+  opponent in head_to_head.csv, the C++ opponent trained as long, a plot."""
+  from mccfrb.experiment import head_to_head  # pylint: disable=import-outside-toplevel
+  done = run_binary("experiments.big_games", "--games=kuhn_poker",
+                    "--algorithms=mccfrb_plus_none,openspiel_os_cpp",
+                    "--checkpoint_seconds=0.5,1", "--evaluator=head_to_head",
+                    "--episodes=2000", f"--out_dir={tmp_path}")
+  assert done.returncode == 0, done.stderr
+  frame = pd.read_csv(tmp_path / "head_to_head.csv")
+  assert list(frame.columns) == head_to_head.COLUMNS
+  assert len(frame) == 2 * 2 * 2  # Algorithms x checkpoints x opponents.
+  assert set(frame.opponent) == {"uniform", "openspiel_os_cpp"}
+  assert (frame.episodes == 2000).all()
+  assert (frame.low < frame["mean"]).all() and (
+      frame["mean"] < frame.high).all()
+  against_cpp = frame[frame.opponent == "openspiel_os_cpp"]
+  assert (against_cpp.opponent_seconds >= against_cpp.target).all()
+  assert (against_cpp.opponent_iterations > 0).all()
+  # Trained policies beat the uniform policy on Kuhn.
+  assert (frame[frame.opponent == "uniform"].low > 0).all()
+  assert (tmp_path / "head_to_head_kuhn_poker.png").exists()
+  assert not (tmp_path / "big_games.csv").exists()
+
+
+def test_big_games_refuses_an_odd_number_of_episodes(tmp_path):
+  done = run_binary("experiments.big_games", "--games=kuhn_poker",
+                    "--evaluator=head_to_head", "--episodes=3",
+                    f"--out_dir={tmp_path}/out")
+  assert done.returncode == 1
+  assert "--episodes must be a positive even integer, got 3" in done.stderr
+  assert not (tmp_path / "out").exists()

@@ -4,7 +4,9 @@ NashConv = BR_0(sigma_1) + BR_1(sigma_0) - (u_0 + u_1), and exploitability is
 NashConv / 2, as OpenSpiel defines them for two-player games. On games with
 more players or general-sum returns (general trees), NashConv is
 sum_i (BR_i(sigma_{-i}) - u_i(sigma)), OpenSpiel's `nash_conv`; their
-exploitability is refused, as OpenSpiel's is.
+exploitability is refused, as OpenSpiel's is. Where no exact value can be
+computed, `head_to_head` scores two policies against each other by Monte
+Carlo (mccfrb/evaluation/head_to_head.py).
 """
 
 import functools
@@ -14,6 +16,8 @@ import pyspiel
 
 from mccfrb import games
 from mccfrb.evaluation import policy as policy_lib
+from mccfrb.evaluation.head_to_head import HeadToHead  # pylint: disable=unused-import
+from mccfrb.evaluation.head_to_head import head_to_head  # pylint: disable=unused-import
 from mccfrb.games import schedule as schedule_lib
 from mccfrb.games import tree as tree_lib
 from mccfrb.kernels import exact

@@ -5,7 +5,9 @@ compile (goofspiel with 6 cards), each algorithm trains for a budget of
 seconds on one core; at checkpoints the clock stops, the average policy's
 exploitability is computed by the streaming walk of the public tree
 (mccfrb/evaluation/stream.py), and a row is written. `experiments/big_games.py` is the
-binary; `ALGORITHMS` the configurations it knows.
+binary; `ALGORITHMS` the configurations it knows. Games whose exploitability
+cannot be computed are scored head to head instead
+(mccfrb/experiment/head_to_head.py passes its evaluation to `timed_run`).
 """
 
 import os
@@ -19,6 +21,7 @@ from mccfrb.evaluation import stream
 from mccfrb.games.engines import engine_for
 from mccfrb.games.engines import goofspiel as goofspiel_engine
 from mccfrb.solvers import engine as engine_solvers
+from mccfrb.solvers import representation as representation_lib
 from mccfrb.solvers import tables as tables_lib
 
 
@@ -31,10 +34,10 @@ def _public(**options):
 
 
 def _sampler(solver_class, **options):
-  def make(game, seed):
+  def make(game, seed, representation="engine"):
     from mccfrb import solvers  # pylint: disable=import-outside-toplevel
     solver = getattr(solvers, solver_class)(game, seed=seed,
-                                            representation="engine",
+                                            representation=representation,
                                             **options)
     return _SolverRunner(solver)
   return make
@@ -45,10 +48,10 @@ def _external(**options):
 
 
 def _cfr(variant):
-  def make(game, seed):  # pylint: disable=unused-argument
+  def make(game, seed, representation="engine"):  # pylint: disable=unused-argument
     from mccfrb.solvers import CFRSolver  # pylint: disable=import-outside-toplevel
     return _SolverRunner(CFRSolver(game, variant=variant,
-                                   representation="engine"), chunk=1)
+                                   representation=representation), chunk=1)
   return make
 
 
@@ -83,7 +86,8 @@ ALGORITHMS = {
                   "external sampling, linear weighting"),
     "es_discounted": (_external(weighting="discounted"),
                       "external sampling, DCFR(1.5, 0, 2) weighting"),
-    "openspiel_os_cpp": (lambda game, seed: _OpenSpielRunner(game, seed),
+    "openspiel_os_cpp": (lambda game, seed, representation=None:
+                         OpenSpielRunner(game, seed),
                          "OpenSpiel's C++ outcome sampling"),
     "cfr+": (_cfr("cfr+"), "exact CFR+, streamed"),
     "dcfr": (_cfr("discounted"), "exact DCFR, streamed"),
@@ -111,20 +115,23 @@ class _SolverRunner:
     return engine_solvers.engine_policy_nash_conv(
         self.solver.average_policy(), progress=False) / 2.0
 
+  def policy(self):
+    """The average policy (an OpenSpiel policy), for head-to-head play."""
+    return self.solver.average_policy()
+
   def memory_bytes(self):
     return self.solver.memory()["bytes"]
 
 
-class _OpenSpielRunner:
-  """pyspiel.OutcomeSamplingMCCFRSolver, its policy read into engine tables
-  (goofspiel's infoset keys from OpenSpiel's strings) and evaluated by ours."""
+class OpenSpielRunner:
+  """pyspiel.OutcomeSamplingMCCFRSolver (epsilon 0.6, OpenSpiel's default),
+  on any game; its exploitability is computed on goofspiel engines only (its
+  policy read into engine tables, goofspiel's infoset keys from OpenSpiel's
+  strings, and evaluated by ours)."""
 
   def __init__(self, game, seed):
     self.game = games.load_game(game)
     self.engine = engine_for(self.game)
-    if self.engine is None or self.engine.name != "goofspiel":
-      raise ValueError("openspiel_os_cpp is evaluated on goofspiel engines "
-                       f"only (its strings are parsed); got {self.game}.")
     self.start_bytes = _resident_bytes()
     self.solver = pyspiel.OutcomeSamplingMCCFRSolver(self.game, 0.6, seed)
     self.iterations = 0
@@ -135,7 +142,15 @@ class _OpenSpielRunner:
       self.solver.run_iteration()
     self.iterations += n
 
+  def policy(self):
+    """The average policy (a `pyspiel.Policy`), for head-to-head play."""
+    return self.solver.average_policy()
+
   def exploitability(self):
+    if self.engine is None or self.engine.name != "goofspiel":
+      raise ValueError("openspiel_os_cpp is evaluated on goofspiel engines "
+                       f"only (its strings are parsed); got {self.game}. "
+                       "Score it head to head (--evaluator=head_to_head).")
     tables = tables_lib.InfosetTables(self.engine.max_moves)
     for key, avg in openspiel_average_table(self.solver):
       player = int(key.split("\n", 1)[0].rsplit(" ", 1)[-1])
@@ -190,8 +205,11 @@ def _resident_bytes():
 
 def small_instance(game):
   """A small instance of the same engine and options (for compiling the
-  kernels before the clock starts): 3 cards, or 1 die of 2 sides."""
+  kernels before the clock starts): 3 cards, or 1 die of 2 sides; the game
+  itself for a game without an engine."""
   engine = engine_for(games.load_game(game))
+  if engine is None:
+    return game
   params = games.load_game(game).get_parameters()
   params = dict(params.get("game", params))
   name = params.pop("name", engine.name)
@@ -209,45 +227,73 @@ def checkpoints(seconds, count):
                                          count)]
 
 
-def timed_run(game, algorithm, seed, targets, on_row=None):
+def timed_run(game, algorithm, seed, targets, on_row=None, evaluate=None,
+              representation="engine"):
   """Trains `algorithm` on `game`, evaluating when the training time
   (evaluation excluded) reaches each of `targets` (seconds, increasing).
 
+  Args:
+    game, algorithm, seed: what runs (`algorithm` a key of ALGORITHMS).
+    targets: training seconds of the checkpoints, increasing.
+    on_row: called with each row as soon as it is measured.
+    evaluate: None (the exploitability) or a function (runner, trained
+      seconds) -> list of dicts, the columns of one row each (with their own
+      `eval_seconds` if they time themselves).
+    representation: of the mccfrb solvers ("engine": the streaming
+      exploitability needs one; "auto" for head-to-head evaluation).
+
   Returns:
     A list of row dicts: game, algorithm, seed, target (seconds asked),
-    seconds (trained), iterations, exploitability, eval_seconds,
-    memory_bytes.
+    seconds (trained), iterations, the evaluation's columns (by default
+    exploitability), eval_seconds, memory_bytes.
   """
   targets = [float(t) for t in targets]
   if not targets or any(t <= 0 for t in targets) or targets != sorted(targets):
     raise ValueError(f"checkpoint seconds must be positive and increasing, "
                      f"got {targets}.")
+  if evaluate is None:
+    evaluate = lambda runner, trained: [  # pylint: disable=g-long-lambda
+        dict(exploitability=runner.exploitability())]
   factory, _ = ALGORITHMS[algorithm]
-  factory(small_instance(game), seed).run(2)  # Compiles the kernels.
-  runner = factory(game, seed)
+  if representation == "auto":  # The warm-up compiles the kernels it uses.
+    representation, _ = representation_lib.resolve(games.load_game(game),
+                                                   "auto")
+  factory(small_instance(game), seed, representation).run(2)  # Compiles.
+  runner = factory(game, seed, representation)
   rows, trained, n = [], 0.0, 1
   evaluated_at = -1
   for target in targets:
     if trained >= target and runner.iterations == evaluated_at:
       continue  # One exact iteration outlasted several checkpoints.
-    while trained < target:
-      if runner.chunk is not None:
-        n = runner.chunk
-      start = time.perf_counter()
-      runner.run(n)
-      elapsed = time.perf_counter() - start
-      trained += elapsed
-      if runner.chunk is None and elapsed < 0.2:
-        n *= 2
+    trained, n = train_until(runner, trained, target, n)
     start = time.perf_counter()
     evaluated_at = runner.iterations
-    expl = runner.exploitability()
-    row = dict(game=str(game), algorithm=algorithm, seed=seed,
-               target=target, seconds=trained, iterations=runner.iterations,
-               exploitability=expl,
-               eval_seconds=time.perf_counter() - start,
-               memory_bytes=runner.memory_bytes())
-    rows.append(row)
-    if on_row is not None:
-      on_row(row)
+    measured = evaluate(runner, trained)
+    elapsed = time.perf_counter() - start
+    for fields in measured:
+      row = dict(game=str(game), algorithm=algorithm, seed=seed,
+                 target=target, seconds=trained,
+                 iterations=runner.iterations, **fields)
+      row.setdefault("eval_seconds", elapsed)
+      row["memory_bytes"] = runner.memory_bytes()
+      rows.append(row)
+      if on_row is not None:
+        on_row(row)
   return rows
+
+
+def train_until(runner, trained, target, n=1):
+  """Runs `runner` until its training seconds, `trained` so far, reach
+  `target`, in chunks of `n` iterations doubled while they take under
+  0.2 s (or of `runner.chunk` iterations); returns (the training seconds
+  then, the next chunk size)."""
+  while trained < target:
+    if runner.chunk is not None:
+      n = runner.chunk
+    start = time.perf_counter()
+    runner.run(n)
+    elapsed = time.perf_counter() - start
+    trained += elapsed
+    if runner.chunk is None and elapsed < 0.2:
+      n *= 2
+  return trained, n

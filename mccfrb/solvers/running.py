@@ -71,11 +71,13 @@ def deferred_interrupts():
 
 class RunProgress:
   """A tqdm bar over a run's iterations, shown once the run has taken
-  PROGRESS_AFTER seconds (at once with progress=True, never with False)."""
+  PROGRESS_AFTER seconds (at once with progress=True, never with False);
+  `desc` and `unit` name what is counted."""
 
-  def __init__(self, total, progress=None):
+  def __init__(self, total, progress=None, desc="iterations", unit="it"):
     self._total = total
     self._progress = progress
+    self._desc, self._unit = desc, unit
     self._started = time.perf_counter()
     self._bar = None
 
@@ -88,8 +90,9 @@ class RunProgress:
         self._progress
         or time.perf_counter() - self._started > PROGRESS_AFTER):
       from tqdm import tqdm  # pylint: disable=import-outside-toplevel
-      self._bar = tqdm(total=self._total, initial=iterations, unit="it",
-                       unit_scale=True, desc="iterations", leave=False)
+      self._bar = tqdm(total=self._total, initial=iterations,
+                       unit=self._unit, unit_scale=True, desc=self._desc,
+                       leave=False)
     if self._bar is not None:
       self._bar.n = iterations
       if infosets is not None:

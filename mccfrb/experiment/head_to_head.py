@@ -1,0 +1,150 @@
+"""Head-to-head scoring of training runs by the clock (issue 21, item 5).
+
+On games whose exploitability cannot be computed (phantom_ttt, dark_hex,
+liars_dice with 3 dice, oshi_zumo), each checkpoint of a run of
+`wallclock.timed_run` is scored by `mccfrb.head_to_head` against two
+opponents, a row each:
+
+  uniform           OpenSpiel's `UniformRandomPolicy`;
+  openspiel_os_cpp  OpenSpiel's C++ outcome sampling (epsilon 0.6, seed
+                    OPPONENT_SEED + the run's seed), trained for the same
+                    seconds as the checkpoint (its own clock, one core; it
+                    keeps training from checkpoint to checkpoint and its
+                    training is not counted in the run's).
+
+The row's `mean` is the checkpoint policy's expected return against the
+opponent over both seats, in [low, high] (the normal-approximation
+interval at `confidence`); `experiments/big_games.py --evaluator=
+head_to_head` writes the rows to head_to_head.csv and plots them.
+"""
+
+import os
+import time
+
+from open_spiel.python import policy as os_policy
+
+from mccfrb import games
+from mccfrb import evaluation
+from mccfrb.experiment import analysis
+from mccfrb.experiment import wallclock
+
+OPPONENTS = ("uniform", "openspiel_os_cpp")
+# The opponent's seed is this plus the run's (never the seed of a run of
+# openspiel_os_cpp itself, which would play its own copy).
+OPPONENT_SEED = 1_000_003
+COLUMNS = ["game", "algorithm", "seed", "target", "seconds", "iterations",
+           "opponent", "opponent_seconds", "opponent_iterations", "mean",
+           "stderr", "low", "high", "confidence", "episodes", "eval_seconds",
+           "memory_bytes"]
+
+
+class Evaluation:
+  """The checkpoints' scoring of one run (`timed_run`'s `evaluate`).
+
+  Args:
+    game: the game string.
+    seed: the run's seed; the head-to-head episodes use it too.
+    episodes: episodes per opponent and checkpoint (even).
+    confidence: of the intervals.
+    opponents: a subset of OPPONENTS.
+  """
+
+  def __init__(self, game, seed, episodes, confidence=0.95,
+               opponents=OPPONENTS):
+    unknown = set(opponents) - set(OPPONENTS)
+    if unknown:
+      raise ValueError(f"Unknown opponents {sorted(unknown)}; known: "
+                       f"{', '.join(OPPONENTS)}.")
+    self.game = games.load_game(game)
+    self.seed, self.episodes, self.confidence = seed, episodes, confidence
+    self.opponents = tuple(opponents)
+    self._opponent = None
+    self._opponent_seconds, self._opponent_chunk = 0.0, 1
+
+  def __call__(self, runner, trained):
+    """Rows (dicts of columns) scoring `runner`'s policy after `trained`
+    seconds against each opponent."""
+    policy = runner.policy()
+    rows = []
+    for name in self.opponents:
+      if name == "uniform":
+        opponent, seconds, iterations = (
+            os_policy.UniformRandomPolicy(self.game), 0.0, 0)
+      else:
+        opponent = self._trained_opponent(trained)
+        seconds, iterations = (self._opponent_seconds,
+                               self._opponent.iterations)
+      start = time.perf_counter()
+      result = evaluation.head_to_head(
+          self.game, policy, opponent, self.episodes, self.seed,
+          confidence=self.confidence, progress=False)
+      rows.append(dict(
+          opponent=name, opponent_seconds=seconds,
+          opponent_iterations=iterations, mean=result.mean,
+          stderr=result.stderr, low=result.low, high=result.high,
+          confidence=result.confidence, episodes=result.episodes,
+          eval_seconds=time.perf_counter() - start))
+    return rows
+
+  def _trained_opponent(self, seconds):
+    """OpenSpiel's C++ outcome sampling's average policy once it has
+    trained for `seconds` in all."""
+    if self._opponent is None:
+      self._opponent = wallclock.OpenSpielRunner(
+          self.game, OPPONENT_SEED + self.seed)
+    self._opponent_seconds, self._opponent_chunk = wallclock.train_until(
+        self._opponent, self._opponent_seconds, seconds, self._opponent_chunk)
+    return self._opponent.policy()
+
+
+def timed_run(game, algorithm, seed, targets, episodes, confidence=0.95,
+              on_row=None, opponents=OPPONENTS):
+  """`wallclock.timed_run` with every checkpoint scored head to head (rows
+  with COLUMNS, one per checkpoint and opponent). The mccfrb solvers take
+  representation="auto" (a compiled tree, an engine, whatever the game
+  allows)."""
+  evaluation = Evaluation(game, seed, episodes, confidence, opponents)
+  return wallclock.timed_run(game, algorithm, seed, targets, on_row,
+                             evaluate=evaluation, representation="auto")
+
+
+def plot(frame, game, path):
+  """The head-to-head mean by training seconds with its interval, a panel
+  per opponent, a line per algorithm (over seeds: the mean of the means
+  and of the interval bounds at each checkpoint)."""
+  import matplotlib  # pylint: disable=import-outside-toplevel
+  matplotlib.use("Agg")
+  import matplotlib.ticker  # pylint: disable=import-outside-toplevel
+  import matplotlib.pyplot as plt  # pylint: disable=import-outside-toplevel
+  rows = frame[frame.game == game]
+  opponents = [o for o in OPPONENTS if o in set(rows.opponent)]
+  fig, axes = plt.subplots(1, len(opponents), figsize=(5 * len(opponents), 4),
+                           squeeze=False, sharey=True)
+  for ax, opponent in zip(axes[0], opponents):
+    for algorithm, runs in rows[rows.opponent == opponent].groupby(
+        "algorithm"):
+      mean = runs.groupby("target", as_index=False)[
+          ["seconds", "mean", "low", "high"]].mean()
+      line, = ax.plot(mean.seconds, mean["mean"], marker="o",
+                      label=algorithm)
+      ax.fill_between(mean.seconds, mean.low, mean.high, alpha=0.2,
+                      color=line.get_color())
+    ax.axhline(0.0, color="black", linewidth=0.8)
+    ax.set_xscale("log")
+    ticks = sorted(set(rows.target))  # The checkpoints, as plain numbers.
+    ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
+    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    ax.set_xlabel("training seconds (one core; evaluation excluded)")
+    ax.set_title(f"against {opponent}", fontsize=9)
+    ax.grid(True, which="both", alpha=0.3)
+  axes[0][0].set_ylabel("mean return over both seats (band: interval)")
+  axes[0][-1].legend(fontsize=8)
+  fig.suptitle(game, fontsize=8)
+  fig.tight_layout()
+  fig.savefig(path, dpi=120)
+  plt.close(fig)
+
+
+def plot_path(out_dir, game):
+  """Where `plot` puts the figure of `game` in `out_dir`."""
+  return os.path.join(out_dir, f"head_to_head_{analysis.game_slug(game)}.png")
