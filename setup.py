@@ -29,8 +29,10 @@ setuptools.setup(
     ],
     extras_require={
         # selenium drives Debian's chromium in tests/test_play_browser.py;
-        # tests/test_docs.py builds the documentation site (strict).
-        "test": ["pytest>=8", "selenium>=4.11"] + DOCS,
+        # tests/test_docs.py builds the documentation site (strict);
+        # pytest-xdist runs the suite on both cores (-n 2: most of its time
+        # is first-use numba compiles, BUILD_NOTES.md "Suite time").
+        "test": ["pytest>=8", "pytest-xdist>=3.5", "selenium>=4.11"] + DOCS,
         # mkdocs build -f docs/mkdocs.yml
         "docs": DOCS,
         "ray": ["ray>=2.9"],

@@ -257,7 +257,7 @@ def timed_run(game, algorithm, seed, targets, on_row=None, evaluate=None,
   factory, _ = ALGORITHMS[algorithm]
   if representation == "auto":  # The warm-up compiles the kernels it uses.
     representation, _ = representation_lib.resolve(games.load_game(game),
-                                                   "auto")
+                                                   "auto", grown=True)
   factory(small_instance(game), seed, representation).run(2)  # Compiles.
   runner = factory(game, seed, representation)
   rows, trained, n = [], 0.0, 1
