@@ -2,6 +2,8 @@
 
 import hashlib
 import os
+import signal
+import threading
 
 # Three numba threads, set before numba is imported (it cannot change once
 # its threads run), so that the threads=2 and threads=3 tests run on as
@@ -17,6 +19,21 @@ import mccfrb
 GOOFSPIEL4 = ("goofspiel(num_cards=4,imp_info=True,points_order=random,"
               "returns_type=point_difference)")
 GAMES = ("kuhn_poker", "leduc_poker", GOOFSPIEL4, "matching_pennies")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def default_sigint():
+  """Python's own Ctrl-C handler for every test.
+
+  pytest-xdist's workers (the README's `-n 2`) ignore SIGINT, leaving
+  Ctrl-C to the controller, and processes they start inherit the ignored
+  signal: the tests of Ctrl-C (solvers/running.py, the binaries) would see
+  nothing. Restored in the worker's main thread, SIGINT raises
+  KeyboardInterrupt there and starts as default in child processes.
+  """
+  if threading.current_thread() is threading.main_thread():
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+  yield
 
 
 @pytest.fixture(params=GAMES)
