@@ -74,10 +74,9 @@ def _four_sweep_pass(kind, player, infoset, child_start, num_children,
   reach and chance's, as in OpenSpiel's cfr.py for any number of players;
   two-player trees keep player 0's values and utility_sum - v."""
   clip, post, split, predictive = flags
-  general = utility.ndim == 2
   reach_probabilities(kind, player, infoset, child_start, num_children,
                       edge_prob, strategy, reach)
-  if general:
+  if utility.ndim == 2:
     player_values(kind, player, infoset, child_start, num_children,
                   edge_prob, utility, utility_sum, p, strategy, values)
   else:
@@ -95,7 +94,7 @@ def _four_sweep_pass(kind, player, infoset, child_start, num_children,
     i = infoset[n]
     s = child_start[n]
     own = reach[n, p]
-    if general:
+    if utility.ndim == 2:
       w = 1.0
       for q in range(reach.shape[1]):
         if q != p:
@@ -105,7 +104,7 @@ def _four_sweep_pass(kind, player, infoset, child_start, num_children,
       w = reach[n, 1 - p] * reach[n, 2]
       v = values[n] if p == 0 else utility_sum - values[n]
     for j in range(num_children[n]):
-      if general:
+      if utility.ndim == 2:
         child = values[s + j]
       else:
         child = values[s + j] if p == 0 else utility_sum - values[s + j]

@@ -138,6 +138,33 @@ def reach_probabilities(kind, player, infoset, child_start, num_children,
       pi_{-i}(h) is the product of the columns but i (with two players,
       reach[h, 1 - i] * reach[h, 2]).
   """
+  if reach.shape[1] != 3:
+    _reach_of_players(kind, player, infoset, child_start, num_children,
+                      edge_prob, strategy, reach)
+    return
+  reach[0, 0] = 1.0
+  reach[0, 1] = 1.0
+  reach[0, 2] = 1.0
+  for n in range(kind.shape[0]):
+    k = kind[n]
+    if k == 2:
+      continue
+    s = child_start[n]
+    for j in range(num_children[n]):
+      c = s + j
+      reach[c, 0] = reach[n, 0]
+      reach[c, 1] = reach[n, 1]
+      reach[c, 2] = reach[n, 2]
+      if k == 0:
+        reach[c, 2] *= edge_prob[c]
+      else:
+        reach[c, player[n]] *= strategy[infoset[n], j]
+
+
+@njit(cache=True, error_model="numpy")
+def _reach_of_players(kind, player, infoset, child_start, num_children,
+                      edge_prob, strategy, reach):
+  """`reach_probabilities` with any number of players (P + 1 columns)."""
   chance = reach.shape[1] - 1
   for q in range(chance + 1):
     reach[0, q] = 1.0
