@@ -380,9 +380,11 @@ def _damage(df, task, extra):
   if not np.allclose(df["nash_conv"], 2 * df["exploitability"], rtol=1e-9,
                      atol=0.0):
     return "its nash_conv is not twice its exploitability"
+  # The extra columns (the backend) are not settings: a sweep started on
+  # Ray resumes on local processes, keeping the runs Ray finished.
   expected = {"game": task.game, "algorithm": task.algorithm,
               "seed": task.seed, "evaluator": task.evaluator,
-              "num_checkpoints": task.num_checkpoints, **extra}
+              "num_checkpoints": task.num_checkpoints}
   for column, value in expected.items():
     if df[column].astype(str).tolist() != [str(value)] * len(df):
       return f"its column {column!r} is not the task's {value!r}"
