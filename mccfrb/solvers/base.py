@@ -527,6 +527,17 @@ class WeightingMixin:
     return out
 
 
+def skipped_weight(t, last, linear):
+  """The weight optimistic averaging owes an infoset last updated at
+  iteration `last` (int or int64 array) when read at iteration t: t - last,
+  or with linear averaging (RM+) the skipped iterations' weights
+  last + 1 + ... + t = (t (t + 1) - last (last + 1)) / 2, in float64 (the
+  int64 products would wrap past about 3e9 iterations)."""
+  if linear:
+    return (t * (t + 1) - last * (last + 1.0)) / 2
+  return t - last
+
+
 class OptimisticAverageMixin:
   """Reading an optimistically averaged strategy (Lanctot 2013 section 4).
 
@@ -553,8 +564,6 @@ class OptimisticAverageMixin:
     owner_reach = np.zeros(tree.num_infosets)
     owner_reach[tree.node_infoset[decision]] = reach[
         decision, tree.node_player[decision]]
-    last, t = self._avg_last, self._num_iterations
-    skipped = (t * (t + 1) - last * (last + 1.0)) / 2 if self._regret_code else (
-        t - last)
-    weight = skipped * owner_reach
+    weight = skipped_weight(self._num_iterations, self._avg_last,
+                            self._regret_code) * owner_reach
     return self._avg + weight[:, None] * strategy

@@ -49,9 +49,8 @@ def average_row(tables, row, flush, t, reach):
   start, count = tables.row_start[row], tables.row_actions[row]
   cum = tables.avg[start:start + count].copy()
   if flush != FLUSH_NONE:
-    last = tables.avg_last[row]
-    skipped = (t * (t + 1) - last * (last + 1.0)) / 2 if (
-        flush == FLUSH_OPTIMISTIC_PLUS) else t - last
+    skipped = base.skipped_weight(t, tables.avg_last[row],
+                                  flush == FLUSH_OPTIMISTIC_PLUS)
     cum += skipped * reach * tables.strategy[start:start + count]
   total = cum.sum()
   if total <= 0.0:

@@ -317,10 +317,8 @@ class GrownSampling:
     cum = self._avg[row, :count].copy()
     if getattr(self, "_averaging_code", 0) == 1 and iterations:
       reach = self._grown_own_reach(state, player)
-      last = float(self._avg_last[row])
-      t = float(iterations)
-      skipped = ((t * (t + 1) - last * (last + 1)) / 2 if self._regret_code
-                 else t - last)
+      skipped = base.skipped_weight(iterations, self._avg_last[row],
+                                    self._regret_code)
       cum += skipped * reach * self._strategy[row, :count]
     total = cum.sum()
     return cum / total if total > 0 else np.full(count, 1.0 / count)
