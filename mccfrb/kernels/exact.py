@@ -139,8 +139,8 @@ def reach_probabilities(kind, player, infoset, child_start, num_children,
       reach[h, 1 - i] * reach[h, 2]).
   """
   if reach.shape[1] != 3:
-    # Kept apart on purpose: the loop over columns in the two-player sweep
-    # cost Kuhn CFR+ about 10% (BUILD_NOTES, "Games with more players").
+    # Kept apart on purpose: a loop over the columns made the two-player
+    # sweep measurably slower (BUILD_NOTES, "Games with more players").
     _reach_of_players(kind, player, infoset, child_start, num_children,
                       edge_prob, strategy, reach)
     return
