@@ -20,6 +20,12 @@ Every set is deterministic (fixed seeds), so a rerun prints the same numbers:
   convergence    every baseline kind on Leduc, goofspiel 4 and matching
                  pennies, seeds 0-2, exploitability at 100 and 20,000
                  iterations (thesis_exponential at decay 0.1).
+  general_baselines
+                 MCCFRbSolver's defaults (RM+, stochastic averaging) with
+                 every baseline kind on games with three players (Kuhn
+                 at 10^4 iterations, Leduc at 10^5; the oracle on Kuhn
+                 only) and on general-sum goofspiel 4 (10^5), seeds 0-2:
+                 NashConv (per-player baseline tables).
   unbiasedness   the statistic of tests/test_solvers.py (max z and mean z^2
                  over well-sampled entries) for sample seeds 1-6 on Kuhn and
                  seeds 1-2 on Leduc, every kind.
@@ -225,6 +231,27 @@ def convergence():
       print(f"{game[:12]} {kind}: at 100 {np.round(early, 3)}, at 20,000 "
             f"{np.round(late, 4)}")
     print(f"{game[:12]}: worst at 20,000 iterations {worst:.4f}")
+
+
+def general_baselines():
+  goofspiel = ("turn_based_simultaneous_game(game=goofspiel(num_cards=4,"
+               "imp_info=True,points_order=random,returns_type=total_points))")
+  for spec, iterations in (("kuhn_poker(players=3)", 10_000),
+                           ("leduc_poker(players=3)", 100_000),
+                           (goofspiel, 100_000)):
+    game = mccfrb.load_game(spec, general=True)
+    tree = mccfrb.compile_tree(game)
+    for kind in mccfrb.BASELINES:
+      if kind == "oracle" and tree.num_nodes > 10_000:
+        continue  # A walk of every player's values per episode.
+      values = []
+      for seed in range(3):
+        solver = mccfrb.MCCFRbSolver(game, baseline=kind, seed=seed,
+                                     tree=tree, averaging="stochastic")
+        solver.run(iterations, progress=False)
+        values.append(mccfrb.nash_conv(tree, solver.average_policy_table()))
+      print(f"{spec} {iterations} {kind}: NashConv {spread(values)}",
+            flush=True)
 
 
 def unbiasedness():
@@ -594,6 +621,7 @@ def parallel_region():
 SETS = {"weighting": weighting, "pruning_short": pruning_short,
         "pruning_long": pruning_long, "averaging": averaging,
         "exponential": exponential, "convergence": convergence,
+        "general_baselines": general_baselines,
         "unbiasedness": unbiasedness, "agreement": agreement,
         "public_time": public_time, "compile": compile,
         "nfsp_kuhn": nfsp_kuhn,

@@ -188,8 +188,6 @@ def test_three_player_episodes_update_every_player():
 
 
 def test_two_player_zero_sum_only_methods_refuse_general_games():
-  with pytest.raises(ValueError, match="player 0's utility.*3 players"):
-    mccfrb.MCCFRbSolver(KUHN3, baseline="learned")
   with pytest.raises(ValueError, match="averaging='stochastic'"):
     mccfrb.MCCFRbSolver(KUHN3, averaging="optimistic")
   with pytest.raises(ValueError, match="two-player zero-sum games only"):
@@ -203,16 +201,24 @@ def test_two_player_zero_sum_only_methods_refuse_general_games():
                                 tree=mccfrb.compile_tree(KUHN3))
   # Two-player general-sum games keep optimistic averaging.
   solver = mccfrb.MCCFRbSolver("matrix_pd", seed=0)
-  assert solver.averaging == "optimistic" and solver.baseline == "thesis"
+  assert solver.averaging == "optimistic"
+  assert mccfrb.MCCFRbSolver(KUHN3).baseline == "predictive"
   solver.run(50, progress=False)
 
 
-def test_save_and_load_a_three_player_solver(tmp_path):
-  solver = mccfrb.ExternalSamplingSolver(KUHN3, seed=1)
+@pytest.mark.parametrize("make", [
+    lambda: mccfrb.ExternalSamplingSolver(KUHN3, seed=1),
+    lambda: mccfrb.MCCFRbSolver(KUHN3, baseline="history", seed=1)],
+                         ids=["external", "mccfrb_history"])
+def test_save_and_load_a_three_player_solver(tmp_path, make):
+  solver = make()
   solver.run(20, progress=False)
-  solver.save(tmp_path / "es.npz")
-  loaded = mccfrb.ExternalSamplingSolver.load(tmp_path / "es.npz")
+  solver.save(tmp_path / "solver.npz")
+  loaded = type(solver).load(tmp_path / "solver.npz")
   solver.run(10, progress=False)
   loaded.run(10, progress=False)
   for x, y in zip(_tables(solver), _tables(loaded)):
     np.testing.assert_array_equal(x, y)
+  if isinstance(solver, mccfrb.MCCFRbSolver):  # One block per player.
+    np.testing.assert_array_equal(solver._baseline, loaded._baseline)  # pylint: disable=protected-access
+    assert solver._baseline.size == 3 * solver.tree.num_nodes  # pylint: disable=protected-access

@@ -11,6 +11,7 @@ from open_spiel.python.algorithms import outcome_sampling_mccfr as os_mccfr
 
 import mccfrb
 from mccfrb import reference
+from mccfrb.games import tree as tree_lib
 from mccfrb.kernels import exact
 from mccfrb.solvers import base
 from tests.conftest import GOOFSPIEL4
@@ -48,18 +49,31 @@ def reference_tables(solver, ref):
       baseline[(p * n_i + idx[key]) * a:][:len(row)] = row
     for (p, key), k in ref.infoset_count.items():
       count[p * n_i + idx[key]] = k
-  elif ref.baseline == "learned":
-    for key, row in ref.infoset_baseline.items():
-      baseline[idx[key] * a:][:len(row)] = row
-    for (key, j), k in ref.action_count.items():
-      count[idx[key] * a + j] = k
+  # General games: one block per player, keyed (player, key); else one
+  # table (p None) with plain keys.
+  players = range(tree.num_players) if ref.general else [None]
+
+  def own(p, key):
+    return key if p is None else (p, key)
+
+  if ref.baseline == "learned":
+    for p in players:
+      o = (p or 0) * n_i * a
+      for key in idx:
+        row = ref.infoset_baseline.get(own(p, key), [])
+        baseline[o + idx[key] * a:][:len(row)] = row
+        for j in range(len(row)):
+          count[o + idx[key] * a + j] = ref.action_count.get(
+              (own(p, key), j), 0)
   elif ref.baseline in ("history", "predictive", "oracle"):
     values = ref.oracle_values if ref.baseline == "oracle" else ref.edge_baseline
     counts = ref.edge_count
-    for n, h in enumerate(reference.node_histories(tree)):
-      baseline[n] = values.get(h, 0.0)
-      if ref.baseline == "history":
-        count[n] = counts.get(h, 0)
+    for p in players:
+      o = (p or 0) * tree.num_nodes
+      for n, h in enumerate(reference.node_histories(tree)):
+        baseline[o + n] = values.get(own(p, h), 0.0)
+        if ref.baseline == "history":
+          count[o + n] = counts.get(own(p, h), 0)
   return {"regrets": regrets, "avg": avg, "avg_last": avg_last,
           "baseline": baseline, "baseline_count": count}
 
@@ -97,6 +111,62 @@ def test_kernel_equals_python_reference(game_name, iterations, averaging, kind,
     assert np.abs(solver._baseline).max() > 0
   if regret == "rm+":
     assert solver._regrets.min() == 0.0  # Clipped, and some clipped to 0.
+
+
+KUHN3 = "kuhn_poker(players=3)"
+# Two-player general-sum: goofspiel scored by total points, turn-based.
+GOOF_GS = ("turn_based_simultaneous_game(game=goofspiel(num_cards=3,"
+           "points_order=descending,returns_type=total_points))")
+
+
+@pytest.mark.parametrize("game_name,averaging", [
+    (KUHN3, "stochastic"), (GOOF_GS, "stochastic"), (GOOF_GS, "optimistic")])
+@pytest.mark.parametrize("kind", KINDS)
+def test_general_games_keep_one_baseline_per_player(game_name, averaging,
+                                                    kind):
+  """More than two players or general-sum returns: every baseline kind
+  keeps one table per player in that player's own utility, equal to the
+  reference's per-player dicts bit for bit."""
+  iterations = 6 if kind == "oracle" else 120
+  game = mccfrb.load_game(game_name, general=True)
+  solver = mccfrb.MCCFRbSolver(game, baseline=kind, averaging=averaging,
+                               seed=5)
+  ref = reference.ReferenceMCCFRb(game, kind, averaging=averaging,
+                                  regret="rm+")
+  assert ref.general and solver.tree.is_general
+  rng = np.random.default_rng(5)
+  for t in range(1, iterations + 1):
+    ref.iteration(t, rng)
+  solver.run(iterations, progress=False)
+  expected = reference_tables(solver, ref)
+  for name, table in expected.items():
+    if name == "avg_last" and averaging == "stochastic":
+      continue
+    np.testing.assert_array_equal(getattr(solver, "_" + name), table,
+                                  err_msg=name)
+  if kind in ("learned", "history", "predictive", "oracle"):
+    blocks = solver._baseline.reshape(solver.tree.num_players, -1)
+    assert all(np.abs(b).max() > 0 for b in blocks)
+
+
+@pytest.mark.parametrize("batch", [None, 4])
+@pytest.mark.parametrize("kind", ["history", "predictive", "oracle"])
+def test_general_edge_baselines_hold_each_players_returns(kind, batch):
+  """Per-player edge baselines at terminal nodes hold that player's own
+  return (averaged, reset or exact), sequential and batched (2 threads);
+  one shared table or player 0's return everywhere would fail."""
+  solver = mccfrb.MCCFRbSolver(KUHN3, baseline=kind, seed=2, batch=batch,
+                               threads=1 if batch is None else 2)
+  solver.run(200, progress=False)
+  tree = solver.tree
+  terminal = tree.node_kind == tree_lib.TERMINAL
+  blocks = solver._baseline.reshape(3, tree.num_nodes)
+  for p in range(3):
+    stored = blocks[p][terminal]
+    returns = tree.returns[terminal, p]
+    seen = stored != 0.0
+    assert seen.sum() > 10
+    np.testing.assert_allclose(stored[seen], returns[seen], atol=1e-12)
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -95,8 +95,8 @@ def is_two_player_zero_sum(game):
       pyspiel.GameType.Utility.ZERO_SUM, pyspiel.GameType.Utility.CONSTANT_SUM)
 
 
-GENERAL_SOLVERS = ("CFRSolver, OutcomeSamplingSolver and MCCFRbSolver "
-                   "(baseline 'none' or 'thesis'), ExternalSamplingSolver "
+GENERAL_SOLVERS = ("CFRSolver, OutcomeSamplingSolver, MCCFRbSolver (every "
+                   "baseline, on a compiled tree), ExternalSamplingSolver "
                    "and nash_conv")
 
 

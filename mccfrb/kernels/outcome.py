@@ -17,7 +17,10 @@ in Kuchař's thesis (2020, Fig. 3.1); see docs/pages/algorithms.md. Variants are
 Baseline storage: the thesis tables are indexed (player, infoset, action) in
 that player's utility; the other kinds store player 0's utility (the value
 for player 1 is utility_sum - b), learned as (infoset, action), history,
-predictive and oracle by the id of the child node the edge leads to.
+predictive and oracle by the id of the child node the edge leads to. On
+general trees (below) those kinds keep one block per player instead, each
+in its own player's utility: player p's table starts at p * stride, stride
+= the table's size / P (`baseline_stride`).
 
 The current strategy sigma^t is kept in a table beside the regrets
 (`strategy`, regret matching of every row), recomputed for a row right after
@@ -52,10 +55,11 @@ General trees (more than two players or general-sum: utility float64[N,
 P], kernels/exact.py `payoff`): an iteration is one episode per player in
 player order, u(z) is the update player's own return, and pi_{-i} is the
 product of every other player's and chance's probabilities, as in
-OpenSpiel's outcome_sampling_mccfr.py for any number of players. The
-solver allows the thesis baseline there (per player already) and, with
-more than two players, stochastic averaging only (optimistic averaging's
-pi_owner is the single opponent's reach).
+OpenSpiel's outcome_sampling_mccfr.py for any number of players. Every
+baseline is kept per player there (one block each, in that player's own
+utility: a constant sum no longer maps one player's values to the
+other's); with more than two players averaging is stochastic only
+(optimistic averaging's pi_owner is the single opponent's reach).
 """
 
 import numba
@@ -65,6 +69,7 @@ from numba import prange
 
 from mccfrb.kernels.exact import node_values
 from mccfrb.kernels.exact import payoff
+from mccfrb.kernels.exact import player_values
 from mccfrb.kernels.exact import players_of
 from mccfrb.kernels.exact import regret_matching
 from mccfrb.kernels.exact import regret_matching_row
@@ -111,11 +116,21 @@ def averaged(old, count, target, decay):
 
 
 @njit(cache=True, error_model="numpy")
+def baseline_stride(utility, baseline_kind, baseline):
+  """The offset between two players' blocks of the baseline table: 0 (one
+  table in player 0's utility) but for kinds 3-6 on general trees."""
+  if utility.ndim == 1 or baseline_kind < 3:
+    return 0
+  return baseline.shape[0] // players_of(utility)
+
+
+@njit(cache=True, error_model="numpy")
 def baseline_base(baseline_kind, node_kind, infoset, child_start,
-                  update_player, num_infosets, max_actions):
+                  update_player, num_infosets, max_actions, stride):
   """Index into the flat baseline table of edge (node, action 0), -1 if b = 0.
 
-  The edge of action j is at the returned index + j for every kind.
+  The edge of action j is at the returned index + j for every kind;
+  `stride` (`baseline_stride`) selects the update player's block.
   """
   if baseline_kind == 0:
     return -1
@@ -126,8 +141,27 @@ def baseline_base(baseline_kind, node_kind, infoset, child_start,
   if baseline_kind == 3:
     if node_kind != 1:
       return -1
-    return infoset * max_actions
-  return child_start
+    return infoset * max_actions + update_player * stride
+  return child_start + update_player * stride
+
+
+@njit(cache=True, error_model="numpy")
+def oracle_values(kind, player, infoset, child_start, num_children,
+                  edge_prob, utility, utility_sum, strategy, baseline):
+  """The oracle baseline (kind 6): every node's exact value under
+  `strategy`, in player 0's utility, or on general trees every player's
+  block in its own utility. Returns the nodes touched."""
+  if utility.ndim == 1:
+    node_values(kind, player, infoset, child_start, num_children,
+                edge_prob, utility, strategy, baseline)
+    return kind.shape[0]
+  stride = baseline_stride(utility, 6, baseline)
+  num_players = players_of(utility)
+  for p in range(num_players):
+    player_values(kind, player, infoset, child_start, num_children,
+                  edge_prob, utility, utility_sum, p, strategy,
+                  baseline[p * stride:(p + 1) * stride])
+  return num_players * kind.shape[0]
 
 
 @njit(cache=True, error_model="numpy")
@@ -298,6 +332,7 @@ def _episodes(mode, kind, player, infoset, child_start, num_children,
   inc_lo = rng_state[3]
   touched = 0
   num_players = players_of(utility)
+  stride = baseline_stride(utility, baseline_kind, baseline)
   grown = mode == 3
   first_episode = worker * num_episodes // workers
   if grown:
@@ -319,9 +354,9 @@ def _episodes(mode, kind, player, infoset, child_start, num_children,
           catch_up(regrets, i, num_actions[i], through, t, log_pos,
                    log_neg)
         regret_matching(regrets, num_actions, strategy)
-      node_values(kind, player, infoset, child_start, num_children,
-                  edge_prob, utility, strategy, baseline)
-      touched += kind.shape[0]
+      touched += oracle_values(kind, player, infoset, child_start,
+                               num_children, edge_prob, utility, utility_sum,
+                               strategy, baseline)
     state = stream_start(key, e)
     episode_hi = s_hi
     episode_lo = s_lo
@@ -414,7 +449,7 @@ def _episodes(mode, kind, player, infoset, child_start, num_children,
         rec_node[d, e] = n
         rec_row[e, d] = -1 if nk == 0 else 2 * iset + (1 if mine else 0)
       base = baseline_base(baseline_kind, nk, iset, s, update_player,
-                           num_infosets, max_actions)
+                           num_infosets, max_actions, stride)
       if nk == 0:
         xi_s = edge_prob[s + a_s]
       elif mine:
@@ -510,7 +545,7 @@ def _episodes(mode, kind, player, infoset, child_start, num_children,
                           base + a_s, update_player * num_infosets + iset,
                           target, decay)
       if predictive:
-        baseline[s + a_s] = stored
+        baseline[base + a_s] = stored
         if mine:
           for j in range(c):
             predicted += strategy[iset, j] * (back if j == a_s
@@ -592,7 +627,8 @@ def run_batches(kind, player, infoset, child_start, num_children, edge_prob,
   there); phase 2, `_apply_records` by every worker; phase 3, the
   predictive baseline's reset b(h a*) <- sum_a' sigma^{t+1}(h a*, a')
   b(h a*, a') (u(z) at a terminal) for every sampled edge, one depth at a
-  time from the deepest, in player 0's utility.
+  time from the deepest, in player 0's utility (general trees: in the
+  episode's update player's block and utility).
 
   The arguments are those of `run_episodes`; the scratch has one block per
   worker (see `_episodes`) and the records one slot per episode k of a
@@ -623,6 +659,7 @@ def run_batches(kind, player, infoset, child_start, num_children, edge_prob,
   empty = np.zeros((0, 0))
   t0 = first_iteration
   num_players = players_of(utility)
+  stride = baseline_stride(utility, baseline_kind, baseline)
   while t0 <= last_iteration:
     t1 = batch_end(t0, batch, last_iteration)
     count = num_players * (t1 - t0 + 1)
@@ -632,9 +669,9 @@ def run_batches(kind, player, infoset, child_start, num_children, edge_prob,
         for i in range(regrets.shape[0]):
           catch_up(regrets, i, num_actions[i], through, t0, log_pos, log_neg)
         regret_matching(regrets, num_actions, strategy)
-      node_values(kind, player, infoset, child_start, num_children,
-                  edge_prob, utility, strategy, baseline)
-      touched += kind.shape[0]
+      touched += oracle_values(kind, player, infoset, child_start,
+                               num_children, edge_prob, utility, utility_sum,
+                               strategy, baseline)
     for w in prange(workers):
       touched += _episodes(
           2, kind, player, infoset, child_start, num_children, edge_prob,
@@ -651,7 +688,7 @@ def run_batches(kind, player, infoset, child_start, num_children, edge_prob,
                      strategy, avg, avg_last, baseline, baseline_count,
                      baseline_kind, averaging, regret_plus, decay, t0, count,
                      True, through, weighting, log_pos, log_neg, part,
-                     workers, num_players, rec_depth, rec_node, rec_row,
+                     workers, num_players, stride, rec_depth, rec_node, rec_row,
                      rec_value, rec_avg, rec_scalar, rec_target, row_mark,
                      row_list[part])
     if baseline_kind == 5:
@@ -666,22 +703,25 @@ def run_batches(kind, player, infoset, child_start, num_children, edge_prob,
             if rec_depth[k] < level:
               continue
             h = rec_node[level, k]
-            if reset_mark[h] == t0:
+            # Player 0's table, or the update player's block (general).
+            p = k % num_players if stride > 0 else 0
+            o = p * stride
+            if reset_mark[o + h] == t0:
               continue  # Already reset in this batch (the same value).
-            reset_mark[h] = t0
+            reset_mark[o + h] = t0
             if kind[h] == 2:
-              baseline[h] = payoff(utility, utility_sum, h, 0)
+              baseline[o + h] = payoff(utility, utility_sum, h, p)
               continue
-            s = child_start[h]
+            s = o + child_start[h]
             v = 0.0
             if kind[h] == 0:
               for j in range(num_children[h]):
-                v += edge_prob[s + j] * baseline[s + j]
+                v += edge_prob[child_start[h] + j] * baseline[s + j]
             else:
               i = infoset[h]
               for j in range(num_children[h]):
                 v += strategy[i, j] * baseline[s + j]
-            baseline[h] = v
+            baseline[o + h] = v
     t0 = t1 + 1
   return touched
 
@@ -692,7 +732,7 @@ def _apply_records(kind, infoset, child_start, num_actions, regrets,
                    baseline_kind, averaging, regret_plus, decay,
                    first_iteration, num_episodes, learn_baselines, through,
                    weighting, log_pos, log_neg, part, parts, num_players,
-                   rec_depth, rec_node, rec_row, rec_value, rec_avg,
+                   stride, rec_depth, rec_node, rec_row, rec_value, rec_avg,
                    rec_scalar, rec_target, row_mark, row_list):
   """Phase 2 of a batch for the rows of worker `part` (row % parts == part):
   every record, in episode order, applied as `run_episodes` applies an
@@ -742,7 +782,8 @@ def _apply_records(kind, infoset, child_start, num_actions, regrets,
         n = rec_node[d, k]
         s = child_start[n]
         base = baseline_base(baseline_kind, kind[n], infoset[n], s,
-                             update_player, num_infosets, max_actions)
+                             update_player, num_infosets, max_actions,
+                             stride)
         if base < 0:
           continue
         slot = base + rec_node[d + 1, k] - s

@@ -171,20 +171,25 @@ def engine_episodes(code, params, utility_sum, keys, slot_row, meta,
   # the others up at the end of the call.
   e = 2 * atomic_add(claim, 0, 1) if workers > 1 else first_episode
   ran = 0
+  # Rows a worker may take before its next check: one episode's path, or
+  # with Hogwild a whole iteration's two (checked at its start, so a
+  # claimed iteration always runs both episodes).
+  per_check = max_depth if workers == 1 else 2 * max_depth
   while e < num_episodes:
-    if allow_insert and not has_room(meta, row_start, regrets, slot_row,
-                                     workers * (max_depth + spare_rows),
-                                     workers * (max_depth * max_moves
-                                                + spare_cells)):
-      meta[STOP] = 1
-      break
-    if allow_history and not has_room(h_meta, h_row_start, h_values[:, 0],
-                                      h_slot_row, workers * max_depth,
-                                      workers * max_depth * max_moves):
-      meta[STOP] = 1
-      break
-    if workers > 1 and meta[STOP] != 0:
-      break
+    if workers == 1 or e % 2 == 0:
+      if allow_insert and not has_room(meta, row_start, regrets, slot_row,
+                                       workers * (per_check + spare_rows),
+                                       workers * (per_check * max_moves
+                                                  + spare_cells)):
+        meta[STOP] = 1
+        break
+      if allow_history and not has_room(
+          h_meta, h_row_start, h_values[:, 0], h_slot_row,
+          workers * per_check, workers * per_check * max_moves):
+        meta[STOP] = 1
+        break
+      if workers > 1 and meta[STOP] != 0:
+        break
     update_player = e % 2
     t = first_iteration + e // 2
     avg_w = iteration_weight(weighting, t, linear_until, gamma)

@@ -11,6 +11,7 @@ import collections
 
 import numpy as np
 
+from mccfrb import games
 from mccfrb.games import tree as tree_lib
 
 
@@ -61,7 +62,9 @@ class ReferenceMCCFRb:
   Same options as `mccfrb.MCCFRbSolver` (baseline, epsilon, averaging,
   baseline_decay, weighting, regret). Tables are dicts: regrets/avg keyed by information state
   string, history baselines keyed by the history (tuple of actions) of the
-  child node an edge leads to.
+  child node an edge leads to. On games with more than two players or
+  general-sum returns every baseline key starts with the player whose
+  utility it holds (one table per player).
   """
 
   def __init__(self, game, baseline, epsilon=0.6, averaging="stochastic",
@@ -79,7 +82,9 @@ class ReferenceMCCFRb:
     if baseline == "thesis_exponential" and baseline_decay is None:
       baseline_decay = 0.5
     self.decay = 0.0 if baseline_decay is None else baseline_decay
-    self.utility_sum = game.utility_sum()
+    self.num_players = game.num_players()
+    self.general = not games.is_two_player_zero_sum(game)
+    self.utility_sum = game.utility_sum() if not self.general else 0.0
     self.regrets = {}
     self.avg = {}
     self.avg_last = collections.defaultdict(int)
@@ -102,7 +107,13 @@ class ReferenceMCCFRb:
     return regret_matching(row)
 
   def _to_player(self, b0, player):
+    if self.general:
+      return b0  # Each player's table holds its own utility.
     return b0 if player == 0 else self.utility_sum - b0
+
+  def _own(self, player, key):
+    """A baseline table's key: per player on general games."""
+    return (player, key) if self.general else key
 
   def _baseline(self, state, key, j, child_history, update_player):
     """b(h, a_j) in the update player's utility."""
@@ -119,29 +130,31 @@ class ReferenceMCCFRb:
       if key is None:
         return 0.0
       row = self.infoset_baseline.setdefault(
-          key, [0.0] * len(state.legal_actions()))
+          self._own(update_player, key), [0.0] * len(state.legal_actions()))
       return self._to_player(row[j], update_player)
+    own = self._own(update_player, child_history)
     if kind == "oracle":
-      return self._to_player(self.oracle_values[child_history], update_player)
-    return self._to_player(self.edge_baseline[child_history], update_player)
+      return self._to_player(self.oracle_values[own], update_player)
+    return self._to_player(self.edge_baseline[own], update_player)
 
   def _compute_oracle(self):
     self.oracle_values = {}
 
-    def walk(state):
+    def walk(state, p):
       if state.is_terminal():
-        v = state.returns()[0]
+        v = state.returns()[p]
       elif state.is_chance_node():
-        v = sum(p * walk(state.child(a)) for a, p in state.chance_outcomes())
+        v = sum(q * walk(state.child(a), p) for a, q in state.chance_outcomes())
       else:
         sigma = self._strategy(state.information_state_string(),
                                len(state.legal_actions()))
-        v = sum(s * walk(state.child(a))
+        v = sum(s * walk(state.child(a), p)
                 for s, a in zip(sigma, state.legal_actions()))
-      self.oracle_values[tuple(state.history())] = v
+      self.oracle_values[self._own(p, tuple(state.history()))] = v
       return v
 
-    walk(self.game.new_initial_state())
+    for p in range(self.num_players if self.general else 1):
+      walk(self.game.new_initial_state(), p)
 
   def iteration(self, t, rng):
     """Iteration t (1-based): one episode per player, drawing from `rng`."""
@@ -156,7 +169,7 @@ class ReferenceMCCFRb:
     self._regret_w = self._w if self.weighting == "linear" else 1.0
     if self.plus:
       self._w = float(t)  # MCCFRb+: linear averaging.
-    for player in (0, 1):
+    for player in range(self.num_players):
       if self.baseline == "oracle":
         self._compute_oracle()
       self.episode(t, player, rng)
@@ -234,13 +247,14 @@ class ReferenceMCCFRb:
       for step in reversed(path):
         h = step["state"]
         history = tuple(h.history())
-        self.edge_baseline[history + (step["actions"][step["a"]],)] = (
-            self._to_player(v, i))
+        self.edge_baseline[self._own(
+            i, history + (step["actions"][step["a"]],))] = self._to_player(v, i)
         sigma = (step["sigma"] if step["owner"] == -1 else
                  self._strategy(step["key"], len(step["actions"])))
         v = 0.0
         for s, act in zip(sigma, step["actions"]):
-          v += s * self._to_player(self.edge_baseline[history + (act,)], i)
+          v += s * self._to_player(
+              self.edge_baseline[self._own(i, history + (act,))], i)
     return value
 
   def _update_baseline(self, key, a_s, child, i, value, est_children):
@@ -251,15 +265,17 @@ class ReferenceMCCFRb:
                           est_children[a_s], self.decay)
       self.infoset_count[(i, key)] += 1
     elif kind == "learned" and key is not None:
-      row = self.infoset_baseline[key]
-      row[a_s] = averaged(row[a_s], self.action_count[(key, a_s)],
+      own = self._own(i, key)
+      row = self.infoset_baseline[own]
+      row[a_s] = averaged(row[a_s], self.action_count[(own, a_s)],
                           self._to_player(value, i), self.decay)
-      self.action_count[(key, a_s)] += 1
+      self.action_count[(own, a_s)] += 1
     elif kind == "history":
-      self.edge_baseline[child] = averaged(
-          self.edge_baseline[child], self.edge_count[child],
+      own = self._own(i, child)
+      self.edge_baseline[own] = averaged(
+          self.edge_baseline[own], self.edge_count[own],
           self._to_player(value, i), self.decay)
-      self.edge_count[child] += 1
+      self.edge_count[own] += 1
 
 
 def node_histories(tree):

@@ -203,7 +203,9 @@ class EngineSampling:
     each worker's episode, and with Hogwild a fresh block of rows."""
     e = self._engine
     spare = table_kernels.BLOCK_ROWS if self._threads > 1 else 0
-    rows = self._threads * (max(e.max_depth, 1) + spare)
+    # A Hogwild worker checks for room once per iteration (two episodes).
+    paths = 2 if self._threads > 1 else 1
+    rows = self._threads * (paths * max(e.max_depth, 1) + spare)
     return rows, rows * max(e.max_moves, 1)
 
   def _infosets_stored(self):
@@ -250,10 +252,12 @@ class EngineSampling:
               self._threads, *self._engine_scratch, self._blocks, finished)
         self._hogwild_episodes = finished + getattr(
             self, "_hogwild_episodes", 0)  # Per worker, for the tests.
-        # Episodes left when the table was short of room are not run
-        # again: Hogwild counts what ran, to whole iterations.
+        # A worker claims whole iterations and checks for room before
+        # each (kernels/outcome_engine.py), so every claimed iteration
+        # runs both episodes.
         ran = int(finished.sum())
-        reached = done + ran + ran % 2
+        assert ran % 2 == 0, finished
+        reached = done + ran
       else:
         reached, touched, _ = call_literal(
             outcome_engine.engine_episodes, e.code, e.params,

@@ -36,10 +36,6 @@ ENGINE_BASELINES = ("none", "thesis", "thesis_exponential", "learned",
 # baseline=None: the kind that measured best on each representation
 # (README, "Baselines that pay off" and "Big games").
 DEFAULT_BASELINE = {"tree": "predictive", "engine": "learned", "grown": "learned"}
-# The baselines of games with more than two players or general-sum returns
-# (general trees): the others store one table in player 0's utility and
-# map it to player 1's with the constant sum (kernels/outcome.py).
-GENERAL_BASELINES = ("none", "thesis", "thesis_exponential")
 # thesis_exponential without an explicit decay uses Schmid et al.'s alpha.
 DEFAULT_EXPONENTIAL_DECAY = 0.5
 
@@ -125,8 +121,8 @@ class MCCFRbSolver(grown_lib.GrownSampling, engine_lib.EngineSampling,
     baseline: one of BASELINES (docs, "Baselines"), or None (the default):
       "predictive" on a compiled tree, "learned" on an engine. An engine
       runs every kind but the oracle (ENGINE_BASELINES). Games with more
-      than two players or general-sum returns run GENERAL_BASELINES
-      (default "thesis").
+      than two players or general-sum returns run every kind on their
+      compiled tree, with one table per player (kernels/outcome.py).
     epsilon: exploration of the update player's sampling policy, in (0, 1].
     averaging: "optimistic" (the thesis's, Lanctot 2013) or "stochastic"
       (OpenSpiel's); None (the default): optimistic, but stochastic on
@@ -192,17 +188,10 @@ class MCCFRbSolver(grown_lib.GrownSampling, engine_lib.EngineSampling,
     loaded = games.load_game(game, general=True)
     kind, engine = representation_lib.resolve(loaded, representation,
                                               max_nodes, grown=True)
-    general = not games.is_two_player_zero_sum(loaded)
     if baseline is None:
-      baseline = "thesis" if general else DEFAULT_BASELINE[kind]
+      baseline = DEFAULT_BASELINE[kind]
     if averaging is None:
       averaging = "stochastic" if loaded.num_players() > 2 else "optimistic"
-    if general and baseline not in GENERAL_BASELINES:
-      raise ValueError(
-          f"baseline={baseline!r} stores one table in player 0's utility, "
-          f"for two-player zero-sum games; {loaded} has "
-          f"{loaded.num_players()} players or general-sum returns: use one "
-          f"of {', '.join(GENERAL_BASELINES)}.")
     if loaded.num_players() > 2 and averaging == "optimistic":
       raise ValueError(
           f"averaging='optimistic' weighs by the single opponent's reach; "
@@ -282,7 +271,7 @@ class MCCFRbSolver(grown_lib.GrownSampling, engine_lib.EngineSampling,
             np.zeros((episodes, depth, tree.max_actions)),
             np.zeros((episodes, depth, tree.max_actions)),
             np.zeros((episodes, depth)), np.zeros((episodes, depth)),
-            np.zeros(tree.num_nodes if self._baseline_code == 5 else 0,
+            np.zeros(self._baseline.size if self._baseline_code == 5 else 0,
                      dtype=np.int64),
             np.zeros(tree.num_infosets, dtype=np.int64),
             np.zeros((workers, tree.num_infosets // workers + 1),
@@ -310,9 +299,10 @@ class MCCFRbSolver(grown_lib.GrownSampling, engine_lib.EngineSampling,
     if code == 1:
       return (tree.num_players * per_infoset,
               tree.num_players * tree.num_infosets)
-    if code == 3:
-      return per_infoset, per_infoset
-    return tree.num_nodes, tree.num_nodes
+    # One block per player on general trees (kernels/outcome.py).
+    blocks = tree.num_players if tree.is_general else 1
+    size = blocks * (per_infoset if code == 3 else tree.num_nodes)
+    return size, size
 
   def _options(self):
     options = {"baseline": self._baseline_name, "epsilon": self._epsilon,
