@@ -9,6 +9,7 @@ import pytest
 import mccfrb
 from mccfrb import counts
 from mccfrb.experiment import sweep
+from mccfrb.kernels import weighting
 from mccfrb.solvers import base
 
 
@@ -134,3 +135,31 @@ def test_optimistic_rm_plus_weights_do_not_overflow_past_3e9_iterations():
   solver._num_iterations = 4 * 10**9  # pylint: disable=protected-access
   solver._avg_last[:] = 4 * 10**9  # pylint: disable=protected-access
   np.testing.assert_array_equal(solver._cumulative_average(), solver._avg)  # pylint: disable=protected-access
+
+
+def test_linear_skipped_weight_is_exact_and_does_not_wrap():
+  for t, last in [(1, 0), (10, 3), (10**7, 17), (2**26, 2**26 - 1)]:
+    assert weighting.linear_skipped(t, last) == (
+        t * (t + 1) - last * (last + 1)) / 2
+  assert weighting.linear_skipped(5 * 10**9, 5 * 10**9 - 1) == 5e9
+
+
+@pytest.mark.parametrize("make", [
+    lambda: mccfrb.MCCFRbSolver("kuhn_poker", regret="rm+",
+                                averaging="optimistic", seed=0),
+    lambda: mccfrb.PublicSamplingSolver("kuhn_poker", regret="rm+",
+                                        averaging="optimistic", seed=0),
+    lambda: mccfrb.MCCFRbSolver("kuhn_poker", regret="rm+",
+                                averaging="optimistic", seed=0, batch=4)],
+                         ids=["outcome", "public", "outcome_batches"])
+def test_rm_plus_optimistic_kernels_do_not_wrap_past_3e9_iterations(make):
+  """At t = 4e9 + 1 a row last averaged at 4e9 - 1 is owed 8e9 + 1 times
+  its owner's reach times sigma: int64 t (t + 1) would wrap negative."""
+  solver = make()
+  solver.run(8, progress=False)
+  solver._num_iterations = 4 * 10**9  # pylint: disable=protected-access
+  solver._avg_last[:] = 4 * 10**9 - 1  # pylint: disable=protected-access
+  before = solver._avg.copy()  # pylint: disable=protected-access
+  solver.run(1, progress=False)
+  added = solver._avg - before  # pylint: disable=protected-access
+  assert added.min() >= 0.0 and 0.0 < added.max() <= 8e9 + 1

@@ -80,6 +80,7 @@ from mccfrb.kernels.rng import stream_start
 from mccfrb.kernels.rng import stream_uniform
 from mccfrb.kernels.weighting import catch_up
 from mccfrb.kernels.weighting import iteration_weight
+from mccfrb.kernels.weighting import linear_skipped
 
 
 @njit(cache=True, error_model="numpy")
@@ -523,8 +524,7 @@ def _episodes(mode, kind, player, infoset, child_start, num_children,
         else:
           if regret_plus:
             last = avg_last[iset]
-            weight = (0.5 * (t * (t + 1) - last * (last + 1))
-                      * path_reach[r + 2])
+            weight = linear_skipped(t, last) * path_reach[r + 2]
           else:
             weight = (t - avg_last[iset]) * path_reach[r + 2]
           for j in range(c):
@@ -771,7 +771,7 @@ def _apply_records(kind, infoset, child_start, num_actions, regrets,
         elif averaging == 1:
           if regret_plus:
             last = avg_last[iset]
-            w = 0.5 * (t * (t + 1) - last * (last + 1)) * rec_scalar[k, d]
+            w = linear_skipped(t, last) * rec_scalar[k, d]
           else:
             w = (t - avg_last[iset]) * rec_scalar[k, d]
           for j in range(c):

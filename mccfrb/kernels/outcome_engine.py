@@ -52,6 +52,7 @@ from mccfrb.kernels.table import BLOCK_ROWS
 from mccfrb.kernels.table import atomic_add
 from mccfrb.kernels.table import reserve_row_of
 from mccfrb.kernels.weighting import iteration_weight
+from mccfrb.kernels.weighting import linear_skipped
 
 STOP = 3  # meta[STOP] = 1: a worker found the table short of room.
 
@@ -348,8 +349,7 @@ def engine_episodes(code, params, utility_sum, keys, slot_row, meta,
         last = avg_last[row]
         if last < t:  # Always, but for Hogwild workers' races.
           if regret_plus:
-            weight = (0.5 * (t * (t + 1) - last * (last + 1))
-                      * path_reach[worker, d, 2])
+            weight = linear_skipped(t, last) * path_reach[worker, d, 2]
           else:
             weight = (t - last) * path_reach[worker, d, 2]
           for j in range(c):

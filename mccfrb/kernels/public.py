@@ -40,6 +40,7 @@ from mccfrb.kernels.rng import batch_key
 from mccfrb.kernels.rng import pcg64_next
 from mccfrb.kernels.rng import stream_start
 from mccfrb.kernels.rng import stream_uniform
+from mccfrb.kernels.weighting import linear_skipped
 
 
 @njit(cache=True, error_model="numpy")
@@ -376,7 +377,7 @@ def _public_episodes(mode, kind, player, infoset, child_start, num_children,
             continue
           prev = avg_last[iset]
           if regret_plus:
-            ow = 0.5 * (t * (t + 1) - prev * (prev + 1)) * reach[h, 2]
+            ow = linear_skipped(t, prev) * reach[h, 2]
           else:
             ow = (t - prev) * reach[h, 2]
           for j in range(c):
@@ -631,7 +632,7 @@ def _apply_public(regrets, avg, avg_last, baseline, baseline_count,
       else:
         prev = avg_last[iset]
         if regret_plus:
-          w = 0.5 * (t * (t + 1) - prev * (prev + 1)) * rec_scalar[k, r]
+          w = linear_skipped(t, prev) * rec_scalar[k, r]
         else:
           w = (t - prev) * rec_scalar[k, r]
         for j in range(c):

@@ -64,6 +64,7 @@ from mccfrb.kernels.stream import group_table_size
 from mccfrb.kernels.table import match_cells
 from mccfrb.kernels.table import row_of
 from mccfrb.kernels.table import uniform_row_of
+from mccfrb.kernels.weighting import linear_skipped
 
 # ctl (int64[CTL_SIZE]).
 C_STATUS = 0
@@ -422,8 +423,7 @@ def public_engine_episodes(code, params, utility_sum, tab, history,
           mark[row] = stamp
           prev = avg_last[row]
           if regret_plus:
-            ow = 0.5 * (t * (t + 1) - prev * (prev + 1)) * pool_f[
-                k, F_OPP_OWN]
+            ow = linear_skipped(t, prev) * pool_f[k, F_OPP_OWN]
           else:
             ow = (t - prev) * pool_f[k, F_OPP_OWN]
           for j in range(c):

@@ -43,6 +43,16 @@ def caught_up_row(regrets, i, num_actions, through, t, log_pos, log_neg, out,
 
 
 @njit(cache=True, error_model="numpy")
+def linear_skipped(t, last):
+  """The linear-averaging weights an infoset last updated at iteration
+  `last` owes at iteration t (optimistic averaging with RM+): last + 1 + ...
+  + t = (t - last)(t + last + 1) / 2, in float64. Equal bit for bit to
+  the integer (t (t + 1) - last (last + 1)) / 2 while that stays below
+  2^53, and never wrapping (int64 t (t + 1) wraps past about 3e9)."""
+  return 0.5 * (float(t) - float(last)) * (float(t) + float(last) + 1.0)
+
+
+@njit(cache=True, error_model="numpy")
 def iteration_weight(weighting, t, linear_until, gamma):
   """Weight of iteration t's average increments: 1 (none), t or
   min(t, linear_until) (linear, 1), t^gamma (discounted, 2)."""
