@@ -41,6 +41,7 @@ from mccfrb.games.engines import engine_for
 from mccfrb.games.engines import protocol
 from mccfrb.games.engines.common import call_literal
 from mccfrb.kernels import stream as kernels
+from mccfrb.solvers import base
 from mccfrb.solvers import rules as rules_lib
 from mccfrb.solvers.tables import InfosetTables
 
@@ -779,8 +780,8 @@ def policy_dict(engine, tables, flush_code=FLUSH_NONE, big_t=0):
       s = tables.row_start[r]
       cur = tables.strategy[s:s + count].copy()
       last = float(tables.avg_last[r])
-      w = {0: 0.0, 1: big_t - last,
-           2: (big_t * (big_t + 1) - last * (last + 1)) / 2}[flush_code]
+      w = (base.skipped_weight(big_t, last, flush_code == FLUSH_LINEAR)
+           if flush_code else 0.0)
       reach = c0 if p == 0 else c1
       cum = tables.avg[s:s + count] + (w * reach * cur if w else 0.0)
       total = cum.sum()

@@ -100,6 +100,7 @@ from mccfrb.kernels.table import ROWS
 from mccfrb.kernels.table import atomic_add
 from mccfrb.kernels.table import find_row
 from mccfrb.kernels.table import row_of
+from mccfrb.kernels.weighting import linear_skipped
 
 # Modes.
 BR = 0
@@ -500,8 +501,7 @@ def _enter(code, params, mode, p, level, flush, big_t, utility_sum,
           if flush == 1:
             w = big_t - avg_last[r]
           elif flush == 2:
-            last = float(avg_last[r])
-            w = (big_t * (big_t + 1.0) - last * (last + 1.0)) / 2.0
+            w = linear_skipped(big_t, avg_last[r])
           own = floats[pfb + ints[hist + i] * kw + 2 + who]
           cum = 0.0
           for j in range(c):
