@@ -17,19 +17,23 @@ Sections:
     sweeps (*_sweeps) and the former four sweeps (*_four_sweeps), timed in
     turns, with the column vs_four_sweeps = rate / four-sweep rate.
   engines: on goofspiel 6 and OpenSpiel's default 13-card goofspiel (too
-    large to compile; native engines), MCCFRbSolver with its defaults
-    against pyspiel.OutcomeSamplingMCCFRSolver, both from an empty table
-    for --seconds (rates fall as tables grow, so each timing starts from a
-    new solver); OutcomeSamplingSolver on the engine, and
-    ExternalSamplingSolver on goofspiel 6 (a traversal of 13-card goofspiel
-    explores 12! histories); Hogwild at 2 threads (ratio: against one thread); and the
-    construction of a goofspiel 6 solver (value: seconds). Not in the
-    default sections.
-  engine_memory: peak resident memory after 60 s of training on 13-card
-    goofspiel, MCCFRbSolver (defaults) and OpenSpiel's C++ outcome sampling
-    each in a fresh process; OpenSpiel's is measured again at the number of
-    iterations ours reached (value: MB; bytes per stored infoset in the
-    algorithm name's row). Not in the default sections.
+    large to compile; native engines), ENGINE_CONFIGS (MCCFRbSolver with
+    its defaults; with float64 or float32 tables and one episode at a time;
+    with float64 tables and its default episodes in flight;
+    OutcomeSamplingSolver; ExternalSamplingSolver on goofspiel 6 only: a
+    traversal of 13-card goofspiel explores 12! histories) against
+    pyspiel.OutcomeSamplingMCCFRSolver, each from an empty table for
+    max(--seconds, 5) s (rates fall as tables grow, so each timing starts
+    from a new solver; value: bytes per stored infoset by memory(),
+    everything counted); and the construction of a goofspiel 6 solver
+    (value: seconds). Not in the default sections.
+  engine_memory: on 13-card goofspiel, MCCFRbSolver (defaults) and
+    OpenSpiel's C++ outcome sampling each trained in a fresh process to
+    the iterations OpenSpiel runs in max(--seconds, 60) s, resident memory
+    (above the idle process, mb) at eight equal iteration counts (ratio:
+    ours / OpenSpiel's at the same iterations; plot
+    memory_goofspiel13.png beside --out), and bytes per stored infoset by
+    memory(). Not in the default sections.
   head_to_head: on phantom_ttt, mccfrb.head_to_head episodes per second
     (calls of 20,000 episodes, answers cached within a call): two uniform
     policies; OpenSpiel's C++ outcome sampling's average policy (100,000
@@ -38,10 +42,10 @@ Sections:
     playing uniformly random episodes (new_initial_state, legal_actions,
     information_state_string, apply_action, returns). Not in the default
     sections.
-  engine_exact: on goofspiel 6, the streaming exploitability of the uniform
-    policy and one exact CFR+ iteration (value: seconds; peak resident
-    memory in MB in `per_second`'s place is not mixed: see the `mb`
-    column), each in a fresh process. Not in the default sections.
+  engine_exact: on goofspiel 6, in a fresh process, three exact CFR+
+    iterations (the first inserts every infoset's row) and the streaming
+    exploitability of their average (value: seconds; mb: the process's
+    peak resident memory). Not in the default sections.
   grown: on games with no engine that do not compile (phantom_ttt, 3x3
     dark_hex), OutcomeSamplingSolver on a grown tree, in a fresh process:
     its iterations per second over 10 s after max(--seconds, 60) s of
@@ -595,7 +599,7 @@ def _fresh_rate(make, seconds):
   solver = make()
   done, chunk, start = 0, 64, time.perf_counter()
   while time.perf_counter() - start < seconds:
-    solver.run(chunk)
+    solver.run(chunk, progress=False)
     done += chunk
     chunk = min(chunk * 2, 1 << 16)
   return done / (time.perf_counter() - start), solver
@@ -611,6 +615,23 @@ def _openspiel_fresh_rate(game, seconds):
   return done / (time.perf_counter() - start)
 
 
+# The engine section's configurations of mccfrb (name -> (solver class,
+# options)): the defaults, and the table precision and episodes in flight
+# one at a time, so that each step's effect is in the same run.
+ENGINE_CONFIGS = {
+    "mccfrb_defaults": ("MCCFRbSolver", {}),
+    "mccfrb_float64_one_at_a_time": ("MCCFRbSolver",
+                                     {"precision": "float64",
+                                      "in_flight": 1}),
+    "mccfrb_float32_one_at_a_time": ("MCCFRbSolver",
+                                     {"precision": "float32",
+                                      "in_flight": 1}),
+    "mccfrb_float64_in_flight": ("MCCFRbSolver", {"precision": "float64"}),
+    "mccfrb_os": ("OutcomeSamplingSolver", {}),
+    "mccfrb_es": ("ExternalSamplingSolver", {}),
+}
+
+
 def engine_rows(seconds, repeats):
   """Rates on games too large to compile (module docstring, engines)."""
   del repeats  # Each timing starts from an empty table: one per entry.
@@ -623,35 +644,21 @@ def engine_rows(seconds, repeats):
     rows.append({"section": "engines", "game": game_string,
                  "algorithm": "pyspiel_os_cpp", "per_second": theirs,
                  "ratio": 1.0})
-    makers = {
-        "mccfrb_defaults": lambda g: mccfrb.MCCFRbSolver(
-            g, seed=0, representation="engine"),
-        "mccfrb_os": lambda g: mccfrb.OutcomeSamplingSolver(
-            g, seed=0, representation="engine"),
-    }
-    if game_string == GOOFSPIEL6:
-      # An external-sampling traversal of 13-card goofspiel explores every
-      # action of the update player: 12! histories. Not timed there.
-      makers["mccfrb_es"] = lambda g: mccfrb.ExternalSamplingSolver(
-          g, seed=0, representation="engine")
-    for name, make in makers.items():
-      make(small).run(2)  # Compiles (or loads) the kernels off the clock.
-      ours, solver = _fresh_rate(lambda: make(game), seconds)  # pylint: disable=cell-var-from-loop
-      memory = solver.memory() if hasattr(solver, "memory") else {}
+    for name, (cls, options) in ENGINE_CONFIGS.items():
+      if name == "mccfrb_es" and game_string != GOOFSPIEL6:
+        # An external-sampling traversal of 13-card goofspiel explores
+        # every action of the update player: 12! histories. Not timed.
+        continue
+      make = lambda g, c=cls, o=options: getattr(mccfrb, c)(
+          g, seed=0, representation="engine", **o)
+      make(small).run(2, progress=False)  # Compiles the kernels off the clock.
+      ours, solver = _fresh_rate(lambda m=make: m(game), seconds)
+      memory = solver.memory()
       rows.append({"section": "engines", "game": game_string,
                    "algorithm": name, "per_second": ours,
                    "ratio": ours / theirs,
-                   "value": memory.get("bytes", 0) / max(
-                       memory.get("infosets", 1), 1)})
-  game = mccfrb.load_game(GOOFSPIEL6)
-  hogwild = lambda g: mccfrb.MCCFRbSolver(g, seed=0, threads=2, hogwild=True,
-                                          representation="engine")
-  hogwild(wallclock.small_instance(GOOFSPIEL6)).run(2)
-  one, _ = _fresh_rate(lambda: mccfrb.MCCFRbSolver(game, seed=0), seconds)
-  two, _ = _fresh_rate(lambda: hogwild(game), seconds)
-  rows.append({"section": "engines", "game": GOOFSPIEL6,
-               "algorithm": "mccfrb_hogwild_2_threads", "per_second": two,
-               "ratio": two / one})
+                   "value": memory["bytes_per_infoset"],
+                   "infosets": memory["infosets"]})
   start = time.perf_counter()
   mccfrb.MCCFRbSolver(GOOFSPIEL6, seed=0)
   rows.append({"section": "engines", "game": GOOFSPIEL6,
@@ -697,90 +704,141 @@ def hogwild_rows(seconds, repeats):
 
 
 _MEMORY_SCRIPT = """
-import resource, sys, time
+import json, os, sys, time
 import mccfrb, pyspiel
+def resident():
+  with open("/proc/self/statm") as f:
+    return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 game = mccfrb.load_game(sys.argv[1])
-kind, seconds, iterations = sys.argv[2], float(sys.argv[3]), int(sys.argv[4])
+kind, marks = sys.argv[2], [int(x) for x in sys.argv[3].split(",")]
 if kind == "mccfrb":
-  mccfrb.MCCFRbSolver("goofspiel(num_cards=3)", seed=0).run(10)
+  mccfrb.MCCFRbSolver("goofspiel(num_cards=3)", seed=0).run(10, progress=False)
+  base = resident()
   solver = mccfrb.MCCFRbSolver(game, seed=0)
-  done, start = 0, time.perf_counter()
-  while time.perf_counter() - start < seconds:
-    solver.run(4096)
-    done += 4096
-  m = solver.memory()
-  extra = m["bytes"] / max(m["infosets"], 1)
+  run = lambda n: solver.run(n, progress=False)
 else:
+  base = resident()
   solver = pyspiel.OutcomeSamplingMCCFRSolver(game, 0.6, 0)
-  done, start = 0, time.perf_counter()
-  while (time.perf_counter() - start < seconds if iterations == 0
-         else done < iterations):
-    solver.run_iteration()
-    done += 1
-  extra = 0.0
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(done, peak, extra)
+  def run(n):
+    for _ in range(n):
+      solver.run_iteration()
+done, start, points = 0, time.perf_counter(), []
+for mark in marks:
+  run(mark - done)
+  done = mark
+  points.append((done, resident() - base, time.perf_counter() - start))
+extra = solver.memory() if kind == "mccfrb" else {}
+print(json.dumps(dict(points=points, memory={
+    k: v for k, v in extra.items() if isinstance(v, (int, float, str))})))
 """
 
 
-def _subprocess_measure(script, *args):
-  """(stdout fields) of `python -c script args` in a fresh process."""
-  import subprocess  # pylint: disable=import-outside-toplevel
-  out = subprocess.run([sys.executable, "-c", script, *map(str, args)],
-                       check=True, capture_output=True, text=True).stdout
-  return out.split()
+def _memory_curve(game, kind, marks):
+  """[(iterations, resident bytes above the idle process, seconds)] of a
+  fresh process training `kind` (mccfrb's defaults or OpenSpiel's C++
+  outcome sampling) on `game` up to each of `marks`, and mccfrb's
+  memory()."""
+  import json  # pylint: disable=import-outside-toplevel
+  out = json.loads(" ".join(_subprocess_measure(
+      _MEMORY_SCRIPT, game, kind, ",".join(map(str, marks)))))
+  return out["points"], out["memory"]
 
 
 def engine_memory_rows(seconds, repeats):
-  """Peak memory on 13-card goofspiel (module docstring, engine_memory)."""
-  del seconds, repeats
+  """Resident memory against iterations on 13-card goofspiel (module
+  docstring, engine_memory); the curves also go to a plot beside --out."""
+  del repeats
   game = "goofspiel"
-  base = _subprocess_measure("import mccfrb, pyspiel, resource; print(0, "
-                             "resource.getrusage(resource.RUSAGE_SELF)"
-                             ".ru_maxrss / 1024, 0)")
-  done, peak, per_infoset = _subprocess_measure(_MEMORY_SCRIPT, game,
-                                                "mccfrb", 60, 0)
-  theirs_60 = _subprocess_measure(_MEMORY_SCRIPT, game, "openspiel", 60, 0)
-  theirs_same = _subprocess_measure(_MEMORY_SCRIPT, game, "openspiel", 0,
-                                    done)
-  imported = float(base[1])
-  ours = float(peak) - imported
-  rows = [{"section": "engine_memory", "game": game,
-           "algorithm": f"mccfrb_defaults_60s ({float(per_infoset):.0f} "
-                        "bytes/infoset)",
-           "per_second": int(done) / 60.0, "ratio": float("nan"),
-           "value": ours}]
-  for name, (n, mb, _) in (("pyspiel_os_cpp_60s", theirs_60),
-                           ("pyspiel_os_cpp_same_iterations", theirs_same)):
-    rows.append({"section": "engine_memory", "game": game, "algorithm": name,
-                 "per_second": float("nan"), "ratio": ours / (
-                     float(mb) - imported),
-                 "value": float(mb) - imported, "iterations": int(n)})
-  rows[0]["iterations"] = int(done)
+  seconds = max(seconds, 60.0)
+  # OpenSpiel's iterations in `seconds`: the common range of both curves.
+  probe = pyspiel.OutcomeSamplingMCCFRSolver(mccfrb.load_game(game), 0.6, 0)
+  done, start = 0, time.perf_counter()
+  while time.perf_counter() - start < 5.0:
+    for _ in range(256):
+      probe.run_iteration()
+    done += 256
+  del probe
+  last = int(done / (time.perf_counter() - start) * seconds) // 1000 * 1000
+  marks = [last * k // 8 for k in range(1, 9)]
+  ours, memory = _memory_curve(game, "mccfrb", marks)
+  theirs, _ = _memory_curve(game, "openspiel", marks)
+  rows = []
+  for (n, mb_ours, t_ours), (_, mb_theirs, t_theirs) in zip(ours, theirs):
+    rows.append({"section": "engine_memory", "game": game,
+                 "algorithm": "mccfrb_defaults", "iterations": n,
+                 "per_second": n / t_ours, "mb": mb_ours / 2**20,
+                 "ratio": mb_ours / mb_theirs})
+    rows.append({"section": "engine_memory", "game": game,
+                 "algorithm": "pyspiel_os_cpp", "iterations": n,
+                 "per_second": n / t_theirs, "mb": mb_theirs / 2**20,
+                 "ratio": 1.0})
+  rows.append({"section": "engine_memory", "game": game,
+               "algorithm": "mccfrb_defaults bytes/infoset (memory())",
+               "iterations": ours[-1][0], "per_second": float("nan"),
+               "ratio": float("nan"), "value": memory["bytes_per_infoset"],
+               "infosets": memory["infosets"]})
+  _plot_memory(rows, game)
   return rows
+
+
+def _plot_memory(rows, game):
+  """Resident memory against iterations, both solvers (a PNG beside
+  --out, or in the working directory)."""
+  import matplotlib  # pylint: disable=import-outside-toplevel
+  matplotlib.use("Agg")
+  import matplotlib.pyplot as plt  # pylint: disable=import-outside-toplevel
+  frame = pd.DataFrame([r for r in rows if "mb" in r])
+  fig, ax = plt.subplots(figsize=(6, 4))
+  labels = {"mccfrb_defaults": "mccfrb (MCCFRbSolver defaults)",
+            "pyspiel_os_cpp": "OpenSpiel C++ outcome sampling"}
+  for name, part in frame.groupby("algorithm"):
+    ax.plot(part["iterations"], part["mb"] / 1024, marker="o",
+            label=labels[name])
+  ax.set_xlabel("iterations")
+  ax.set_ylabel("resident memory above the idle process (GiB)")
+  ax.set_title(f"{game}: memory at equal iterations")
+  ax.grid(alpha=0.3)
+  ax.legend()
+  folder = os.path.dirname(_OUT.value) if _OUT.value else "."
+  fig.tight_layout()
+  fig.savefig(os.path.join(folder, "memory_goofspiel13.png"), dpi=120)
+  plt.close(fig)
 
 
 _EXACT_SCRIPT = """
 import resource, sys, time
 import mccfrb
-from mccfrb.evaluation import stream
 game = mccfrb.load_game(sys.argv[1])
-engine = mccfrb.games.engines.engine_for(game)
 small = mccfrb.load_game("goofspiel(num_cards=3,imp_info=True,points_order=random,returns_type=point_difference)")
-if sys.argv[2] == "exploitability":
-  stream.engine_exploitability(mccfrb.games.engines.engine_for(small), progress=False)
-  start = time.perf_counter()
-  value = stream.engine_exploitability(engine, progress=False)
-else:
-  mccfrb.CFRSolver(small, variant="cfr+", representation="engine").run(1)
-  solver = mccfrb.CFRSolver(game, variant="cfr+", representation="engine")
-  solver._stream.progress = False
+mccfrb.CFRSolver(small, variant="cfr+", representation="engine").run(1)
+mccfrb.exploitability(small, mccfrb.CFRSolver(small, variant="cfr+", representation="engine").average_policy())
+solver = mccfrb.CFRSolver(game, variant="cfr+", representation="engine")
+solver._stream.progress = False
+times = []
+for _ in range(3):
   start = time.perf_counter()
   solver.run(1)
-  value = 0.0
-seconds = time.perf_counter() - start
-print(seconds, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, value)
+  times.append(time.perf_counter() - start)
+start = time.perf_counter()
+value = mccfrb.exploitability(game, solver.average_policy())
+times.append(time.perf_counter() - start)
+print(*times, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, value)
 """
+
+
+def engine_exact_rows(seconds, repeats):
+  """Exact CFR+ iterations and an exploitability on goofspiel 6 (module
+  docstring, engine_exact)."""
+  del seconds, repeats
+  *times, mb, value = (float(x) for x in _subprocess_measure(
+      _EXACT_SCRIPT, GOOFSPIEL6))
+  names = ("cfr+_iteration_1", "cfr+_iteration_2", "cfr+_iteration_3",
+           "exploitability of the cfr+ average")
+  return [{"section": "engine_exact", "game": GOOFSPIEL6,
+           "algorithm": f"{name} (value: seconds)", "per_second": 1.0 / took,
+           "ratio": float("nan"), "value": took, "mb": mb,
+           "exploitability": value if name.startswith("expl") else
+           float("nan")} for name, took in zip(names, times)]
 
 
 _GROWN_SCRIPT = """
@@ -851,20 +909,6 @@ def grown_rows(seconds, repeats):
                  "algorithm": "pyspiel_os_cpp", "per_second": float(theirs),
                  "ratio": 1.0, "iterations": int(done) // 1000 * 1000,
                  "mb": float(theirs_mb) - base})
-  return rows
-
-
-def engine_exact_rows(seconds, repeats):
-  """Streaming exploitability and a CFR+ iteration on goofspiel 6."""
-  del seconds, repeats
-  rows = []
-  for what in ("exploitability", "cfr+_iteration"):
-    took, mb, value = _subprocess_measure(_EXACT_SCRIPT, GOOFSPIEL6, what)
-    rows.append({"section": "engine_exact", "game": GOOFSPIEL6,
-                 "algorithm": f"{what} (value: seconds)",
-                 "per_second": 1.0 / float(took), "ratio": float("nan"),
-                 "value": float(took), "mb": float(mb),
-                 "exploitability": float(value)})
   return rows
 
 

@@ -1,7 +1,7 @@
 r"""Exploitability by training seconds on games too large to compile.
 
   python -m experiments.big_games                        # goofspiel 6, 2 min
-  python -m experiments.big_games --seconds=600 --algorithms=mccfrb_plus_learned,cfr+
+  python -m experiments.big_games --seconds=600 --algorithms=mccfrb_defaults,cfr+
 
 Every algorithm trains on one core for --seconds (evaluation excluded); at
 --checkpoints log-spaced times its average policy's exploitability is
@@ -44,9 +44,11 @@ G6 = ("goofspiel(num_cards=6,imp_info=True,points_order=random,"
 _GAMES = flags.DEFINE_list(
     "games", [G6], "Game strings (with an engine, for exploitability).")
 _ALGORITHMS = flags.DEFINE_list(
-    "algorithms", ["mccfrb_plus_learned", "mccfrb_plus_none", "os", "es",
+    "algorithms", ["mccfrb_defaults", "mccfrb_plus_learned", "os", "es",
                    "public_none", "openspiel_os_cpp", "cfr+", "dcfr"],
-    f"Any of {', '.join(wallclock.ALGORITHMS)}.")
+    f"Any of {', '.join(wallclock.ALGORITHMS)}; mccfrb's samplers take "
+    "solver options after colons, e.g. "
+    "mccfrb_plus_learned:precision=float64:in_flight=1.")
 _SECONDS = flags.DEFINE_float("seconds", 120.0, "Training seconds per run.")
 _CHECKPOINTS = flags.DEFINE_integer("checkpoints", 4,
                                     "Log-spaced evaluations per run.")
@@ -138,9 +140,10 @@ def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"Unexpected arguments: {' '.join(argv[1:])}")
   for name in _ALGORITHMS.value:
-    if name not in wallclock.ALGORITHMS:
-      raise app.UsageError(f"Unknown algorithm {name!r}; known: "
-                           f"{', '.join(wallclock.ALGORITHMS)}.")
+    try:
+      wallclock.factory_of(name)
+    except ValueError as e:
+      raise app.UsageError(str(e)) from None
   if _CHECKPOINT_SECONDS.value:
     try:
       targets = [float(t) for t in _CHECKPOINT_SECONDS.value]

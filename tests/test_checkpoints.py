@@ -194,19 +194,26 @@ def test_a_damaged_engine_checkpoint_is_refused(tmp_path):
   path = tmp_path / "engine.npz"
   solver.save(path)
   tables = base.read_checkpoint(path)[1]
-  rows = tables["engine_rows"].copy()
-  rows[0, 0] = 10**9  # The first row's first cell, far past the cells.
+  index = tables["engine_index"].copy()
+  used = np.flatnonzero(index)
+  index[used[0]] |= np.uint64(10**9)  # A row's offset far past the arena.
   assert_refused(rewrite(path, tmp_path / "a.npz",
-                         tables={"engine_rows": rows}),
-                 "rows point outside its cells")
+                         tables={"engine_index": index}),
+                 "rows point outside its arena")
   meta = tables["engine_meta"].copy()
-  meta[0] = 10**9  # More rows than the buffer holds.
+  meta[0] = 10**9  # More rows than the index holds.
   assert_refused(rewrite(path, tmp_path / "b.npz",
-                         tables={"engine_meta": meta}), "'meta' does not fit")
-  cells = tables["engine_cells"].copy()
-  cells[0, 0] = np.nan
+                         tables={"engine_meta": meta}), "sizes disagree")
+  arena = tables["engine_arena"].copy()
+  first = int(tables["engine_index"][used[0]] & np.uint64((1 << 40) - 1))
+  header = int(tables["engine_layout"][0])
+  arena[first + header] = np.array([np.nan]).view(np.int64)[0]
   assert_refused(rewrite(path, tmp_path / "c.npz",
-                         tables={"engine_cells": cells}), "non-finite")
+                         tables={"engine_arena": arena}), "non-finite")
+  layout = tables["engine_layout"].copy()
+  layout[2] = 3 - layout[2]  # Cells of the other precision.
+  assert_refused(rewrite(path, tmp_path / "d.npz",
+                         tables={"engine_layout": layout}), "another layout")
   assert mccfrb.load_solver(path).num_iterations == 20
 
 

@@ -41,7 +41,10 @@ def pair_on_the_tree(cls, init_engine, game, iterations, **kwargs):
   on_engine = cls(game, tree=tree, **kwargs)
   on_engine._representation = "engine"  # pylint: disable=protected-access
   on_engine._init_engine_game(on_engine.game, engine)
-  getattr(on_engine, init_engine)(engine, None)
+  # The tree's numbers: float64 cells, and (outcome sampling) one episode
+  # at a time.
+  exact = dict(in_flight=1) if init_engine == "_init_engine" else {}
+  getattr(on_engine, init_engine)(engine, None, precision="float64", **exact)
   on_tree.run(iterations)
   on_engine.run(iterations)
   return on_tree, on_engine, tree
@@ -78,7 +81,7 @@ def test_external_engine_kernel_on_the_tree_is_the_tree_kernel(game):
   on_engine = mccfrb.ExternalSamplingSolver(game, tree=tree, seed=5)
   on_engine._representation = "engine"  # pylint: disable=protected-access
   on_engine._init_engine_game(on_engine.game, engine)
-  on_engine._init_es_engine(engine, None)
+  on_engine._init_es_engine(engine, None, precision="float64")
   on_tree.run(50)
   on_engine.run(50)
   cells = _cells(on_engine)
@@ -89,9 +92,8 @@ def test_external_engine_kernel_on_the_tree_is_the_tree_kernel(game):
     if r < 0:
       assert not on_tree._regrets[i].any()
       continue
-    s = on_engine._tables.row_start[r]
-    np.testing.assert_array_equal(on_engine._tables.regrets[s:s + c],
+    np.testing.assert_array_equal(on_engine._tables.field(r, "regret"),
                                   on_tree._regrets[i, :c])
-    np.testing.assert_array_equal(on_engine._tables.avg[s:s + c],
+    np.testing.assert_array_equal(on_engine._tables.field(r, "avg"),
                                   on_tree._avg[i, :c])
-  assert len(cells["regrets"]) > 0
+  assert len(cells["regret"]) > 0

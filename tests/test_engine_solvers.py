@@ -8,14 +8,18 @@ import mccfrb
 from mccfrb.games.engines import protocol
 from mccfrb.games.engines.common import call_literal
 from mccfrb.kernels import outcome_engine
-from mccfrb.kernels import table as table_kernels
+from mccfrb.tables import hashed
 from mccfrb.solvers import engine as engine_lib
 
 G3 = "goofspiel(num_cards=3,imp_info=True,points_order=random,returns_type=point_difference)"
 G4 = "goofspiel(num_cards=4,imp_info=True,points_order=random,returns_type=point_difference)"
 G4_OPEN = "goofspiel(num_cards=4)"
 LIARS = "liars_dice(numdice=1,dice_sides=3)"
+# The engine defaults (float32 cells, episodes in flight) change the
+# numbers; the tree's are float64 and one episode at a time.
+AS_TREE = dict(precision="float64", in_flight=1)
 G6 = "goofspiel(num_cards=6,imp_info=True,points_order=random,returns_type=point_difference)"
+G6_MOVES = 6
 
 
 def engine_rows(solver_engine, tree):
@@ -70,12 +74,11 @@ def assert_same_history_baselines(tree_solver, engine_solver):
       assert not expected.any()
       continue
     stored += 1
-    s = table.row_start[r]
-    assert table.row_actions[r] == count
-    np.testing.assert_array_equal(table.baseline[s:s + count, 0], expected)
-    if engine_solver.baseline == "history":
+    assert table.width(r) == count
+    np.testing.assert_array_equal(table.field(r, "value"), expected)
+    if "count" in table.fields:  # The running mean's visit counts.
       np.testing.assert_array_equal(
-          table.baseline_count[s:s + count, 0],
+          table.field(r, "count"),
           tree_solver._baseline_count[start:start + count])
   assert stored == table.num_rows > 0
 
@@ -92,24 +95,27 @@ def assert_same_tables(tree_solver, engine_solver, baseline):
       assert not tree_solver._regrets[i].any() and not tree_solver._avg[i].any()
       continue
     visited += 1
-    start = t.row_start[r]
-    assert t.row_actions[r] == c
-    np.testing.assert_array_equal(t.regrets[start:start + c],
+    assert t.width(r) == c
+    np.testing.assert_array_equal(t.field(r, "regret"),
                                   tree_solver._regrets[i, :c])
-    np.testing.assert_array_equal(t.avg[start:start + c],
-                                  tree_solver._avg[i, :c])
-    np.testing.assert_array_equal(t.strategy[start:start + c],
+    np.testing.assert_array_equal(t.field(r, "avg"), tree_solver._avg[i, :c])
+    np.testing.assert_array_equal(engine_lib.current_row(t, r),
                                   tree_solver._strategy[i, :c])
-    assert t.avg_last[r] == tree_solver._avg_last[i]
+    assert t.stamp(r) == tree_solver._avg_last[i]
     if baseline == "learned":
       np.testing.assert_array_equal(
-          t.baseline[start:start + c, 0],
+          t.field(r, "baseline"),
           tree_solver._baseline.reshape(tree.num_infosets, -1)[i, :c])
+      np.testing.assert_array_equal(
+          t.field(r, "count"),
+          tree_solver._baseline_count.reshape(tree.num_infosets, -1)[i, :c])
     if baseline == "thesis":
       for p in (0, 1):
         np.testing.assert_array_equal(
-            t.baseline[start:start + c, p],
+            t.field(r, f"b{p}"),
             tree_solver._baseline.reshape(2, tree.num_infosets, -1)[p, i, :c])
+        assert t.header(r, f"count{p}")[0] == (
+            tree_solver._baseline_count.reshape(2, -1)[p, i])
   assert visited > 0
   if baseline in ("history", "predictive"):
     assert_same_history_baselines(tree_solver, engine_solver)
@@ -131,7 +137,8 @@ def test_engine_run_is_the_tree_run_bit_for_bit(game, baseline, averaging,
   kwargs = dict(baseline=baseline, averaging=averaging, regret=regret,
                 weighting=weighting, seed=3)
   on_tree = mccfrb.MCCFRbSolver(game, representation="tree", **kwargs)
-  on_engine = mccfrb.MCCFRbSolver(game, representation="engine", **kwargs)
+  on_engine = mccfrb.MCCFRbSolver(game, representation="engine", **kwargs,
+                                  **AS_TREE)
   assert on_engine.representation == "engine" and on_engine.tree is None
   on_tree.run(300)
   on_engine.run(300)
@@ -145,7 +152,8 @@ def test_engine_policy_answers_as_the_tree_policy():
   from the owner's reach) equals the tree solver's TabularPolicy."""
   kwargs = dict(baseline="learned", averaging="optimistic", seed=1)
   on_tree = mccfrb.MCCFRbSolver(G3, representation="tree", **kwargs)
-  on_engine = mccfrb.MCCFRbSolver(G3, representation="engine", **kwargs)
+  on_engine = mccfrb.MCCFRbSolver(G3, representation="engine", **kwargs,
+                                  **AS_TREE)
   on_tree.run(200)
   on_engine.run(200)
   expected = on_tree.average_policy()
@@ -178,22 +186,35 @@ def _all_decision_states(game):
     stack.extend(state.child(a) for a in state.legal_actions())
 
 
-def test_run_in_parts_and_small_chunks_equals_one_run(monkeypatch):
-  whole = mccfrb.MCCFRbSolver(G4, representation="engine", seed=5)
+# With K episodes in flight, runs split at multiples of K / 2 iterations
+# (whole groups) equal one run; one at a time, runs split anywhere.
+@pytest.mark.parametrize("in_flight,splits", [(1, (1, 99, 200, 300)),
+                                              (8, (4, 96, 200, 300))])
+def test_run_in_parts_and_small_chunks_equals_one_run(monkeypatch, in_flight,
+                                                      splits):
+  whole = mccfrb.MCCFRbSolver(G4, representation="engine", seed=5,
+                              in_flight=in_flight)
   whole.run(600)
   monkeypatch.setattr(engine_lib, "CHUNK_EPISODES", 6)
-  parts = mccfrb.MCCFRbSolver(G4, representation="engine", seed=5)
-  parts._tables = mccfrb.solvers.tables.InfosetTables(
-      parts.engine.max_moves, baseline_cells=1, counts_per_cell=1, rows=2)
-  for n in (1, 99, 200, 300):
+  parts = mccfrb.MCCFRbSolver(G4, representation="engine", seed=5,
+                              in_flight=in_flight)
+  t = parts._tables
+  parts._tables = mccfrb.tables.HashedTable(
+      t.max_moves, t.fields, t.header_names[2:], t.precision, slots=2)
+  for n in splits:
     parts.run(n)
   assert parts.num_iterations == whole.num_iterations == 600
-  for name in ("regrets", "avg", "strategy", "baseline", "baseline_count"):
-    a = getattr(whole._tables, name)[:whole._tables.num_cells]
-    b = getattr(parts._tables, name)[:parts._tables.num_cells]
-    assert whole._tables.num_cells == parts._tables.num_cells
-    # Rows are numbered in order of first visit: the same in both.
-    np.testing.assert_array_equal(a, b)
+  assert len(parts._tables.index) > 2  # It grew.
+  assert_same_arena(whole._tables, parts._tables)
+
+
+def assert_same_arena(a, b):
+  """Two tables hold the same rows at the same offsets (rows are laid out
+  in order of first visit) with the same bits, found by the same keys."""
+  top = a.meta[hashed.TOP]
+  assert a.num_rows == b.num_rows > 0 and top == b.meta[hashed.TOP]
+  np.testing.assert_array_equal(a.words[:top], b.words[:top])
+  np.testing.assert_array_equal(a.offsets(), b.offsets())
 
 
 def test_save_and_load_resume_bit_identically(tmp_path):
@@ -206,9 +227,8 @@ def test_save_and_load_resume_bit_identically(tmp_path):
   loaded = mccfrb.load_solver(path)
   assert loaded.representation == "engine"
   loaded.run(200)
-  for name in ("regrets", "avg", "strategy", "keys", "slot_row"):
-    np.testing.assert_array_equal(getattr(loaded._tables, name),
-                                  getattr(whole._tables, name))
+  assert_same_arena(loaded._tables, whole._tables)
+  np.testing.assert_array_equal(loaded._tables.index, whole._tables.index)
 
 
 @pytest.mark.parametrize("baseline", ["history", "predictive"])
@@ -229,10 +249,8 @@ def test_history_baselines_resume_and_grow_as_one_run(baseline, tmp_path,
   loaded = mccfrb.load_solver(path)
   loaded.run(300)
   assert loaded.memory()["histories"] == whole.memory()["histories"] > 100
-  for name in ("keys", "row_start", "baseline", "baseline_count"):
-    np.testing.assert_array_equal(getattr(loaded._history, name),
-                                  getattr(whole._history, name))
-  np.testing.assert_array_equal(loaded._tables.regrets, whole._tables.regrets)
+  assert_same_arena(loaded._history, whole._history)
+  assert_same_arena(loaded._tables, whole._tables)
 
 
 def test_history_table_stops_growing_at_its_share_of_max_memory():
@@ -242,8 +260,8 @@ def test_history_table_stops_growing_at_its_share_of_max_memory():
   memory = solver.memory()
   assert memory["frozen"] and memory["histories"] > 0
   assert memory["bytes"] <= 2**21
-  assert np.isfinite(solver._history.baseline).all()
-  assert np.isfinite(solver._tables.regrets).all()
+  assert hashed.check_rows(*solver._history.args(), G6_MOVES) == 0
+  assert hashed.check_rows(*solver._tables.args(), G6_MOVES) == 0
 
 
 def test_auto_picks_the_tree_when_it_fits_and_the_engine_when_not():
@@ -264,7 +282,7 @@ def test_max_memory_stops_growth_without_failing():
   assert memory["frozen"] and memory["dropped"] > 0
   assert memory["bytes"] <= 2**20
   assert solver.num_iterations == 20_000
-  assert np.isfinite(solver._tables.regrets).all()
+  assert hashed.check_rows(*solver._tables.args(), G6_MOVES) == 0
   # The stored infosets still learn; unstored ones play uniform.
   state = solver.game.new_initial_state()
   while state.is_chance_node():
@@ -279,15 +297,15 @@ def test_hogwild_learns_and_keeps_the_tables_consistent():
   solver.run(20_000)
   t = solver._tables
   assert solver.num_iterations >= 20_000
-  # Every stored row owns its own cells: no two rows share one. Rows the
-  # workers' blocks left unused are gaps of width 0 (kernels/table.py).
-  used = t.row_actions[:t.num_rows] > 0
-  assert np.count_nonzero(~used) <= 2 * table_kernels.BLOCK_ROWS
-  order = np.argsort(t.row_start[:t.num_rows][used])
-  starts = t.row_start[:t.num_rows][used][order]
-  widths = t.row_actions[:t.num_rows][used][order]
-  assert (starts[1:] >= starts[:-1] + widths[:-1]).all()
-  assert len(np.unique(t.slot_row[t.slot_row >= 0])) == np.count_nonzero(used)
+  # Every stored row owns its own words: no two rows overlap, and each
+  # key has one row.
+  starts = t.offsets()
+  widths = np.array([t.width(o) for o in starts])
+  ends = starts + np.array([t.row_words(w) for w in widths])
+  assert len(starts) == t.num_rows and (starts[1:] >= ends[:-1]).all()
+  keys = t.words[starts]
+  assert len(np.unique(keys)) == len(keys)
+  assert hashed.check_rows(*t.args(), t.max_moves) == 0
   assert mccfrb.exploitability(G4, solver.average_policy()) < 0.5 * (
       mccfrb.exploitability(G4, mccfrb.uniform_table(mccfrb.compile_tree(G4))))
 

@@ -7,7 +7,8 @@ import pytest
 import mccfrb
 from mccfrb.solvers import engine as engine_lib
 from mccfrb.solvers import external as external_lib
-from mccfrb.solvers import tables as tables_lib
+from mccfrb import tables as tables_lib
+from mccfrb.tables import hashed
 from tests.test_engine_solvers import _all_decision_states
 from tests.test_engine_solvers import engine_rows
 
@@ -46,13 +47,12 @@ def assert_same_tables(on_tree, on_engine):
     if r < 0:
       assert not on_tree._regrets[i].any() and not on_tree._avg[i].any()
       continue
-    start = t.row_start[r]
-    assert t.row_actions[r] == c
-    np.testing.assert_array_equal(t.regrets[start:start + c],
+    assert t.width(r) == c
+    np.testing.assert_array_equal(t.field(r, "regret"),
                                   on_tree._regrets[i, :c])
-    np.testing.assert_array_equal(t.avg[start:start + c],
-                                  on_tree._avg[i, :c])
-    assert t.through[r] == on_tree._through[i]
+    np.testing.assert_array_equal(t.field(r, "avg"), on_tree._avg[i, :c])
+    if "through" in t.header_names:
+      assert t.header(r, "through")[0] == on_tree._through[i]
   assert np.count_nonzero(rows >= 0) > 0
 
 
@@ -62,7 +62,8 @@ def test_engine_run_is_the_tree_run_bit_for_bit(game, options):
   on_tree = mccfrb.ExternalSamplingSolver(game, representation="tree",
                                           seed=3, **options)
   on_engine = mccfrb.ExternalSamplingSolver(game, representation="engine",
-                                            seed=3, **options)
+                                            seed=3, precision="float64",
+                                            **options)
   assert on_engine.representation == "engine" and on_engine.tree is None
   on_tree.run(60)
   on_engine.run(60)
@@ -78,7 +79,8 @@ def test_policies_answer_as_the_tree_policies():
   on_tree = mccfrb.ExternalSamplingSolver(G3, representation="tree", seed=1,
                                           weighting="discounted")
   on_engine = mccfrb.ExternalSamplingSolver(G3, representation="engine",
-                                            seed=1, weighting="discounted")
+                                            seed=1, weighting="discounted",
+                                            precision="float64")
   on_tree.run(50)
   on_engine.run(50)
   game = on_tree.game
@@ -100,9 +102,12 @@ def test_policies_answer_as_the_tree_policies():
 
 
 def _cells(solver):
+  """Every row's regrets and averages, in arena order (rows are laid out
+  in order of first visit)."""
   t = solver._tables
-  return {name: getattr(t, name)[:t.num_cells].copy()
-          for name in ("regrets", "avg")}
+  rows = t.offsets()
+  return {name: np.concatenate([t.field(o, name) for o in rows])
+          for name in ("regret", "avg")}
 
 
 def test_runs_in_parts_small_calls_and_tables_equal_one_run(monkeypatch):
@@ -118,7 +123,9 @@ def test_runs_in_parts_small_calls_and_tables_equal_one_run(monkeypatch):
     parts.run(n)
   monkeypatch.setattr(external_lib, "ENGINE_CALL_NODES", 7)
   small = mccfrb.ExternalSamplingSolver(G4, **options)
-  small._tables = tables_lib.InfosetTables(small.engine.max_moves, rows=2)
+  small._tables = tables_lib.HashedTable(small.engine.max_moves,
+                                         ("regret", "avg"),
+                                         precision=small.precision, slots=2)
   small.run(70)
   small.run(80)
   for solver in (parts, small):
@@ -145,9 +152,11 @@ def test_save_and_load_resume_bit_identically(tmp_path):
   assert loaded._options() == half._options()
   loaded.run(150)
   assert loaded.num_iterations == 300
-  for name in ("regrets", "avg", "through", "keys", "slot_row"):
-    np.testing.assert_array_equal(getattr(loaded._tables, name),
-                                  getattr(whole._tables, name))
+  top = whole._tables.meta[hashed.TOP]
+  assert loaded._tables.meta[hashed.TOP] == top
+  np.testing.assert_array_equal(loaded._tables.words[:top],
+                                whole._tables.words[:top])
+  np.testing.assert_array_equal(loaded._tables.index, whole._tables.index)
 
 
 def test_a_suspended_traversal_is_saved_and_finished(tmp_path, monkeypatch):
@@ -177,8 +186,8 @@ def test_a_suspended_traversal_is_saved_and_finished(tmp_path, monkeypatch):
   loaded = mccfrb.load_solver(path)
   loaded.run(20 - loaded.num_iterations)
   assert loaded.num_iterations == 20
-  np.testing.assert_array_equal(_cells(loaded)["regrets"],
-                                _cells(whole)["regrets"])
+  np.testing.assert_array_equal(_cells(loaded)["regret"],
+                                _cells(whole)["regret"])
   np.testing.assert_array_equal(_cells(loaded)["avg"], _cells(whole)["avg"])
 
 
@@ -191,7 +200,8 @@ def test_max_memory_freezes_the_tables_and_unstored_infosets_play_uniform():
   assert memory["bytes"] <= 2**20
   assert solver.num_iterations == 100
   t = solver._tables
-  assert np.isfinite(t.regrets).all() and np.abs(t.regrets).max() > 0
+  assert hashed.check_rows(*t.args(), t.max_moves) == 0
+  assert np.abs(_cells(solver)["regret"]).max() > 0
   state = solver.game.new_initial_state()
   while state.is_chance_node():
     state.apply_action(state.chance_outcomes()[0][0])
@@ -207,9 +217,10 @@ def test_hogwild_learns_and_keeps_the_tables_consistent():
   solver.run(2000)
   assert solver.num_iterations == 2000
   t = solver._tables
-  starts = np.sort(t.row_start[:t.num_rows])
-  widths = t.row_actions[:t.num_rows][np.argsort(t.row_start[:t.num_rows])]
-  assert (starts[1:] >= starts[:-1] + widths[:-1]).all()
+  starts = t.offsets()
+  ends = starts + np.array([t.row_words(t.width(o)) for o in starts])
+  assert len(starts) == t.num_rows and (starts[1:] >= ends[:-1]).all()
+  assert hashed.check_rows(*t.args(), t.max_moves) == 0
   uniform = mccfrb.exploitability(
       G4, mccfrb.uniform_table(mccfrb.compile_tree(G4)))
   assert mccfrb.exploitability(G4, solver.average_policy()) < 0.5 * uniform

@@ -6,6 +6,9 @@ import pytest
 
 import mccfrb
 from mccfrb.solvers import public as public_solver
+from mccfrb.kernels import rows as row_kernels
+from mccfrb.tables import hashed
+from tests.test_engine_solvers import assert_same_arena
 from tests.test_engine_solvers import assert_same_history_baselines
 from tests.test_engine_solvers import engine_rows
 
@@ -27,10 +30,15 @@ def assert_same_public_tables(on_tree, on_engine):
     if r < 0:
       assert not on_tree._regrets[i].any() and not on_tree._avg[i].any()
       continue
-    s = t.row_start[r]
-    np.testing.assert_array_equal(t.regrets[s:s + c], on_tree._regrets[i, :c])
-    np.testing.assert_array_equal(t.avg[s:s + c], on_tree._avg[i, :c])
-    assert t.avg_last[r] == on_tree._avg_last[i]
+    assert t.width(r) == c
+    np.testing.assert_array_equal(t.field(r, "regret"),
+                                  on_tree._regrets[i, :c])
+    np.testing.assert_array_equal(t.field(r, "avg"), on_tree._avg[i, :c])
+    # The stored sigma^t is the regret matching of the row's regrets.
+    sigma = np.zeros(c)
+    row_kernels.match_into(t.field(r, "regret"), 0, c, sigma, 0)
+    np.testing.assert_array_equal(t.field(r, "strategy"), sigma)
+    assert t.stamp(r) == on_tree._avg_last[i]
   if on_engine.baseline in ("history", "predictive"):
     assert_same_history_baselines(on_tree, on_engine)
 
@@ -49,7 +57,7 @@ def test_engine_run_is_the_tree_run_bit_for_bit(game, baseline, sampling,
   on_tree = mccfrb.PublicSamplingSolver(game, representation="tree",
                                         **kwargs)
   on_engine = mccfrb.PublicSamplingSolver(game, representation="engine",
-                                          **kwargs)
+                                          precision="float64", **kwargs)
   assert on_engine.representation == "engine" and on_engine.tree is None
   on_tree.run(150)
   on_engine.run(150)
@@ -71,8 +79,10 @@ def test_buffers_and_tables_that_grow_mid_episode_change_nothing(
   whole.run(120)
   monkeypatch.setattr(public_solver, "PUBLIC_CHUNK_EPISODES", 3)
   parts = mccfrb.PublicSamplingSolver(G4, representation="engine", **kwargs)
-  parts._tables = mccfrb.solvers.tables.InfosetTables(
-      parts.engine.max_moves, rows=2)
+  t = parts._tables
+  parts._tables = mccfrb.tables.HashedTable(
+      t.max_moves, t.fields, t.header_names[2:], t.precision, slots=2,
+      init="strategy")
   parts._pub_pool(1, 1, 1, 1)
   parts.run(50)
   path = str(tmp_path / "public.npz")
@@ -82,17 +92,10 @@ def test_buffers_and_tables_that_grow_mid_episode_change_nothing(
   parts.run(70)
   assert parts.num_iterations == 120
   assert parts.nodes_touched == whole.nodes_touched
-  # Rows are numbered in order of first visit, cells follow: the same in
-  # both, whatever the tables' capacities.
+  # Rows are laid out in order of first visit: the same in both, whatever
+  # the tables' capacities.
   for tables in ("_tables", "_history"):
-    a, b = getattr(parts, tables), getattr(whole, tables)
-    assert a.num_rows == b.num_rows and a.num_cells == b.num_cells
-    for name in ("regrets", "avg", "strategy", "baseline"):
-      np.testing.assert_array_equal(getattr(a, name)[:a.num_cells],
-                                    getattr(b, name)[:b.num_cells])
-    for name in ("row_start", "avg_last"):
-      np.testing.assert_array_equal(getattr(a, name)[:a.num_rows],
-                                    getattr(b, name)[:b.num_rows])
+    assert_same_arena(getattr(parts, tables), getattr(whole, tables))
 
 
 def test_goofspiel_6_runs_on_its_engine_and_stops_growing_at_max_memory():
@@ -103,7 +106,7 @@ def test_goofspiel_6_runs_on_its_engine_and_stops_growing_at_max_memory():
   memory = solver.memory()
   assert memory["frozen"] and memory["bytes"] <= 2**22
   assert memory["dropped"] > 0 and memory["histories"] > 0
-  assert np.isfinite(solver._tables.regrets).all()
+  assert hashed.check_rows(*solver._tables.args(), 6) == 0
   state = solver.game.new_initial_state()
   state.apply_action(state.chance_outcomes()[0][0])
   probs = solver.average_policy().action_probabilities(state)

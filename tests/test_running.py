@@ -59,7 +59,7 @@ def _tables(solver):
   if getattr(solver, "engine", None) is None:
     return saved
   t = solver._tables
-  return {"cells": t.cells[:t.num_cells], "rows": t.rows[:t.num_rows]}
+  return {"arena": t.words[:int(t.meta[1])], "rows": t.offsets()}
 
 
 @pytest.mark.parametrize("name", sorted(SOLVERS))

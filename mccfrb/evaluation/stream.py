@@ -3,9 +3,9 @@
 A game with a native engine (mccfrb/games/engines) but too large to compile is
 walked public state by public state (kernels/stream.py): memory is the
 histories of the public states along the current path, never the game.
-Infoset tables live in a growing hash table keyed by the engine's 128-bit
-infoset keys (`InfosetTables`, kernels/table.py), as the sampling solvers
-on engines keep them.
+Infoset tables are hashed rows keyed by the engine's 128-bit infoset keys
+(`HashedTable`, tables/hashed.py), as the sampling solvers on engines keep
+them.
 
   engine_best_response_values(engine, tables, flush_code, T)
       [BR_0(sigma_1), BR_1(sigma_0)] of the tables' average policy.
@@ -14,7 +14,7 @@ on engines keep them.
       (OpenSpiel's definitions).
   StreamingCFR(engine, variant)
       the exact CFR family (kernels/cfr.py's variants and update order)
-      with the tables in an `InfosetTables`.
+      with the tables in a `HashedTable`.
   tables_from_policy(engine, policy_fn), policy_dict(engine, tables),
   infoset_keys(engine)
       conversions on small games (a walk of the pyspiel tree in lockstep
@@ -43,13 +43,17 @@ from mccfrb.games.engines.common import call_literal
 from mccfrb.kernels import stream as kernels
 from mccfrb.solvers import base
 from mccfrb.solvers import rules as rules_lib
-from mccfrb.solvers.tables import InfosetTables
+from mccfrb.tables import HashedTable
 
 # Optimistic-averaging catch-up codes of `engine_best_response_values`.
 FLUSH_NONE = 0
 FLUSH_UNIFORM = 1  # (T - L) pi_own sigma^T (regret matching).
 FLUSH_LINEAR = 2  # (T (T + 1) - L (L + 1)) / 2 pi_own sigma^T (RM+).
 FLUSH_CODES = (FLUSH_NONE, FLUSH_UNIFORM, FLUSH_LINEAR)
+# The exact CFR family's rows: fields and header words (kernels/stream.py).
+CFR_FIELDS = ("regret", "avg", "strategy", "pending")
+CFR_SPLIT_FIELDS = CFR_FIELDS + ("stash",)
+CFR_HEADER = ("player",)
 
 # Children expanded per kernel call (a progress bar's step, ~0.1-0.5 s).
 BUDGET = 1 << 23
@@ -207,26 +211,38 @@ def _grown(array, need):
   return new
 
 
+def stream_map(tables):
+  """smap (kernels/stream.py): where the walk finds each field and header
+  word of `tables` (-1: absent)."""
+  smap = np.full(kernels.SMAP_SIZE, -1, dtype=np.int64)
+  for index, name in ((kernels.S_REGRET, "regret"), (kernels.S_AVG, "avg"),
+                      (kernels.S_STRATEGY, "strategy"),
+                      (kernels.S_PENDING, "pending"),
+                      (kernels.S_STASH, "stash")):
+    if name in tables.fields:
+      smap[index] = tables.field_number(name)
+  if "player" in tables.header_names:
+    smap[kernels.S_PLAYER] = tables.header_number("player")
+  return smap
+
+
 def _table_args(tables, reserve=None):
   """The `tab` tuple of kernels/stream.py (reserve: the workers' shared
-  reservation counters, int64[2]; CFR's pending average cells are the
-  tables' `baseline` cells)."""
-  t = tables
+  reservation counters, int64[2])."""
   if reserve is None:
     reserve = np.zeros(2, dtype=np.int64)
-  pending = t.baseline[:, 0] if t.baseline.shape[0] == len(t.avg) else (
-      t.baseline[:0, 0])
-  return (t.keys, t.slot_row, t.meta, t.row_start, t.row_actions,
-          t.avg_last, t.through, t.regrets, t.strategy, t.avg, reserve,
-          pending)
+  return tables.args() + (stream_map(tables), reserve)
 
 
 def _dec_args(dec):
-  """The `dec` tuple: an `InfosetTables` with `through` as the row's level,
-  `avg_last` as its best action and `regrets` as its counterfactual
-  values."""
-  return (dec.keys, dec.slot_row, dec.meta, dec.row_start, dec.row_actions,
-          dec.through, dec.avg_last, dec.regrets)
+  """The `dec` tuple: the decision rows' arrays."""
+  return dec.args()
+
+
+def decision_table(engine):
+  """The level mode's decision rows (kernels/stream.py, DEC_HEADER)."""
+  return HashedTable(engine.max_moves, ("cfv",), kernels.DEC_HEADER,
+                     max_memory=None)
 
 
 class _Gate:
@@ -267,7 +283,8 @@ class _Gate:
 
 
 def _grow_tables(target, ctl):
-  """Grows `target` (an InfosetTables) for the rows a kernel asked for."""
+  """Grows `target` (a HashedTable) for the rows and arena words a kernel
+  asked for."""
   if not target.grow(int(ctl[kernels.C_NEED_ROWS]),
                      int(ctl[kernels.C_NEED_CELLS])):
     raise MemoryError(
@@ -418,7 +435,9 @@ def _walk_split(walk, workers, pool, call, handle, bar):
 
 
 def _empty_tables(engine):
-  return InfosetTables(engine.max_moves, rows=2)
+  """Tables with no rows: the uniform policy."""
+  return HashedTable(engine.max_moves, ("regret", "avg"), max_memory=1 << 20,
+                     slots=2)
 
 
 def _check_threads(threads):
@@ -447,7 +466,8 @@ def _check_flush(flush_code, big_t):
 
 
 def engine_best_response_values(engine, tables=None, flush_code=FLUSH_NONE,
-                                big_t=0, progress=True, threads=1):
+                                big_t=0, progress=True, threads=1,
+                                current=False):
   """[BR_0(sigma_1), BR_1(sigma_0)] of the average policy in `tables`.
 
   sigma is read from the tables' rows (kernels/stream.py, mode BR): for the
@@ -465,12 +485,15 @@ def engine_best_response_values(engine, tables=None, flush_code=FLUSH_NONE,
 
   Args:
     engine: an `Engine`, or a game string / `pyspiel.Game` with one.
-    tables: an `InfosetTables` (None: the uniform policy).
+    tables: a `HashedTable` (None: the uniform policy) with fields "avg"
+      and "strategy" (or "regret": sigma^T is their regret matching).
     flush_code: 0, 1 or 2 (above).
     big_t: T, the iteration the averages are caught up to.
     progress: show a tqdm bar when the walk takes more than a few seconds.
     threads: Python threads walking public subtrees at once (the kernels
       release the GIL); the values do not depend on it.
+    current: evaluate the tables' current strategy sigma^T instead of
+      their average (flush_code and big_t are then unused).
 
   Returns:
     float64[2], in each responder's own utility.
@@ -480,6 +503,8 @@ def engine_best_response_values(engine, tables=None, flush_code=FLUSH_NONE,
   threads = _check_threads(threads)
   if tables is None:
     tables = _empty_tables(engine)
+  if current:
+    flush_code = kernels.FLUSH_CURRENT
   dec = _empty_tables(engine)
   walk = _Walk(engine, kernels.BR)
   workers = [_Walk(engine, kernels.BR) for _ in range(threads)
@@ -496,7 +521,7 @@ def _level_best_responses(engine, tables, flush_code, big_t, progress):
   """Best responses when public states merge: one walk to find the deepest
   responder level, one per level deciding its infosets with the deeper ones
   decided (kernels/exact.py's `best_response_value` order), a final one."""
-  dec = InfosetTables(engine.max_moves)
+  dec = decision_table(engine)
   walk = _Walk(engine, kernels.BR, level=1 << 40)
   _run(walk, tables, dec, flush=flush_code, big_t=big_t,
        desc="best response levels", progress=progress)
@@ -511,20 +536,21 @@ def _level_best_responses(engine, tables, flush_code, big_t, progress):
 
 
 def engine_nash_conv(engine, tables=None, flush_code=FLUSH_NONE, big_t=0,
-                     progress=True, threads=1):
+                     progress=True, threads=1, current=False):
   """NashConv = BR_0(sigma_1) + BR_1(sigma_0) - (u_0 + u_1) of the average
-  policy in `tables` (see `engine_best_response_values`)."""
+  policy in `tables` (or its current one; see
+  `engine_best_response_values`)."""
   engine = as_engine(engine)
   values = engine_best_response_values(engine, tables, flush_code, big_t,
-                                       progress, threads)
+                                       progress, threads, current)
   return float(values.sum() - engine.utility_sum)
 
 
 def engine_exploitability(engine, tables=None, flush_code=FLUSH_NONE,
-                          big_t=0, progress=True, threads=1):
+                          big_t=0, progress=True, threads=1, current=False):
   """NashConv / 2, OpenSpiel's exploitability for two-player games."""
   return engine_nash_conv(engine, tables, flush_code, big_t, progress,
-                          threads) / 2.0
+                          threads, current) / 2.0
 
 
 class StreamingCFR:
@@ -557,7 +583,7 @@ class StreamingCFR:
   Args:
     engine: an `Engine`, or a game string / `pyspiel.Game` with one.
     variant: a variant name of solvers/rules.py or a `RegretRule`.
-    max_memory: bytes the tables may take (`InfosetTables`); MemoryError
+    max_memory: bytes the tables may take (`HashedTable`); MemoryError
       if a walk needs more.
     progress: tqdm bars for walks longer than a few seconds.
     threads: Python threads walking public subtrees at once (the kernels
@@ -568,9 +594,10 @@ class StreamingCFR:
 
   Attributes:
     engine: the `Engine`.
-    tables: the `InfosetTables`: `regrets`, `avg` (cumulative average
-      weights), `strategy` (sigma^t), `baseline` (player 0's pending
-      average terms), `through` (the row's player).
+    tables: the `HashedTable`: fields "regret", "avg" (cumulative average
+      weights), "strategy" (sigma^t), "pending" (player 0's pending
+      average terms) and for a split rule "stash" (R_{t-1}); header word
+      "player" (the row's player).
     num_iterations: iterations run.
     variant: the rule's name; rule: the `RegretRule` (its constants).
     threads: workers of the sweeps.
@@ -585,9 +612,11 @@ class StreamingCFR:
     self.progress = progress
     self.threads = _check_threads(threads)
     # Pending cells: player 0's average terms, and for a split rule R_{t-1}
-    # of the updated player while its pass sums r_t into `regrets`.
-    self.tables = InfosetTables(self.engine.max_moves, max_memory,
-                                baseline_cells=2 if self._flags[2] else 1)
+    # of the updated player while its pass sums r_t into the regrets.
+    self.tables = HashedTable(
+        self.engine.max_moves,
+        CFR_SPLIT_FIELDS if self._flags[2] else CFR_FIELDS, CFR_HEADER,
+        max_memory=max_memory, init="strategy")
     self.num_iterations = 0
     self._walk = _Walk(self.engine, kernels.CFR)
     self._workers = [_Walk(self.engine, kernels.CFR)
@@ -597,23 +626,18 @@ class StreamingCFR:
   def run(self, num_iterations):
     """Runs `num_iterations` iterations (two walks each)."""
     num_iterations = counts.check_count("num_iterations", num_iterations)
-    if self.tables.baseline.shape[0] != len(self.tables.avg):
-      raise ValueError("StreamingCFR's tables need pending cells per cell "
-                       "(InfosetTables(..., baseline_cells=1), 2 for a "
-                       "split rule).")
     clip, post, split, predictive = self._flags
     for _ in range(int(num_iterations)):
       t = self.num_iterations + 1
       coef = self.rule.coefficients(t, 2)  # Rows t and t + 1.
       tables = self.tables
+      smap = stream_map(tables)
       if t > 1:  # Player 0's terms of iteration t, found in the last pass.
-        _fold_pending(tables.avg, tables.baseline[:, 0], tables.num_cells)
+        kernels.fold_pending(tables.args(), smap)
       weights = (coef[0, rules_lib.C_WEIGHT], coef[1, rules_lib.C_WEIGHT])
       for p in (0, 1):
-        if split:  # R_{t-1} aside; the walk sums r_t into `regrets`.
-          kernels.stash_regrets(tables.meta, tables.row_start,
-                                tables.row_actions, tables.through,
-                                tables.regrets, tables.baseline[:, 1], p)
+        if split:  # R_{t-1} aside; the walk sums r_t into the regrets.
+          kernels.stash_regrets(self.tables.args(), smap, p)
         # Workers may update one infoset at once only if public states
         # never merge: until a single-threaded walk has shown it, one thread.
         dag = _DAG.get(_engine_id(self.engine))
@@ -623,11 +647,7 @@ class StreamingCFR:
              desc=f"CFR iteration {t}, player {p}", progress=self.progress,
              workers=workers)
         _remember_dag(self.engine, self._walk)
-        tables = self.tables  # Grown by the walk, perhaps.
-        kernels.finish_pass(tables.meta, tables.row_start,
-                            tables.row_actions, tables.through,
-                            tables.regrets, tables.strategy,
-                            tables.baseline[:, -1], p, clip, post, split,
+        kernels.finish_pass(self.tables.args(), smap, p, clip, post, split,
                             predictive, coef[0, :4])
       self.num_iterations = t
 
@@ -648,29 +668,22 @@ class StreamingCFR:
 
   def average_strategy(self, key):
     """The average strategy at infoset key (h1, h2) (None: no row)."""
-    return _row_probabilities(self.tables, key, self.tables.avg)
+    return _row_probabilities(self.tables, key, "avg")
 
   def current_strategy(self, key):
     """sigma^t at infoset key (h1, h2) (None: no row)."""
-    return _row_probabilities(self.tables, key, self.tables.strategy)
+    return _row_probabilities(self.tables, key, "strategy")
 
 
-def _fold_pending(avg, pending, cells):
-  """avg += pending; pending = 0 (the first `cells` cells), in place."""
-  np.add(avg[:cells], pending[:cells], out=avg[:cells])
-  pending[:cells] = 0.0
-
-
-def _row_probabilities(tables, key, cells):
-  """The normalised cells of a row (uniform if they sum to <= 0), None if
-  the key has no row."""
+def _row_probabilities(tables, key, field):
+  """The normalised cells of a row's field (uniform if they sum to <= 0),
+  None if the key has no row."""
   r = tables.find(*key)
   if r < 0:
     return None
-  s, c = tables.row_start[r], tables.row_actions[r]
-  x = cells[s:s + c].copy()
+  x = tables.field(r, field).astype(np.float64)
   total = x.sum()
-  return x / total if total > 0 else np.full(c, 1.0 / c)
+  return x / total if total > 0 else np.full(len(x), 1.0 / len(x))
 
 
 # --------------------------------------------------------------------------
@@ -721,7 +734,7 @@ def infoset_keys(engine):
 
 
 def tables_from_policy(engine, policy_fn, max_memory=None):
-  """An `InfosetTables` whose rows hold a policy: avg = strategy = the
+  """A `HashedTable` whose rows hold a policy: avg = strategy = the
   probabilities policy_fn(state) gives (dict action -> probability, e.g. an
   OpenSpiel TabularPolicy's `action_probabilities`), for every infoset
   with more than one legal action, by walking a small game's pyspiel tree
@@ -729,7 +742,8 @@ def tables_from_policy(engine, policy_fn, max_memory=None):
   without a row (uniform)."""
   engine = as_engine(engine)
   code, params = engine.code, engine.params
-  tables = InfosetTables(engine.max_moves, max_memory)
+  tables = HashedTable(engine.max_moves, ("regret", "avg", "strategy"),
+                       max_memory=max_memory)
   for state, es, moves in _lockstep(engine):
     if len(moves) < 2:
       continue
@@ -740,12 +754,18 @@ def tables_from_policy(engine, policy_fn, max_memory=None):
     probs = policy_fn(state)
     if probs is None:
       continue
-    s = tables.insert(h1, h2, len(moves))
-    for j, a in enumerate(moves):
-      x = float(probs.get(a, 0.0))
-      tables.avg[s + j] = x
-      tables.strategy[s + j] = x
+    r = tables.insert(h1, h2, len(moves))
+    x = [float(probs.get(a, 0.0)) for a in moves]
+    tables.field(r, "avg")[:] = x
+    tables.field(r, "strategy")[:] = x
   return tables
+
+
+def _current_row(tables, r):
+  """sigma^T of row r: its strategy field, or the regret matching of its
+  regrets."""
+  from mccfrb.solvers import engine as engine_lib  # pylint: disable=import-outside-toplevel
+  return engine_lib.current_row(tables, r)
 
 
 def policy_dict(engine, tables, flush_code=FLUSH_NONE, big_t=0):
@@ -777,13 +797,12 @@ def policy_dict(engine, tables, flush_code=FLUSH_NONE, big_t=0):
     h1, h2 = protocol.infoset_hash(code, params, es, p)
     r = tables.find(h1, h2) if count > 1 else -1
     if r >= 0:
-      s = tables.row_start[r]
-      cur = tables.strategy[s:s + count].copy()
-      last = float(tables.avg_last[r])
+      cur = _current_row(tables, r)
+      last = float(tables.stamp(r))
       w = (base.skipped_weight(big_t, last, flush_code == FLUSH_LINEAR)
            if flush_code else 0.0)
       reach = c0 if p == 0 else c1
-      cum = tables.avg[s:s + count] + (w * reach * cur if w else 0.0)
+      cum = tables.field(r, "avg") + (w * reach * cur if w else 0.0)
       total = cum.sum()
       sigma = cum / total if total > 0 else np.full(count, 1.0 / count)
     else:

@@ -22,7 +22,7 @@ from mccfrb.games.engines import engine_for
 from mccfrb.games.engines import goofspiel as goofspiel_engine
 from mccfrb.solvers import engine as engine_solvers
 from mccfrb.solvers import representation as representation_lib
-from mccfrb.solvers import tables as tables_lib
+from mccfrb import tables as tables_lib
 
 
 def _mccfrb(**options):
@@ -34,11 +34,11 @@ def _public(**options):
 
 
 def _sampler(solver_class, **options):
-  def make(game, seed, representation="engine"):
+  def make(game, seed, representation="engine", **extra):
     from mccfrb import solvers  # pylint: disable=import-outside-toplevel
     solver = getattr(solvers, solver_class)(game, seed=seed,
                                             representation=representation,
-                                            **options)
+                                            **{**options, **extra})
     return _SolverRunner(solver)
   return make
 
@@ -57,9 +57,13 @@ def _cfr(variant):
 
 # name -> (factory(game, seed) -> runner, one line for the README).
 ALGORITHMS = {
+    "mccfrb_defaults": (_mccfrb(),
+                        "MCCFRbSolver's defaults (on an engine: MCCFRb+, "
+                        "RM+ and optimistic linear averaging, no baseline, "
+                        "float32 tables, 8 episodes in flight)"),
     "mccfrb_plus_learned": (_mccfrb(baseline="learned"),
                             "MCCFRb+ (RM+, optimistic averaging), learned "
-                            "infoset baseline (the engine default)"),
+                            "infoset baseline"),
     "mccfrb_plus_thesis": (_mccfrb(baseline="thesis"),
                            "MCCFRb+ with the thesis's baseline"),
     "mccfrb_plus_none": (_mccfrb(baseline="none"),
@@ -151,13 +155,13 @@ class OpenSpielRunner:
       raise ValueError("openspiel_os_cpp is evaluated on goofspiel engines "
                        f"only (its strings are parsed); got {self.game}. "
                        "Score it head to head (--evaluator=head_to_head).")
-    tables = tables_lib.InfosetTables(self.engine.max_moves)
+    tables = tables_lib.HashedTable(self.engine.max_moves, ("regret", "avg"))
     for key, avg in openspiel_average_table(self.solver):
       player = int(key.split("\n", 1)[0].rsplit(" ", 1)[-1])
       h1, h2 = goofspiel_engine.infoset_hash_from_string(self.engine, player,
                                                          key)
-      s = tables.insert(h1, h2, len(avg))
-      tables.avg[s:s + len(avg)] = avg
+      r = tables.insert(h1, h2, len(avg))
+      tables.field(r, "avg")[:] = avg
     return stream.engine_exploitability(self.engine, tables, progress=False)
 
   def memory_bytes(self):
@@ -192,6 +196,49 @@ def openspiel_average_table(solver):
     at = end + 3
     if at >= len(text):
       return
+
+
+def factory_of(algorithm):
+  """The factory(game, seed, representation) of an algorithm name: a key of
+  ALGORITHMS, optionally with solver options after colons, e.g.
+  "mccfrb_plus_learned:precision=float32:in_flight=8" (values are read as
+  ints, floats, None or strings; mccfrb's sampling solvers only).
+
+  Raises:
+    ValueError: an unknown name, or options for an algorithm that takes
+      none.
+  """
+  name, *pairs = str(algorithm).split(":")
+  if name not in ALGORITHMS:
+    raise ValueError(f"Unknown algorithm {name!r}; known: "
+                     f"{', '.join(ALGORITHMS)}.")
+  factory = ALGORITHMS[name][0]
+  if not pairs:
+    return factory
+  options = {}
+  for pair in pairs:
+    key, sep, value = pair.partition("=")
+    if not sep or not key:
+      raise ValueError(f"algorithm {algorithm!r}: options are key=value "
+                       f"after colons, got {pair!r}.")
+    options[key] = _option_value(value)
+  if factory.__code__.co_varnames[:4] != ("game", "seed", "representation",
+                                          "extra"):
+    raise ValueError(f"algorithm {name!r} takes no options (got "
+                     f"{algorithm!r}).")
+  return lambda game, seed, representation="engine": factory(
+      game, seed, representation, **options)
+
+
+def _option_value(text):
+  if text == "None":
+    return None
+  for kind in (int, float):
+    try:
+      return kind(text)
+    except ValueError:
+      pass
+  return text
 
 
 def _resident_bytes():
@@ -254,7 +301,7 @@ def timed_run(game, algorithm, seed, targets, on_row=None, evaluate=None,
   if evaluate is None:
     evaluate = lambda runner, trained: [  # pylint: disable=g-long-lambda
         dict(exploitability=runner.exploitability())]
-  factory, _ = ALGORITHMS[algorithm]
+  factory = factory_of(algorithm)
   if representation == "auto":  # The warm-up compiles the kernels it uses.
     representation, _ = representation_lib.resolve(games.load_game(game),
                                                    "auto", grown=True)

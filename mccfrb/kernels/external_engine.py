@@ -2,8 +2,9 @@
 
 The traversal of kernels/external.py (`_traversals`, mode 0), played by an
 engine (mccfrb/games/engines/protocol.py) instead of read from a compiled tree,
-with infoset rows found by the engine's 128-bit key in a growing hash
-table (kernels/table.py). Traversal e updates player i = e % 2 at
+with infoset rows found by the engine's 128-bit key in a hashed table
+(tables/hashed.py: fields regret and avg, and with discounted weighting
+the header word `through`). Traversal e updates player i = e % 2 at
 iteration t = e // 2 + 1; chance and the opponent are sampled (one uniform
 per node, pre-order), every action of i is explored, and at i's rows
   R_I(a) += w_t (v(h a) - v(h)),   v(h) = sum_a sigma(I, a) v(h a),   (1)
@@ -52,7 +53,7 @@ w runs both traversals of iterations w, w + W, w + 2 W, ... (as
 kernels/outcome_engine.py's workers), each from its own counter-based
 random stream (`stream_start` of the block's key and the traversal's
 index), against the shared tables with no locks: increments may be lost
-to races, new rows are inserted atomically (kernels/table.py). Not
+to races, new rows are inserted atomically (tables/hashed.py). Not
 reproducible run to run.
 """
 
@@ -64,16 +65,19 @@ from numba import prange
 from mccfrb.games.engines import protocol
 from mccfrb.kernels.external import prune_weight
 from mccfrb.kernels.outcome import sample_index
-from mccfrb.kernels.outcome_engine import STOP
-from mccfrb.kernels.outcome_engine import catch_up_cells
-from mccfrb.kernels.outcome_engine import has_room
 from mccfrb.kernels.rng import pcg64_next
 from mccfrb.kernels.rng import stream_start
 from mccfrb.kernels.rng import stream_uniform
-from mccfrb.kernels.table import match_cells_into
-from mccfrb.kernels.table import find_row
-from mccfrb.kernels.table import row_of
+from mccfrb.kernels.rows import catch_up
+from mccfrb.kernels.rows import match_into
+from mccfrb.kernels.rows import count_store
+from mccfrb.kernels.rows import flush_counts
 from mccfrb.kernels.weighting import iteration_weight
+from mccfrb.tables import hashed
+from mccfrb.tables.atomics import atomic_add
+from mccfrb.tables.atomics import borrow
+
+STOP = hashed.STOP
 
 # progress[w, :]: a worker's share of a block of traversals and where it
 # stands.
@@ -100,9 +104,28 @@ def _descend(code, params, states, d, j):
   protocol.apply(code, params, states[d + 1], j)
 
 
+@njit(cache=True, inline="always")
+def _hint_next(code, params, states, d, j, c, weights, index):
+  """Prefetches the index slot of the infoset of the next explored child
+  after child j of the node at depth d (its state played on the stack's
+  last row, scratch): its miss then overlaps child j's subtree."""
+  j += 1
+  while j < c and weights[d, j] == 0.0:
+    j += 1
+  if j >= c:
+    return
+  last = states.shape[0] - 1
+  for k in range(states.shape[1]):
+    states[last, k] = states[d, k]
+  protocol.apply(code, params, states[last], j)
+  q = protocol.player(code, params, states[last])
+  if q >= 0:
+    h1, _ = protocol.infoset_hash(code, params, states[last], q)
+    hashed.slot_hint(index, h1)
+
+
 @njit(cache=True, error_model="numpy")
-def es_engine_traversals(code, params, utility_sum, keys, slot_row, meta,
-                         row_start, row_actions, through, regrets, avg,
+def es_engine_traversals(code, params, utility_sum, tab, h_through,
                          weighting, linear_until, gamma, log_pos, log_neg,
                          pruning, prune_threshold, prune_probability, prune_k,
                          prune_floor, prune_after, allow_insert, node_budget,
@@ -124,17 +147,18 @@ def es_engine_traversals(code, params, utility_sum, keys, slot_row, meta,
 
   Args:
     code, params, utility_sum: the engine (protocol.py) and u0 + u1.
-    keys, slot_row, meta, row_start, row_actions: the hash table and rows
-      (kernels/table.py).
-    through: int64[R], the last iteration whose discount a row has had.
-    regrets, avg: float64[C], the rows' cells.
+    tab: (index, meta, words, cells, layout) of the rows (tables/hashed.py):
+      field 0 the regrets, field 1 the average's sums.
+    h_through: the header word holding the last iteration whose discount a
+      row has had (discounted weighting), or -1.
     weighting, linear_until, gamma, log_pos, log_neg: kernels/weighting.py.
     pruning: 0 none, 1 pluribus, 2 probabilistic; prune_*: the module
       docstring's C, p, K, floor and first iteration.
     allow_insert: insert unstored infosets (else they play uniform).
     node_budget: suspend after this many nodes (this call).
     progress: int64[W, PROGRESS_SIZE]; streams: uint64[W, 2].
-    states: int64[W, D + 1, state size]; frame_row, frame_count,
+    states: int64[W, D + 2, state size] (the last row: scratch);
+      frame_row, frame_count,
       frame_child: int64[W, D + 1]; frame_sigma, frame_values,
       frame_weight: float64[W, D + 1, A] (D: the engine's max_depth, A: its
       max_moves).
@@ -145,13 +169,30 @@ def es_engine_traversals(code, params, utility_sum, keys, slot_row, meta,
     of room, meta[STOP] = 1, or the node budget ran out).
   """
   numba.literally(code)
-  st = states[worker]
-  f_row = frame_row[worker]
-  f_count = frame_count[worker]
-  f_child = frame_child[worker]
-  f_sigma = frame_sigma[worker]
-  f_values = frame_values[worker]
-  f_weight = frame_weight[worker]
+  # Every array the loops touch, borrowed (tables/atomics.py): views made
+  # in the loops (a depth's state, sigma) cost no atomic reference counts.
+  index = borrow(tab[0])
+  meta = borrow(tab[1])
+  words = borrow(tab[2])
+  cells = borrow(tab[3])
+  layout = borrow(tab[4])
+  params = borrow(params)
+  log_pos = borrow(log_pos)
+  log_neg = borrow(log_neg)
+  header = layout[hashed.L_HEADER]
+  per_word = layout[hashed.L_PER_WORD]
+  widest = hashed.row_words(frame_sigma.shape[2], header,
+                            layout[hashed.L_FIELDS], per_word)
+  atomic = workers > 1
+  acc = (0, 0.0, 0.0, 0)  # float32 cells' updates (rows.count_store).
+  no_block = meta[:0]
+  st = borrow(states)[worker]
+  f_row = borrow(frame_row)[worker]
+  f_count = borrow(frame_count)[worker]
+  f_child = borrow(frame_child)[worker]
+  f_sigma = borrow(frame_sigma)[worker]
+  f_values = borrow(frame_values)[worker]
+  f_weight = borrow(frame_weight)[worker]
   width = f_sigma.shape[1]
   flat_sigma = f_sigma.reshape(f_sigma.size)
   single = workers == 1
@@ -214,25 +255,28 @@ def es_engine_traversals(code, params, utility_sum, keys, slot_row, meta,
           d += 1
           continue
         h1, h2 = protocol.infoset_hash(code, params, state, q)
-        row = find_row(keys, slot_row, h1, h2)
+        row = hashed.find(index, words, h1, h2)
         if row < 0:
-          if allow_insert and not has_room(meta, row_start, regrets,
-                                           slot_row, workers, workers * width):
+          if allow_insert and not hashed.has_room(meta, index, workers,
+                                                  workers * widest):
             meta[STOP] = 1
             suspended = True
             break
-          row, _ = row_of(keys, slot_row, meta, row_start, row_actions, h1,
-                          h2, c, allow_insert)
+          row, _ = hashed.row_of(index, meta, words, cells, layout, h1, h2,
+                                 c, allow_insert, no_block, atomic)
+        elif hashed.width_of(words, row) != c:  # A detected collision.
+          meta[hashed.COLLISIONS] += 1
+          row = -1
         touched += 1
         f_row[d] = row
         f_count[d] = c
         start = 0
         if row >= 0:
-          start = row_start[row]
+          start = hashed.first_cell(row, header, per_word)
           if weighting == 2:
-            catch_up_cells(regrets, start, c, through, row, t, log_pos,
-                           log_neg)
-          match_cells_into(regrets, start, c, f_sigma[d], 0)  # sigma(I).
+            catch_up(cells, start, c, words, row + h_through, t, log_pos,
+                     log_neg)
+          match_into(cells, start, c, f_sigma[d], 0)  # sigma(I).
         else:  # Not stored: uniform, never updated.
           for j in range(c):
             f_sigma[d, j] = 1.0 / c
@@ -244,7 +288,10 @@ def es_engine_traversals(code, params, utility_sum, keys, slot_row, meta,
           a = sample_index(flat_sigma, d * width, c, u, 0.0)
           if row >= 0:  # Eq. 2.
             for j in range(c):
-              avg[start + j] += w * f_sigma[d, j]
+              inc = w * f_sigma[d, j]
+              old = cells[start + c + j]
+              cells[start + c + j] = old + inc
+              acc = count_store(acc, cells, start + c + j, old, inc)
           f_child[d] = -1
           _descend(code, params, st, d, a)
           d += 1
@@ -252,7 +299,7 @@ def es_engine_traversals(code, params, utility_sum, keys, slot_row, meta,
         explored = 0
         for j in range(c):
           f_weight[d, j] = 1.0
-          if prune_now and row >= 0 and regrets[start + j] < prune_threshold:
+          if prune_now and row >= 0 and cells[start + j] < prune_threshold:
             # The tree kernel's `kind[child] != 2`: the child (in row d + 1,
             # overwritten when a child is entered) is not terminal.
             _descend(code, params, st, d, j)
@@ -263,7 +310,7 @@ def es_engine_traversals(code, params, utility_sum, keys, slot_row, meta,
                 stream, u = stream_uniform(stream)
               f_weight[d, j] = prune_weight(
                   pruning, u, prune_probability, prune_k, prune_threshold,
-                  regrets[start + j], prune_floor)
+                  np.float64(cells[start + j]), prune_floor)
           if f_weight[d, j] > 0.0:
             explored += 1
         if explored == 0:
@@ -275,6 +322,7 @@ def es_engine_traversals(code, params, utility_sum, keys, slot_row, meta,
         while f_weight[d, j] == 0.0:
           j += 1
         f_child[d] = j
+        _hint_next(code, params, st, d, j, c, f_weight, index)
         _descend(code, params, st, d, j)
         d += 1
         continue
@@ -292,6 +340,7 @@ def es_engine_traversals(code, params, utility_sum, keys, slot_row, meta,
         j += 1
       if j < c:
         f_child[d] = j
+        _hint_next(code, params, st, d, j, c, f_weight, index)
         _descend(code, params, st, d, j)
         d += 1
         entering = True
@@ -302,11 +351,13 @@ def es_engine_traversals(code, params, utility_sum, keys, slot_row, meta,
         if f_weight[d, jj] > 0.0:
           v += f_sigma[d, jj] * f_values[d, jj]
       if row >= 0:  # Eq. 1.
-        start = row_start[row]
+        start = hashed.first_cell(row, header, per_word)
         for jj in range(c):
           if f_weight[d, jj] > 0.0:
-            regrets[start + jj] += regret_w * f_weight[d, jj] * (
-                f_values[d, jj] - v)
+            inc = regret_w * f_weight[d, jj] * (f_values[d, jj] - v)
+            old = cells[start + jj]
+            cells[start + jj] = old + inc
+            acc = count_store(acc, cells, start + jj, old, inc)
       ret = v
       if d == 0:
         break
@@ -329,12 +380,12 @@ def es_engine_traversals(code, params, utility_sum, keys, slot_row, meta,
   if single:
     rng_state[0] = s_hi
     rng_state[1] = s_lo
+  flush_counts(meta, acc)
   return not suspended
 
 
 @njit(cache=True, error_model="numpy", parallel=True)
-def hogwild_traversals(code, params, utility_sum, keys, slot_row, meta,
-                       row_start, row_actions, through, regrets, avg,
+def hogwild_traversals(code, params, utility_sum, tab, h_through,
                        weighting, linear_until, gamma, log_pos, log_neg,
                        pruning, prune_threshold, prune_probability, prune_k,
                        prune_floor, prune_after, allow_insert, node_budget,
@@ -352,8 +403,8 @@ def hogwild_traversals(code, params, utility_sum, keys, slot_row, meta,
   numba.literally(code)
   for w in prange(workers):
     es_engine_traversals(
-        code, params, utility_sum, keys, slot_row, meta, row_start,
-        row_actions, through, regrets, avg, weighting, linear_until, gamma,
+        code, params, utility_sum, tab, h_through, weighting, linear_until,
+        gamma,
         log_pos, log_neg, pruning, prune_threshold, prune_probability,
         prune_k, prune_floor, prune_after, allow_insert, node_budget,
         rng_state, w, workers, progress, streams, states, frame_row,
@@ -364,33 +415,3 @@ def hogwild_traversals(code, params, utility_sum, keys, slot_row, meta,
     if progress[w, PENDING] != 0 or progress[w, NEXT] < progress[w, END]:
       done = False
   return done
-
-
-@njit(cache=True, error_model="numpy")
-def match_rows(regrets, strategy, row_start, row_actions, num_rows, through,
-               discounted, last, log_pos, log_neg):
-  """strategy <- sigma^{T+1} of every row: regret matching of the regrets,
-  with the discounts a row has pending (iterations through[r] + 1 .. last)
-  applied first when `discounted` (as WeightingMixin's
-  `_caught_up_regrets`; the regrets themselves are not changed)."""
-  for r in range(num_rows):
-    start = row_start[r]
-    c = row_actions[r]
-    fp = 1.0
-    fn = 1.0
-    if discounted:
-      fp = np.exp(log_pos[last] - log_pos[through[r]])
-      fn = np.exp(log_neg[last] - log_neg[through[r]])
-    total = 0.0
-    for j in range(c):
-      x = regrets[start + j]
-      x = x * fp if x >= 0.0 else x * fn
-      if x > 0.0:
-        total += x
-    for j in range(c):
-      x = regrets[start + j]
-      x = x * fp if x >= 0.0 else x * fn
-      if total > 0.0:
-        strategy[start + j] = x / total if x > 0.0 else 0.0
-      else:
-        strategy[start + j] = 1.0 / c

@@ -55,16 +55,23 @@ from numba import njit
 from mccfrb.games.engines import protocol
 from mccfrb.kernels.outcome import averaged
 from mccfrb.kernels.outcome_engine import HISTORY_SEED
-from mccfrb.kernels.outcome_engine import has_room
 from mccfrb.kernels.outcome_engine import history_step
 from mccfrb.kernels.public import _stored
 from mccfrb.kernels.rng import pcg64_next
+from mccfrb.kernels.rows import match_into
 from mccfrb.kernels.stream import group_probe
 from mccfrb.kernels.stream import group_table_size
-from mccfrb.kernels.table import match_cells
-from mccfrb.kernels.table import row_of
-from mccfrb.kernels.table import uniform_row_of
 from mccfrb.kernels.weighting import linear_skipped
+from mccfrb.tables import hashed
+from mccfrb.tables.atomics import prefetch
+
+# The infoset rows' fields (tables/hashed.py), in this order, and header
+# words; the history rows' fields: the value, and the running mean's count
+# (history baseline).
+FIELDS = ("regret", "avg", "strategy")
+HEADER = ("mark",)
+P_REGRET, P_AVG, P_STRATEGY = 0, 1, 2
+H_MARK = 2
 
 # ctl (int64[CTL_SIZE]).
 C_STATUS = 0
@@ -96,13 +103,14 @@ UNSAMPLED = -1
 
 
 @njit(cache=True, inline="always")
-def _move_prob(code, params, state, p, row, start, strategy, j, c):
-  """sigma(h, j) at a history: chance's probability, the row's strategy,
-  or uniform where the infoset has no row."""
+def _move_prob(code, params, state, p, row, start, cells, j, c):
+  """sigma(h, j) at a history: chance's probability, the row's strategy
+  (its cells from `start`, the row's first cell), or uniform where the
+  infoset has no row."""
   if p == protocol.CHANCE:
     return protocol.chance_prob(code, params, state, j)
   if row >= 0:
-    return strategy[start + j]
+    return np.float64(cells[start + P_STRATEGY * c + j])
   return 1.0 / c
 
 
@@ -113,7 +121,7 @@ def public_engine_episodes(code, params, utility_sum, tab, history,
                            num_episodes, allow_insert, allow_history,
                            rng_state, pool_state, pool_f, pool_i, pool_key,
                            e_child, e_util, e_group, ps_i, ps_f, visited,
-                           stack, gkeys, gstamp, gval, groups, gxi, mark,
+                           stack, gkeys, gstamp, gval, groups, gxi,
                            child_est, scratch, ctl):
   """Public-state sampling episodes first_episode .. num_episodes - 1 (one
   after the other, each updating the tables before the next starts).
@@ -123,10 +131,11 @@ def public_engine_episodes(code, params, utility_sum, tab, history,
   advanced in place) as kernels/public.py does.
 
   Args:
-    tab: (keys, slot_row, meta, row_start, row_actions, avg_last, regrets,
-      strategy, avg) of the infoset tables.
-    history: (keys, slot_row, meta, row_start, row_actions, values float64
-      [C, 1], counts int64[C, 1]) of the per-history baselines' table.
+    tab: (index, meta, words, cells, layout) of the infoset rows
+      (tables/hashed.py; fields FIELDS, header HEADER, the strategy field
+      uniform in a new row).
+    history: the same of the per-history baselines' rows (field 0 the
+      value, field 1 the history baseline's visit count).
     pool_state: int64[H, state size]; pool_f: float64[H, POOL_FLOATS];
       pool_i: int64[H, POOL_INTS]; pool_key: uint64[H, 2] (history keys).
     e_child, e_group: int64[E]; e_util: float64[E] (edges).
@@ -136,7 +145,6 @@ def public_engine_episodes(code, params, utility_sum, tab, history,
       one public state's children: 1 if it holds a non-terminal child, its
       non-terminal children, the next pool index to fill, its public state
       or -1); gxi: float64[G] (xi of each group).
-    mark: int64[R >= the infoset tables' rows], zero on entry and exit.
     child_est: float64[A]; scratch: int64[state size].
     ctl: int64[CTL_SIZE].
 
@@ -145,12 +153,19 @@ def public_engine_episodes(code, params, utility_sum, tab, history,
     nodes touched).
   """
   numba.literally(code)
-  keys, slot_row, meta, row_start, row_actions, avg_last, regrets, \
-      strategy, avg = tab
-  h_keys, h_slot_row, h_meta, h_row_start, h_row_actions, h_values, \
-      h_counts = history
+  index, meta, words, cells, layout = tab
+  h_index, h_meta, h_words, h_cells, h_layout = history
+  header = layout[hashed.L_HEADER]
+  per_word = layout[hashed.L_PER_WORD]
+  h_header = h_layout[hashed.L_HEADER]
+  h_per_word = h_layout[hashed.L_PER_WORD]
   per_history = baseline_kind == 4 or baseline_kind == 5
   max_moves = child_est.shape[0]
+  widest = hashed.row_words(max_moves, header, layout[hashed.L_FIELDS],
+                            per_word)
+  h_widest = hashed.row_words(max_moves, h_header, h_layout[hashed.L_FIELDS],
+                              h_per_word)
+  no_block = meta[:0]
   s_hi = rng_state[0]
   s_lo = rng_state[1]
   inc_hi = rng_state[2]
@@ -194,8 +209,8 @@ def public_engine_episodes(code, params, utility_sum, tab, history,
       he = ps_i[s, S_END]
       # The rows of the histories' infosets, sigma^t in their strategy:
       # one lookup per infoset of S (its histories grouped by key first).
-      if allow_insert and not has_room(meta, row_start, regrets, slot_row,
-                                       he - hs, (he - hs) * max_moves):
+      if allow_insert and not hashed.has_room(meta, index, he - hs,
+                                              (he - hs) * widest):
         status = SHORT_TABLE
         break
       if (group_table_size(he - hs) > gkeys.shape[0]
@@ -208,6 +223,15 @@ def public_engine_episodes(code, params, utility_sum, tab, history,
       gs = ctl[C_STAMP]
       nloc = 0
       children = 0
+      if he - hs > 1:
+        # The index slots of the histories' infosets first: independent
+        # loads whose misses overlap (the lookups below then wait little).
+        for k in range(hs, he):
+          st = pool_state[k]
+          p = protocol.player(code, params, st)
+          if p >= 0:
+            h1, _ = protocol.infoset_hash(code, params, st, p)
+            hashed.slot_hint(index, h1)
       for k in range(hs, he):
         st = pool_state[k]
         p = protocol.player(code, params, st)
@@ -222,9 +246,10 @@ def public_engine_episodes(code, params, utility_sum, tab, history,
           h1, h2 = protocol.infoset_hash(code, params, st, p)
           loc = group_probe(gkeys, gstamp, gval, mask, gs, h1, h2, nloc)
           if loc == nloc:
-            row, _ = uniform_row_of(keys, slot_row, meta, row_start,
-                                    row_actions, strategy, h1, h2, c,
-                                    allow_insert)
+            row, _ = hashed.row_of(index, meta, words, cells, layout, h1,
+                                   h2, c, allow_insert, no_block, False)
+            if row >= 0:
+              prefetch(cells, hashed.first_cell(row, header, per_word))
             groups[nloc, 3] = row
             nloc += 1
           else:
@@ -277,8 +302,8 @@ def public_engine_episodes(code, params, utility_sum, tab, history,
       if ncand == 0:
         continue
       explore = sampling == 2 and pool_i[hs, I_PLAYER] != protocol.CHANCE
-      _group_xi(code, params, pool_state, pool_f, pool_i, row_start,
-                strategy, e_group, groups, hs, he, ng, ncand, sampling,
+      _group_xi(code, params, pool_state, pool_f, pool_i, header, per_word,
+                cells, e_group, groups, hs, he, ng, ncand, sampling,
                 epsilon, explore, gxi)
       if not explore:
         s_hi, s_lo, u = pcg64_next(s_hi, s_lo, inc_hi, inc_lo)
@@ -330,7 +355,7 @@ def public_engine_episodes(code, params, utility_sum, tab, history,
         p = pool_i[k, I_PLAYER]
         c = pool_i[k, I_MOVES]
         row = pool_i[k, I_ROW]
-        start = row_start[row] if row >= 0 else 0
+        start = hashed.first_cell(row, header, per_word) if row >= 0 else 0
         for j in range(c):
           edge = pool_i[k, I_EDGE] + j
           g = e_group[edge]
@@ -349,7 +374,7 @@ def public_engine_episodes(code, params, utility_sum, tab, history,
           pool_f[n, F_OWN] = pool_f[k, F_OWN]
           pool_f[n, F_OPP] = pool_f[k, F_OPP]
           pool_f[n, F_OPP_OWN] = pool_f[k, F_OPP_OWN]
-          sj = _move_prob(code, params, st, p, row, start, strategy, j, c)
+          sj = _move_prob(code, params, st, p, row, start, cells, j, c)
           if p == protocol.CHANCE:
             pool_f[n, F_OPP] *= sj
           elif p == i:
@@ -358,8 +383,8 @@ def public_engine_episodes(code, params, utility_sum, tab, history,
             pool_f[n, F_OPP] *= sj
             pool_f[n, F_OPP_OWN] *= sj
       npool = offset
-    if status == DONE and allow_history and not has_room(
-        h_meta, h_row_start, h_values[:, 0], h_slot_row, npool, nedge):
+    if status == DONE and allow_history and not hashed.has_room(
+        h_meta, h_index, npool, npool * h_widest):
       status = SHORT_HISTORY
     if status != DONE:
       ctl[C_STATUS] = status
@@ -377,14 +402,14 @@ def public_engine_episodes(code, params, utility_sum, tab, history,
         p = pool_i[k, I_PLAYER]
         c = pool_i[k, I_MOVES]
         row = pool_i[k, I_ROW]
-        start = row_start[row] if row >= 0 else 0
+        start = hashed.first_cell(row, header, per_word) if row >= 0 else 0
         hb = -1
         if per_history:
-          hrow, _ = row_of(h_keys, h_slot_row, h_meta, h_row_start,
-                           h_row_actions, pool_key[k, 0], pool_key[k, 1], c,
-                           allow_history)
+          hrow, _ = hashed.row_of(h_index, h_meta, h_words, h_cells,
+                                  h_layout, pool_key[k, 0], pool_key[k, 1],
+                                  c, allow_history, no_block, False)
           if hrow >= 0:
-            hb = h_row_start[hrow]
+            hb = hashed.first_cell(hrow, h_header, h_per_word)
         pool_i[k, I_HROW] = hb
         v = 0.0
         for j in range(c):
@@ -399,17 +424,18 @@ def public_engine_episodes(code, params, utility_sum, tab, history,
             else:
               b = 0.0
               if baseline_kind != 0 and hb >= 0:
-                b = _stored(i, utility_sum, h_values[hb + j, 0])
+                b = _stored(i, utility_sum, np.float64(h_cells[hb + j]))
               est = b
               if xi > 0.0:
                 est = b + (pool_f[ch, F_VALUE] - b) / xi
             if xi > 0.0 and baseline_kind == 4 and hb >= 0:
               target = _stored(i, utility_sum, pool_f[ch, F_VALUE])
-              h_values[hb + j, 0] = averaged(h_values[hb + j, 0],
-                                             h_counts[hb + j, 0], target,
-                                             decay)
-              h_counts[hb + j, 0] += 1
-          v += _move_prob(code, params, st, p, row, start, strategy, j,
+              count = 0.0 if decay > 0.0 else np.float64(h_cells[hb + c + j])
+              h_cells[hb + j] = averaged(np.float64(h_cells[hb + j]), count,
+                                         target, decay)
+              if decay <= 0.0:
+                h_cells[hb + c + j] = count + 1.0
+          v += _move_prob(code, params, st, p, row, start, cells, j,
                           c) * est
           child_est[j] = est
         pool_f[k, F_VALUE] = v
@@ -418,33 +444,34 @@ def public_engine_episodes(code, params, utility_sum, tab, history,
         if p == i:
           w = pool_f[k, F_OPP] / q
           for j in range(c):
-            regrets[start + j] += w * (child_est[j] - v)
-        elif averaging == 1 and mark[row] != stamp:
-          mark[row] = stamp
-          prev = avg_last[row]
+            cells[start + j] += w * (child_est[j] - v)
+        elif averaging == 1 and words[row + H_MARK] != stamp:
+          words[row + H_MARK] = stamp
+          prev = hashed.stamp_of(words, row)
           if regret_plus:
             ow = linear_skipped(t, prev) * pool_f[k, F_OPP_OWN]
           else:
             ow = (t - prev) * pool_f[k, F_OPP_OWN]
           for j in range(c):
-            avg[start + j] += ow * strategy[start + j]
-          avg_last[row] = t
+            cells[start + c + j] += ow * np.float64(cells[start + 2 * c + j])
+          hashed.set_stamp(words, row, t)
       for k in range(hs, he):
         row = pool_i[k, I_ROW]
-        if pool_i[k, I_PLAYER] != i or row < 0 or mark[row] == stamp:
+        if (pool_i[k, I_PLAYER] != i or row < 0
+            or words[row + H_MARK] == stamp):
           continue
-        mark[row] = stamp
+        words[row + H_MARK] = stamp
         c = pool_i[k, I_MOVES]
-        start = row_start[row]
+        start = hashed.first_cell(row, header, per_word)
         if regret_plus:
           for j in range(c):
-            if regrets[start + j] < 0.0:
-              regrets[start + j] = 0.0
+            if cells[start + j] < 0.0:
+              cells[start + j] = 0.0
         if averaging == 0:
           for j in range(c):
-            avg[start + j] += avg_w * (pool_f[k, F_OWN] * strategy[start + j]
-                                       / q)
-        match_cells(regrets, strategy, start, c)  # sigma^{t+1}(I).
+            cells[start + c + j] += avg_w * (
+                pool_f[k, F_OWN] * np.float64(cells[start + 2 * c + j]) / q)
+        match_into(cells, start, c, cells, start + 2 * c)  # sigma^{t+1}(I).
       if baseline_kind != 5:
         continue
       # Predictive baseline: v'(h) under sigma^{t+1}, children first.
@@ -453,7 +480,7 @@ def public_engine_episodes(code, params, utility_sum, tab, history,
         p = pool_i[k, I_PLAYER]
         c = pool_i[k, I_MOVES]
         row = pool_i[k, I_ROW]
-        start = row_start[row] if row >= 0 else 0
+        start = hashed.first_cell(row, header, per_word) if row >= 0 else 0
         hb = pool_i[k, I_HROW]
         episode_touched += c
         v = 0.0
@@ -466,20 +493,19 @@ def public_engine_episodes(code, params, utility_sum, tab, history,
             stored = 0.0
             if hb >= 0:
               if ch >= 0:
-                h_values[hb + j, 0] = _stored(i, utility_sum,
-                                              pool_f[ch, F_PRED])
-              stored = h_values[hb + j, 0]
+                h_cells[hb + j] = _stored(i, utility_sum, pool_f[ch, F_PRED])
+              stored = np.float64(h_cells[hb + j])
             elif ch >= 0:
               stored = _stored(i, utility_sum, pool_f[ch, F_PRED])
             est = _stored(i, utility_sum, stored)
-          v += _move_prob(code, params, st, p, row, start, strategy, j,
+          v += _move_prob(code, params, st, p, row, start, cells, j,
                           c) * est
         pool_f[k, F_PRED] = v
     # Leave the marks at zero for the next episode.
     for k in range(npool):
       row = pool_i[k, I_ROW]
       if row >= 0:
-        mark[row] = 0
+        words[row + H_MARK] = 0
     touched += episode_touched
     e += 1
   rng_state[0] = s_hi
@@ -488,9 +514,9 @@ def public_engine_episodes(code, params, utility_sum, tab, history,
 
 
 @njit(cache=True, error_model="numpy")
-def _group_xi(code, params, pool_state, pool_f, pool_i, row_start, strategy,
-              e_group, groups, hs, he, ng, ncand, sampling, epsilon, explore,
-              xi):
+def _group_xi(code, params, pool_state, pool_f, pool_i, header, per_word,
+              cells, e_group, groups, hs, he, ng, ncand, sampling, epsilon,
+              explore, xi):
   """xi[g] = xi(S -> S') of the children groups g < ng of public state S
   (0 for groups without a non-terminal child): 1 when exploring, else
   uniform over the n candidates or, on-policy, eps / n + (1 - eps) m(S') /
@@ -516,11 +542,11 @@ def _group_xi(code, params, pool_state, pool_f, pool_i, row_start, strategy,
     p = pool_i[k, I_PLAYER]
     c = pool_i[k, I_MOVES]
     row = pool_i[k, I_ROW]
-    start = row_start[row] if row >= 0 else 0
+    start = hashed.first_cell(row, header, per_word) if row >= 0 else 0
     for j in range(c):
       g = e_group[pool_i[k, I_EDGE] + j]
       if groups[g, 0] == 1:
-        sj = _move_prob(code, params, st, p, row, start, strategy, j, c)
+        sj = _move_prob(code, params, st, p, row, start, cells, j, c)
         xi[g] += pool_f[k, F_OWN] * pool_f[k, F_OPP] * sj
   total = 0.0
   for g in range(ng):

@@ -60,7 +60,7 @@ Modes:
     current one during p's pass,
       target[I, a] += sum_{h in I} pi_q(h) sigma(I, a) `weight`,
     target = `avg` in player 0's pass (player 1's terms of iteration t),
-    the pending cells tab[11] in player 1's pass (player 0's terms of
+    the pending field S_PENDING in player 1's pass (player 0's terms of
     iteration t + 1, added to avg when it starts), and with `own_weight`
     (player 0's first pass) p's own terms pi_p(h) sigma(I, a) own_weight.
     So a pass skips every history with pi_q(h) = 0 (partial pruning: all
@@ -94,13 +94,32 @@ from numba import njit
 
 from mccfrb.games.engines import protocol
 from mccfrb.kernels.exact import rule_row
-from mccfrb.kernels.table import match_cells
-from mccfrb.kernels.table import CELLS
-from mccfrb.kernels.table import ROWS
-from mccfrb.kernels.table import atomic_add
-from mccfrb.kernels.table import find_row
-from mccfrb.kernels.table import row_of
+from mccfrb.kernels.rows import match_into
 from mccfrb.kernels.weighting import linear_skipped
+from mccfrb.tables import hashed
+from mccfrb.tables.atomics import atomic_add
+from mccfrb.tables.atomics import borrow
+from mccfrb.tables.atomics import prefetch
+
+# smap (int64[SMAP_SIZE]): where the walk finds its fields and header words
+# in the infoset rows (tables/hashed.py); -1: absent (a table of a
+# sampling solver keeps no strategy: the walk regret-matches its regrets).
+S_REGRET = 0
+S_AVG = 1
+S_STRATEGY = 2
+S_PENDING = 3  # CFR: player 0's average terms found in player 1's pass.
+S_STASH = 4  # CFR with a split rule: R_{t-1} while the pass sums r_t.
+S_PLAYER = 5  # CFR: the header word holding the row's player.
+SMAP_SIZE = 6
+# The level mode's decision rows: header words and their field.
+DEC_HEADER = ("level", "best")
+D_LEVEL = 2
+D_BEST = 3
+
+# Flush codes of the best response's sigma (`walk`): the average strategy
+# with no catch-up, with optimistic averaging's catch-up (T - L) or its
+# linear form, or the current strategy itself.
+FLUSH_CURRENT = 3
 
 # Modes.
 BR = 0
@@ -133,7 +152,7 @@ C_MAX_LEVEL = 12  # The largest responder level met (level mode).
 C_WORK = 13  # Children expanded so far.
 C_PUBLIC = 14  # Keys in the public set.
 C_FRAMES = 15  # Frames entered.
-C_TOUCH = 16  # Sink of the loads that warm the hash table.
+C_COLLISIONS = 16  # Lookups that met a row of their key with another width.
 C_MISSING = 17  # Infosets without a row where rows may not be inserted.
 CTL_SIZE = 18
 
@@ -212,51 +231,75 @@ def group_table_size(count):
 
 
 @njit(cache=True, error_model="numpy")
-def stash_regrets(meta, row_start, row_actions, through, regrets, stash, p):
+def stash_regrets(tab, smap, p):
   """Before player p's pass with a split rule: stash = R, R = 0 on p's
-  rows (through[r] == p), so that the walk sums r_t alone into R."""
-  for r in range(meta[ROWS]):
-    if through[r] != p:
-      continue
-    s = row_start[r]
-    for j in range(row_actions[r]):
-      stash[s + j] = regrets[s + j]
-      regrets[s + j] = 0.0
+  rows (header word S_PLAYER == p), so that the walk sums r_t alone into
+  R."""
+  _, meta, words, cells, layout = tab
+  header = layout[hashed.L_HEADER]
+  fields = layout[hashed.L_FIELDS]
+  per_word = layout[hashed.L_PER_WORD]
+  top = meta[hashed.TOP]
+  o = hashed.next_row(words, 1, top, header, fields, per_word)
+  while o < top:
+    c = hashed.width_of(words, o)
+    if words[o + smap[S_PLAYER]] == p:
+      base = hashed.first_cell(o, header, per_word)
+      r = base + smap[S_REGRET] * c
+      s = base + smap[S_STASH] * c
+      for j in range(c):
+        cells[s + j] = cells[r + j]
+        cells[r + j] = 0.0
+    o = hashed.next_row(words, o + hashed.row_words(c, header, fields,
+                                                    per_word),
+                        top, header, fields, per_word)
 
 
 @njit(cache=True, error_model="numpy")
-def finish_pass(meta, row_start, row_actions, through, regrets, strategy,
-                stash, p, clip, post, split, predictive, rule):
-  """After player p's pass: p's rows (through[r] == p) get the regret rule
-  (solvers/rules.py) with rule = (discount, positive, negative, predict)
-  of this iteration: RM+ clipping (R <- max(R, 0)) or DCFR discounting
-  (R <- R t^a / (t^a + 1) if R >= 0, R t^b / (t^b + 1) if R < 0, as
-  kernels/cfr.py's `_clip_or_discount`), then sigma by regret matching;
-  with a split rule, R holds r_t and stash R_{t-1} (`stash_regrets`;
-  rows inserted by the walk have stash 0), and `rule_row` forms R_t and
-  sigma (stash is overwritten). Returns the rows updated."""
+def finish_pass(tab, smap, p, clip, post, split, predictive, rule):
+  """After player p's pass: p's rows (header word S_PLAYER == p) get the
+  regret rule (solvers/rules.py) with rule = (discount, positive,
+  negative, predict) of this iteration: RM+ clipping (R <- max(R, 0)) or
+  DCFR discounting (R <- R t^a / (t^a + 1) if R >= 0, R t^b / (t^b + 1)
+  if R < 0, as kernels/cfr.py's `_clip_or_discount`), then sigma by regret
+  matching; with a split rule, R holds r_t and the stash R_{t-1}
+  (`stash_regrets`; rows inserted by the walk have stash 0), and
+  `rule_row` forms R_t and sigma (the stash is overwritten). Rows are
+  walked in arena order. Returns the rows updated."""
+  _, meta, words, cells, layout = tab
+  header = layout[hashed.L_HEADER]
+  fields = layout[hashed.L_FIELDS]
+  per_word = layout[hashed.L_PER_WORD]
+  top = meta[hashed.TOP]
   count = 0
-  for r in range(meta[ROWS]):
-    if through[r] != p:
+  o = hashed.next_row(words, 1, top, header, fields, per_word)
+  while o < top:
+    c = hashed.width_of(words, o)
+    nxt = o + hashed.row_words(c, header, fields, per_word)
+    if words[o + smap[S_PLAYER]] != p:
+      o = hashed.next_row(words, nxt, top, header, fields, per_word)
       continue
     count += 1
-    s = row_start[r]
-    c = row_actions[r]
+    base = hashed.first_cell(o, header, per_word)
+    r = base + smap[S_REGRET] * c
+    g = base + smap[S_STRATEGY] * c
     if split:
+      s = base + smap[S_STASH] * c
       for j in range(c):  # rule_row's (R_{t-1}, r_t) order.
-        x = regrets[s + j]
-        regrets[s + j] = stash[s + j]
-        stash[s + j] = x
-      rule_row(regrets[s:s + c], stash[s:s + c], strategy[s:s + c], c, clip,
+        x = cells[r + j]
+        cells[r + j] = cells[s + j]
+        cells[s + j] = x
+      rule_row(cells[r:r + c], cells[s:s + c], cells[g:g + c], c, clip,
                post, predictive, rule[0], rule[1], rule[2], rule[3])
-      continue
-    for j in range(c):
-      x = regrets[s + j]
-      if clip and x < 0.0:
-        regrets[s + j] = 0.0
-      elif post:
-        regrets[s + j] = x * (rule[1] if x >= 0.0 else rule[2])
-    match_cells(regrets, strategy, s, c)
+    else:
+      for j in range(c):
+        x = cells[r + j]
+        if clip and x < 0.0:
+          cells[r + j] = 0.0
+        elif post:
+          cells[r + j] = x * (rule[1] if x >= 0.0 else rule[2])
+      match_into(cells, r, c, cells, g)
+    o = hashed.next_row(words, nxt, top, header, fields, per_word)
   return count
 
 
@@ -277,19 +320,27 @@ def rehash_public(pub, new_pub):
 
 @njit(cache=True, error_model="numpy")
 def decide_level(dec, level):
-  """Level mode: the best action of every decision-table row of `level`
-  (the first maximum of its summed counterfactual values)."""
-  meta, row_start, row_actions, row_level, best, cfv = (
-      dec[2], dec[3], dec[4], dec[5], dec[6], dec[7])
-  for r in range(meta[ROWS]):
-    if row_level[r] != level:
-      continue
-    s = row_start[r]
-    b = 0
-    for j in range(1, row_actions[r]):
-      if cfv[s + j] > cfv[s + b]:
-        b = j
-    best[r] = b
+  """Level mode: the best action of every decision row of `level` (the
+  first maximum of its summed counterfactual values, field 0; header words
+  DEC_HEADER)."""
+  _, meta, words, cells, layout = dec
+  header = layout[hashed.L_HEADER]
+  fields = layout[hashed.L_FIELDS]
+  per_word = layout[hashed.L_PER_WORD]
+  top = meta[hashed.TOP]
+  o = hashed.next_row(words, 1, top, header, fields, per_word)
+  while o < top:
+    c = hashed.width_of(words, o)
+    if words[o + D_LEVEL] == level:
+      s = hashed.first_cell(o, header, per_word)
+      b = 0
+      for j in range(1, c):
+        if cells[s + j] > cells[s + b]:
+          b = j
+      words[o + D_BEST] = b
+    o = hashed.next_row(words, o + hashed.row_words(c, header, fields,
+                                                    per_word),
+                        top, header, fields, per_word)
 
 
 @njit(cache=True)
@@ -352,9 +403,20 @@ def _enter(code, params, mode, p, level, flush, big_t, utility_sum,
   numba.literally(code)
   ctl, frames, ints, floats, states = wk[0], wk[1], wk[2], wk[3], wk[4]
   ukeys, tkeys, tstamp, tval, pub = wk[5], wk[6], wk[7], wk[8], wk[9]
-  keys, slot_row, meta, row_start, row_actions = (tab[0], tab[1], tab[2],
-                                                  tab[3], tab[4])
-  avg_last, regrets, strategy, avg = tab[5], tab[7], tab[8], tab[9]
+  index, meta, words, cells, layout = tab[0], tab[1], tab[2], tab[3], tab[4]
+  smap, reserve = tab[5], tab[6]
+  header = layout[hashed.L_HEADER]
+  per_word = layout[hashed.L_PER_WORD]
+  widest = hashed.row_words(max_moves, header, layout[hashed.L_FIELDS],
+                            per_word)
+  d_index, d_meta, d_words, d_cells, d_layout = dec
+  d_header = d_layout[hashed.L_HEADER]
+  d_per_word = d_layout[hashed.L_PER_WORD]
+  d_widest = hashed.row_words(max_moves, d_header, d_layout[hashed.L_FIELDS],
+                              d_per_word)
+  f_regret = smap[S_REGRET]
+  f_avg = smap[S_AVG]
+  f_strategy = smap[S_STRATEGY]
   kr, kv, ki = widths(mode, level)
   kw = kr + kv
   big_m = max_moves
@@ -424,39 +486,27 @@ def _enter(code, params, mode, p, level, flush, big_t, utility_sum,
     reserved = mode == CFR and insert
     if reserved:
       # Workers insert concurrently: each reserves room for its frame's
-      # rows (tab[10]: rows, cells reserved) until it has inserted them.
-      reserve = tab[10]
+      # rows (reserve: rows, arena words reserved) until it has inserted
+      # them.
       old_rows = atomic_add(reserve, 0, ni)
-      old_cells = atomic_add(reserve, 1, ni * big_m)
-      rows_needed = meta[ROWS] + old_rows + ni
-      if (rows_needed > row_start.shape[0]
-          or 2 * rows_needed > slot_row.shape[0]
-          or meta[CELLS] + old_cells + ni * big_m > regrets.shape[0]):
+      old_words = atomic_add(reserve, 1, ni * widest)
+      if not hashed.has_room(meta, index, old_rows + ni,
+                             old_words + ni * widest):
         atomic_add(reserve, 0, -ni)
-        atomic_add(reserve, 1, -ni * big_m)
+        atomic_add(reserve, 1, -ni * widest)
         ctl[C_NEED_ROWS] = old_rows + ni
-        ctl[C_NEED_CELLS] = old_cells + ni * big_m
+        ctl[C_NEED_CELLS] = old_words + ni * widest
         return SHORT_TABLE
-    if level >= -1:
-      dmeta = dec[2]
-      rows_needed = dmeta[ROWS] + ni
-      if (rows_needed > dec[3].shape[0] or 2 * rows_needed > dec[1].shape[0]
-          or dmeta[CELLS] + ni * big_m > dec[7].shape[0]):
-        ctl[C_NEED_ROWS] = ni
-        ctl[C_NEED_CELLS] = ni * big_m
-        return SHORT_DEC
-    # Touch every infoset's hash slot first: independent loads whose cache
-    # misses overlap, where the probes below would wait for one at a time.
-    smask = np.uint64(slot_row.shape[0] - 1)
-    touch = 0
+    if level >= -1 and not hashed.has_room(d_meta, d_index, ni,
+                                           ni * d_widest):
+      ctl[C_NEED_ROWS] = ni
+      ctl[C_NEED_CELLS] = ni * d_widest
+      return SHORT_DEC
+    # The rows in two sweeps over the infosets, a prefetch of each one's
+    # index slot first: independent lookups whose cache misses overlap,
+    # where the lookups one after the other would wait for one at a time.
     for k in range(ni):
-      i = ints[ifirst + k]
-      h1 = ukeys[i, 0]
-      if h1 == 0:
-        h1 = np.uint64(1)
-      sl = np.int64(h1 & smask)
-      touch += slot_row[sl] + np.int64(keys[sl, 1] & np.uint64(1))
-    ctl[C_TOUCH] = touch
+      hashed.slot_hint(index, ukeys[ints[ifirst + k], 0])
     for k in range(ni):
       i = ints[ifirst + k]
       c = ints[cst + i + 1] - ints[cst + i]
@@ -465,57 +515,65 @@ def _enter(code, params, mode, p, level, flush, big_t, utility_sum,
       r = -1
       if c > 1:
         if mode == CFR and insert:
-          r, new = row_of(keys, slot_row, meta, row_start, row_actions, a, b,
-                          c, True)
+          r, new = hashed.row_of(index, meta, words, cells, layout, a, b, c,
+                                 True, meta[:0], True)
           if new:
-            s = row_start[r]
-            for j in range(c):
-              regrets[s + j] = 0.0
-              avg[s + j] = 0.0
-              tab[11][s + j] = 0.0
-              strategy[s + j] = 1.0 / c
-            avg_last[r] = 0
-            tab[6][r] = who  # `through` holds the row's player.
+            words[r + smap[S_PLAYER]] = who
         else:
-          r = find_row(keys, slot_row, a, b)
-          if r < 0:
+          r = hashed.find(index, words, a, b)
+          if r >= 0 and hashed.width_of(words, r) != c:
+            ctl[C_COLLISIONS] += 1  # A detected collision: no row.
             r = -1
-            if mode == CFR:
-              ctl[C_MISSING] += 1
+          if r < 0 and mode == CFR:
+            ctl[C_MISSING] += 1
       ints[irow + k] = r
+      if r >= 0:
+        prefetch(cells, hashed.first_cell(r, header, per_word))
+    for k in range(ni):
+      i = ints[ifirst + k]
+      c = ints[cst + i + 1] - ints[cst + i]
+      a = ukeys[i, 0]
+      b = ukeys[i, 1]
+      r = ints[irow + k]
       o = k * big_m
+      base = hashed.first_cell(r, header, per_word) if r >= 0 else 0
       if mode == CFR:
         if r >= 0:
-          s = row_start[r]
           for j in range(c):
-            floats[sig + o + j] = strategy[s + j]
+            floats[sig + o + j] = cells[base + f_strategy * c + j]
         else:
           for j in range(c):
             floats[sig + o + j] = 1.0 / c
       else:
         if r >= 0:
-          s = row_start[r]
-          for j in range(c):
-            floats[cur + o + j] = strategy[s + j]
-          w = 0.0
-          if flush == 1:
-            w = big_t - avg_last[r]
-          elif flush == 2:
-            w = linear_skipped(big_t, avg_last[r])
-          own = floats[pfb + ints[hist + i] * kw + 2 + who]
-          cum = 0.0
-          for j in range(c):
-            y = avg[s + j]
-            if w != 0.0:
-              y += w * own * strategy[s + j]
-            floats[sig + o + j] = y
-            cum += y
-          if cum > 0.0:
+          if f_strategy >= 0:
             for j in range(c):
-              floats[sig + o + j] /= cum
+              floats[cur + o + j] = cells[base + f_strategy * c + j]
           else:
+            match_into(cells, base + f_regret * c, c, floats, cur + o)
+          if flush == FLUSH_CURRENT:
             for j in range(c):
-              floats[sig + o + j] = 1.0 / c
+              floats[sig + o + j] = floats[cur + o + j]
+          else:
+            w = 0.0
+            if flush == 1:
+              w = big_t - hashed.stamp_of(words, r)
+            elif flush == 2:
+              w = linear_skipped(big_t, hashed.stamp_of(words, r))
+            own = floats[pfb + ints[hist + i] * kw + 2 + who]
+            cum = 0.0
+            for j in range(c):
+              y = np.float64(cells[base + f_avg * c + j])
+              if w != 0.0:
+                y += w * own * floats[cur + o + j]
+              floats[sig + o + j] = y
+              cum += y
+            if cum > 0.0:
+              for j in range(c):
+                floats[sig + o + j] /= cum
+            else:
+              for j in range(c):
+                floats[sig + o + j] = 1.0 / c
         else:
           for j in range(c):
             floats[cur + o + j] = 1.0 / c
@@ -526,20 +584,17 @@ def _enter(code, params, mode, p, level, flush, big_t, utility_sum,
             ctl[C_MAX_LEVEL] = lev
           dr = -1
           if c > 1 and lev == level:
-            dr, new = row_of(dec[0], dec[1], dec[2], dec[3], dec[4], a, b, c,
-                             True)
+            dr, new = hashed.row_of(d_index, d_meta, d_words, d_cells,
+                                    d_layout, a, b, c, True, d_meta[:0],
+                                    False)
             if new:
-              dec[5][dr] = lev
-              dec[6][dr] = 0
-              s = dec[3][dr]
-              for j in range(c):
-                dec[7][s + j] = 0.0
+              d_words[dr + D_LEVEL] = lev
           elif c > 1 and lev > level:
-            dr = find_row(dec[0], dec[1], a, b)
+            dr = hashed.find(d_index, d_words, a, b)
           ints[idec + k] = dr
     if reserved:
-      atomic_add(tab[10], 0, -ni)
-      atomic_add(tab[10], 1, -ni * big_m)
+      atomic_add(reserve, 0, -ni)
+      atomic_add(reserve, 1, -ni * widest)
   # Children: played on the scratch state `one` (from the parent's copy
   # `par`), stored in the arena only if not terminal.
   par, one = wk[10], wk[11]
@@ -583,11 +638,18 @@ def _enter(code, params, mode, p, level, flush, big_t, utility_sum,
           else own_weight == 0.0 or floats[cb + 2] == 0.0):
         ints[gid + c] = -1
         continue
-      for x in range(width):
-        one[x] = par[x]
-      protocol.apply(code, params, one, j)
-      if protocol.player(code, params, one) == protocol.TERMINAL:
-        u0 = protocol.returns0(code, params, one)
+      # A terminal child the engine values without playing the move (no
+      # state copied, no keys hashed: most of the game's histories are
+      # such leaves), else the move played.
+      leaf, u0 = protocol.terminal_value(code, params, par, j)
+      if not leaf:
+        for x in range(width):
+          one[x] = par[x]
+        protocol.apply(code, params, one, j)
+        leaf = protocol.player(code, params, one) == protocol.TERMINAL
+        if leaf:
+          u0 = protocol.returns0(code, params, one)
+      if leaf:
         if mode == BR:
           floats[cb + kr] = u0
           floats[cb + kr + 1] = utility_sum - u0
@@ -693,10 +755,12 @@ def _combine(code, params, mode, p, level, weight, own_weight, max_moves, d,
   the CFR increments."""
   numba.literally(code)
   frames, ints, floats, states = wk[1], wk[2], wk[3], wk[4]
-  row_start, regrets, avg = tab[3], tab[7], tab[9]
-  # CFR: q's averages go to `avg` in player 0's pass (iteration t) and to
-  # the pending cells tab[11] in player 1's pass (player 0's, iteration t + 1).
-  target = avg if p == 0 else tab[11]
+  cells, layout, smap = tab[3], tab[4], tab[5]
+  header = layout[hashed.L_HEADER]
+  per_word = layout[hashed.L_PER_WORD]
+  # CFR: q's averages go to the field S_AVG in player 0's pass (iteration
+  # t) and to S_PENDING in player 1's pass (player 0's, iteration t + 1).
+  f_target = smap[S_AVG] if p == 0 else smap[S_PENDING]
   kr, kv, ki = widths(mode, level)
   kw = kr + kv
   big_m = max_moves
@@ -743,20 +807,23 @@ def _combine(code, params, mode, p, level, weight, own_weight, max_moves, d,
       r = ints[irow + k]
       if r < 0:
         continue
-      s = row_start[r]
+      s = hashed.first_cell(r, header, per_word)
       if who == p:
         w = floats[pbase] * floats[pbase + 1]
         if w != 0.0:
+          g = s + smap[S_REGRET] * c
           for j in range(c):
-            regrets[s + j] += w * (floats[cfl + (cs + j) * kw + kr] - v)
+            cells[g + j] += w * (floats[cfl + (cs + j) * kw + kr] - v)
         if own_weight != 0.0:
           own = floats[pbase + 2]
+          g = s + smap[S_AVG] * c
           for j in range(c):
-            avg[s + j] += own * floats[o + j] * own_weight
+            cells[g + j] += own * floats[o + j] * own_weight
       else:
         own = floats[pbase]
+        g = s + f_target * c
         for j in range(c):
-          target[s + j] += own * floats[o + j] * weight
+          cells[g + j] += own * floats[o + j] * weight
     return
   # Best responses: the other player's value under sigma.
   other = 1 - who
@@ -798,7 +865,9 @@ def _combine(code, params, mode, p, level, weight, own_weight, max_moves, d,
     return
   # Level mode: decided deeper infosets play their best action, this
   # level's sum their counterfactual values, shallower ones are not needed.
-  best_action, cfv_cells, dec_start = dec[6], dec[7], dec[3]
+  d_words, d_cells, d_layout = dec[2], dec[3], dec[4]
+  d_header = d_layout[hashed.L_HEADER]
+  d_per_word = d_layout[hashed.L_PER_WORD]
   for i in range(n):
     cp = ints[hist + i]
     cs = ints[cst + i]
@@ -809,15 +878,15 @@ def _combine(code, params, mode, p, level, weight, own_weight, max_moves, d,
     if c == 1:
       floats[dst] = floats[cfl + cs * kw + kr + who]
     elif lev > level:
-      a = best_action[dr] if dr >= 0 else 0
+      a = d_words[dr + D_BEST] if dr >= 0 else 0
       floats[dst] = floats[cfl + (cs + a) * kw + kr + who]
     else:
       floats[dst] = 0.0
       if lev == level:
         w = floats[pfb + cp * kw + who]
-        s = dec_start[dr]
+        s = hashed.first_cell(dr, d_header, d_per_word)
         for j in range(c):
-          cfv_cells[s + j] += w * floats[cfl + (cs + j) * kw + kr + who]
+          d_cells[s + j] += w * floats[cfl + (cs + j) * kw + kr + who]
 
 
 @njit(cache=True, error_model="numpy", nogil=True)
@@ -834,7 +903,8 @@ def walk(code, params, mode, p, level, flush, big_t, utility_sum, weight,
       mode's target level (>= -1; -1 is the final walk, every infoset
       decided).
     flush, big_t: BR: the optimistic-averaging catch-up code (0, 1, 2) and
-      the iteration T it catches up to.
+      the iteration T it catches up to; FLUSH_CURRENT: the tables' current
+      strategy is the evaluated policy.
     utility_sum: u_0 + u_1 at terminals.
     weight: CFR: the weight of the opponent q's average terms (w_t in
       player 0's pass, w_{t + 1} in player 1's).
@@ -853,13 +923,13 @@ def walk(code, params, mode, p, level, flush, big_t, utility_sum, weight,
       tkeys uint64[*, 2], tstamp, tval int64, tkeys' length a power of 2
       (the grouping hash table), pub uint64[power of 2, 2] (the set of
       public keys), par and one int64[state_size] scratch states.
-    tab: (keys, slot_row, meta, row_start, row_actions, avg_last, through,
-      regrets, strategy, avg), an `InfosetTables`' arrays, reserve
-      int64[2], the rows and cells that workers inserting concurrently
-      have reserved (0 when none is inside `walk`), and CFR's pending
-      average cells (float64 like `avg`).
-    dec: the level mode's decision table (keys, slot_row, meta, row_start,
-      row_actions, row level, best action, counterfactual values).
+    tab: (index, meta, words, cells, layout) of the infoset rows
+      (tables/hashed.py), smap (int64[SMAP_SIZE], their fields and header
+      words), and reserve int64[2], the rows and arena words that workers
+      inserting concurrently have reserved (0 when none is inside `walk`).
+    dec: the level mode's decision rows (index, meta, words, cells,
+      layout): header words DEC_HEADER, field 0 the counterfactual
+      values.
 
   Returns:
     DONE (the root's values in `floats[KR:KR + KV]`), PAUSED, SPLIT (the
@@ -868,6 +938,16 @@ def walk(code, params, mode, p, level, flush, big_t, utility_sum, weight,
     status with ctl[C_NEED_*] set.
   """
   numba.literally(code)
+  # Every array borrowed (tables/atomics.py): the views the frames make of
+  # them, and the calls that pass them, cost no atomic reference counts.
+  wk = (borrow(wk[0]), borrow(wk[1]), borrow(wk[2]), borrow(wk[3]),
+        borrow(wk[4]), borrow(wk[5]), borrow(wk[6]), borrow(wk[7]),
+        borrow(wk[8]), borrow(wk[9]), borrow(wk[10]), borrow(wk[11]))
+  tab = (borrow(tab[0]), borrow(tab[1]), borrow(tab[2]), borrow(tab[3]),
+         borrow(tab[4]), borrow(tab[5]), borrow(tab[6]))
+  dec = (borrow(dec[0]), borrow(dec[1]), borrow(dec[2]), borrow(dec[3]),
+         borrow(dec[4]))
+  params = borrow(params)
   ctl, frames, ints = wk[0], wk[1], wk[2]
   start = ctl[C_WORK]
   while True:
@@ -1003,3 +1083,26 @@ def merge_public(src, dst):
         break
       t = (t + 1) & mask
   return dup
+
+
+@njit(cache=True, error_model="numpy")
+def fold_pending(tab, smap):
+  """avg += pending; pending = 0 (fields S_AVG and S_PENDING of every row,
+  in arena order)."""
+  _, meta, words, cells, layout = tab
+  header = layout[hashed.L_HEADER]
+  fields = layout[hashed.L_FIELDS]
+  per_word = layout[hashed.L_PER_WORD]
+  top = meta[hashed.TOP]
+  o = hashed.next_row(words, 1, top, header, fields, per_word)
+  while o < top:
+    c = hashed.width_of(words, o)
+    base = hashed.first_cell(o, header, per_word)
+    a = base + smap[S_AVG] * c
+    q = base + smap[S_PENDING] * c
+    for j in range(c):
+      cells[a + j] += cells[q + j]
+      cells[q + j] = 0.0
+    o = hashed.next_row(words, o + hashed.row_words(c, header, fields,
+                                                    per_word),
+                        top, header, fields, per_word)

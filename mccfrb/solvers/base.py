@@ -190,7 +190,8 @@ class TabularSolverBase:
     run() again goes on), and a tqdm progress bar shows once a run has
     taken a few seconds (progress=True: at once; False: never).
     `run(a); run(b)` leaves exactly the tables of `run(a + b)` (with
-    batches, when `a` is a multiple of the batch size), so an interrupted
+    batches, when `a` is a multiple of the batch size; with K episodes in
+    flight on an engine, when 2a is a multiple of K), so an interrupted
     run resumed equals one run. A solver runs fewer than MAX_ITERATIONS
     (2**53) iterations in total.
     """
@@ -202,9 +203,14 @@ class TabularSolverBase:
           f"{counts.limit_text(MAX_ITERATIONS)} iterations in total.")
     if num_iterations:
       running.run_in_chunks(self._run_chunk, num_iterations,
-                            unit=getattr(self, "_batch", None) or 1,
-                            progress=progress,
-                            infosets=self._infosets_stored)
+                            unit=self._chunk_unit(), progress=progress,
+                            infosets=self._infosets_stored,
+                            start=self._num_iterations)
+
+  def _chunk_unit(self):
+    """Iterations that must not be split between two kernel calls: a batch
+    (run_in_chunks ends chunks at multiples of it)."""
+    return getattr(self, "_batch", None) or 1
 
   def _run_chunk(self, num_iterations):
     """Runs num_iterations > 0 iterations, leaving the solver consistent."""

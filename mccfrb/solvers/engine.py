@@ -12,17 +12,20 @@ kernels/outcome_engine.py (kernels/public_engine.py).
 `TabularPolicy` would enumerate more states than memory holds.
 """
 
-import copy
+import math
+import warnings
 
 import numpy as np
 from open_spiel.python import policy as os_policy
 
+from mccfrb import counts
 from mccfrb.games.engines import protocol
 from mccfrb.games.engines.common import call_literal
 from mccfrb.kernels import outcome_engine
-from mccfrb.kernels import table as table_kernels
+from mccfrb.kernels import rows as row_kernels
 from mccfrb.solvers import base
-from mccfrb.solvers import tables as tables_lib
+from mccfrb import tables as tables_lib
+from mccfrb.tables import hashed
 
 # Episodes per kernel call of a run's chunk (solvers/running.py): the
 # tables grow between calls. Even, so a call never splits an iteration;
@@ -32,30 +35,70 @@ CHUNK_EPISODES = 1 << 14
 # Baseline codes kept per history (kernels/outcome_engine.py): a second
 # hash table keyed by the history.
 HISTORY_BASELINES = (4, 5)
-# The `history` tuple of a solver without per-history baselines.
-_NO_HISTORY = tables_lib.InfosetTables(1, 1 << 20, baseline_cells=1,
-                                       counts_per_cell=1, rows=2,
-                                       strategy_cells=False)
+# Precision of the cells of hashed tables when the solver is given None:
+# float32 learned as float64 at equal iterations and was faster at equal
+# seconds (docs: "Big games", experiments/precision.py).
+DEFAULT_PRECISION = "float32"
+# Episodes in flight (kernels/outcome_engine.py) when given None: the
+# misses of 8 lookups overlap (docs: "Big games").
+DEFAULT_IN_FLIGHT = 8
+MAX_IN_FLIGHT = 64
+# A float32 run warns once more than this fraction of its cell updates was
+# lost to rounding (cells that stopped moving).
+STALL_WARNING = 0.01
+
+# What a checkpoint holds of each hashed table (HashedTable.state()).
+SAVED = ("meta", "index", "arena", "layout")
 
 # Flush codes of the average strategy (kernels/stream.py): none, the
 # optimistic catch-up (T - c_I), or its linear-weight form with RM+.
 FLUSH_NONE, FLUSH_OPTIMISTIC, FLUSH_OPTIMISTIC_PLUS = 0, 1, 2
 
 
+def current_row(tables, row, discount=None):
+  """sigma^t of a row: the regret matching of its regrets (or its stored
+  strategy field, where the table keeps one). `discount`: (log_pos,
+  log_neg, T) of discounted weighting: the discounts the row has pending
+  (iterations through + 1 .. T) are applied first, as the kernels' catch-up
+  would (the table is not changed)."""
+  if "strategy" in tables.fields:
+    return tables.field(row, "strategy").astype(np.float64)
+  regrets = tables.field(row, "regret").astype(np.float64)
+  if discount is not None:
+    log_pos, log_neg, last = discount
+    through = int(tables.header(row, "through")[0])
+    fp = math.exp(log_pos[last] - log_pos[through])
+    fn = math.exp(log_neg[last] - log_neg[through])
+    regrets = np.array([x * fp if x >= 0.0 else x * fn for x in regrets])
+  out = np.zeros(len(regrets))
+  row_kernels.match_into(regrets, 0, len(regrets), out, 0)
+  return out
+
+
 def average_row(tables, row, flush, t, reach):
   """The average strategy of a row (normalised; uniform if empty), with
   the optimistic catch-up for an infoset whose owner reaches it with
   probability `reach` under sigma^T."""
-  start, count = tables.row_start[row], tables.row_actions[row]
-  cum = tables.avg[start:start + count].copy()
+  cum = tables.field(row, "avg").astype(np.float64)
+  count = len(cum)
   if flush != FLUSH_NONE:
-    skipped = base.skipped_weight(t, tables.avg_last[row],
+    skipped = base.skipped_weight(t, tables.stamp(row),
                                   flush == FLUSH_OPTIMISTIC_PLUS)
-    cum += skipped * reach * tables.strategy[start:start + count]
+    cum += skipped * reach * current_row(tables, row)
   total = cum.sum()
   if total <= 0.0:
     return np.full(count, 1.0 / count)
   return cum / total
+
+
+def own_reach(engine, tables, history, player, state):
+  """pi_p(h) of the OpenSpiel action ids `history` under the tables'
+  current strategy (kernels/rows.py); `state` is scratch."""
+  stored = "strategy" in tables.fields
+  field = tables.field_number("strategy" if stored else "regret")
+  return call_literal(row_kernels.own_reach, engine.code, engine.params,
+                      state, np.asarray(history, dtype=np.int64), player,
+                      tables.args(), field, stored)
 
 
 class EnginePolicy(os_policy.Policy):
@@ -73,13 +116,14 @@ class EnginePolicy(os_policy.Policy):
   """
 
   def __init__(self, game, engine, tables, current=False, flush=FLUSH_NONE,
-               iterations=0):
+               iterations=0, discount=None):
     super().__init__(game, [0, 1])
     self.engine = engine
     self.tables = tables
     self.current = current
     self.flush = flush
     self.iterations = iterations
+    self.discount = discount
     self._state = np.zeros(engine.state_size, dtype=np.int64)
 
   def _row(self, state, player):
@@ -102,15 +146,11 @@ class EnginePolicy(os_policy.Policy):
       return {a: 1.0 / len(legal) for a in legal}
     t = self.tables
     if self.current:
-      start = t.row_start[row]
-      probs = t.strategy[start:start + t.row_actions[row]]
+      probs = current_row(t, row, self.discount)
     else:
       reach = 1.0
       if self.flush != FLUSH_NONE:
-        e = self.engine
-        reach = call_literal(protocol.own_reach, e.code, e.params,
-                             self._state, history, player, t.keys,
-                             t.slot_row, t.row_start, t.strategy)
+        reach = own_reach(self.engine, t, history, player, self._state)
       probs = average_row(t, row, self.flush, self.iterations, reach)
     return dict(zip(legal, (float(p) for p in probs)))
 
@@ -129,44 +169,71 @@ class EngineSampling:
     self._tree = self._converter = None
     self._num_iterations = self._nodes_touched = 0
 
-  def _init_engine(self, engine, max_memory):
+  def _init_engine(self, engine, max_memory, precision=None, in_flight=None):
+    """The solver's hashed tables (tables/hashed.py) for its baseline,
+    averaging and weighting, and the kernels' scratch."""
     self._engine = engine
+    self._precision = check_precision(precision)
+    self._in_flight = check_in_flight(in_flight)
     code = self._baseline_code
-    self._tables = tables_lib.InfosetTables(
-        engine.max_moves, max_memory,
-        baseline_cells={1: 2, 3: 1}.get(code, 0),
-        counts_per_row=2 if code == 1 else 0,
-        counts_per_cell=1 if code == 3 else 0)
+    running = self._decay <= 0.0
+    fields = ["regret", "avg"]
+    header = []
+    if self._weighting["weighting"] == "discounted":
+      header.append("through")
+    if code == 1:
+      fields += ["b0", "b1"]
+      header += ["count0", "count1"]
+    elif code == 3:
+      fields += ["baseline"] + (["count"] if running else [])
+    total = tables_lib.check_max_memory(max_memory)
+    share = total // 2 if code in HISTORY_BASELINES else total
+    self._tables = tables_lib.HashedTable(
+        engine.max_moves, fields, header, precision=self._precision,
+        max_memory=share)
     self._history = None
+    h_fields = ["value"] + (["count"] if code == 4 and running else [])
     if code in HISTORY_BASELINES:
-      # The per-history baselines' table (a value and a visit count per
-      # history and move; the predictive baseline leaves the count unused,
-      # which keeps the table's views strided alike, one compiled kernel)
-      # shares max_memory with the infoset tables, half each.
-      total = self._tables.max_memory
-      self._history = tables_lib.InfosetTables(
-          engine.max_moves, total, baseline_cells=1, counts_per_cell=1,
-          strategy_cells=False)
-      self._tables.max_memory = self._history.max_memory = total // 2
-    workers = self._threads
+      # The per-history baselines' table (a value per history and move, and
+      # the running mean's visit count) shares max_memory with the infoset
+      # table, half each.
+      self._history = tables_lib.HashedTable(
+          engine.max_moves, h_fields, precision=self._precision,
+          max_memory=total - share)
+    t = self._tables
+    number = lambda names, name: names.index(name) if name in names else -1
+    fmap = np.full(outcome_engine.FMAP_SIZE, -1, dtype=np.int64)
+    fmap[outcome_engine.F_REGRET] = t.field_number("regret")
+    fmap[outcome_engine.F_AVG] = t.field_number("avg")
+    fmap[outcome_engine.F_BASE] = number(t.fields, "b0" if code == 1
+                                         else "baseline")
+    fmap[outcome_engine.F_COUNT] = number(t.fields, "count")
+    fmap[outcome_engine.H_THROUGH] = number(t.header_names, "through")
+    fmap[outcome_engine.H_COUNT] = number(t.header_names, "count0")
+    fmap[outcome_engine.F_HISTORY_VALUE] = 0
+    fmap[outcome_engine.F_HISTORY_COUNT] = number(h_fields, "count")
+    self._fmap = fmap
+    slots = self._threads * self._in_flight
     depth, moves = max(engine.max_depth, 1), max(engine.max_moves, 1)
     self._engine_scratch = (
-        np.zeros((workers, engine.state_size), dtype=np.int64),
-        np.zeros((workers, depth), dtype=np.int64),
-        np.zeros((workers, depth), dtype=np.int64),
-        np.zeros((workers, depth, 4)), np.zeros((workers, depth, moves)),
-        np.zeros((workers, moves)),
-        np.zeros((workers, depth if self._history else 1, 2),
+        np.zeros((slots, engine.state_size), dtype=np.int64),
+        np.zeros((slots, depth), dtype=np.int64),
+        np.zeros((slots, depth), dtype=np.int64),
+        np.zeros((slots, depth, 4)), np.zeros((slots, depth, moves)),
+        np.zeros((slots, depth, moves)), np.zeros((slots, moves)),
+        np.zeros((slots, depth if self._history else 1, 2),
                  dtype=np.uint64))
-    self._blocks = np.zeros((workers, table_kernels.BLOCK_SIZE),
+    self._blocks = np.zeros((self._threads, hashed.BLOCK_SIZE),
                             dtype=np.int64)
+    self._stall_warned = False
 
   def _history_args(self):
     """The kernels' `history` tuple: the per-history baselines' table, or
-    stand-ins."""
-    h = self._history if self._history is not None else _NO_HISTORY
-    return (h.keys, h.slot_row, h.meta, h.row_start, h.row_actions,
-            h.baseline, h.baseline_count)
+    a stand-in of the same precision."""
+    h = self._history
+    if h is None:
+      h = _no_history(self._precision)
+    return h.args()
 
   @property
   def engine(self):
@@ -177,39 +244,59 @@ class EngineSampling:
   def representation(self):
     return "tree" if self.engine is None else "engine"
 
+  @property
+  def precision(self):
+    """The cells' precision: "float64" or "float32" (hashed tables)."""
+    return getattr(self, "_precision", "float64")
+
   def memory(self):
     """What the tables hold: a dict with `infosets` stored, `cells`
-    (infoset-actions), `bytes` allocated, `max_memory`, `frozen` (the
-    tables stopped growing at max_memory) and `dropped` (visits to
-    infosets not stored since)."""
+    (infoset-actions), `bytes` in use (hashed tables: index and rows;
+    `bytes_per_infoset` = bytes / infosets), `max_memory`, `frozen` (the
+    tables stopped growing at max_memory), `dropped` (visits to infosets
+    not stored since), `precision`, and `collisions` (lookups that met a
+    row of their key with another width: a hash collision, detected)."""
     if self.engine is None:
       nbytes = sum(getattr(self, n).nbytes for n in self._table_names)
       return dict(infosets=self._tree.num_infosets,
                   cells=int(self._tree.infoset_num_actions.sum()),
                   bytes=nbytes + self._tree.nbytes(), max_memory=None,
-                  frozen=False, dropped=0)
+                  frozen=False, dropped=0, precision="float64",
+                  collisions=0)
     t, h = self._tables, getattr(self, "_history", None)
     report = dict(infosets=t.num_rows, cells=t.num_cells, bytes=t.nbytes(),
                   max_memory=t.max_memory, frozen=t.frozen,
-                  dropped=t.dropped)
+                  dropped=t.dropped, precision=t.precision,
+                  collisions=t.collisions)
     if h is not None:
       report.update(histories=h.num_rows, bytes=t.nbytes() + h.nbytes(),
                     max_memory=t.max_memory + h.max_memory,
-                    frozen=t.frozen or h.frozen, dropped=t.dropped + h.dropped)
+                    frozen=t.frozen or h.frozen, dropped=t.dropped + h.dropped,
+                    collisions=t.collisions + h.collisions)
+    report["bytes_per_infoset"] = report["bytes"] / max(t.num_rows, 1)
     return report
 
-  def _engine_margin(self):
-    """Rows and cells a kernel call needs free (kernels/outcome_engine.py):
-    each worker's episode, and with Hogwild a fresh block of rows."""
+  def _engine_margin(self, table):
+    """Rows and arena words a kernel call needs free
+    (kernels/outcome_engine.py): each worker's episodes in flight, and
+    with Hogwild a fresh block of rows per worker."""
     e = self._engine
-    spare = table_kernels.BLOCK_ROWS if self._threads > 1 else 0
-    # A Hogwild worker checks for room once per iteration (two episodes).
-    paths = 2 if self._threads > 1 else 1
-    rows = self._threads * (paths * max(e.max_depth, 1) + spare)
-    return rows, rows * max(e.max_moves, 1)
+    paths = (2 * max(self._in_flight // 2, 1) if self._threads > 1
+             else self._in_flight)
+    rows = self._threads * paths * max(e.max_depth, 1)
+    widest = table.row_words(max(e.max_moves, 1))
+    block = outcome_engine.BLOCK_ROWS * widest if self._threads > 1 else 0
+    uncounted = hashed.BLOCK_FLUSH if self._threads > 1 else 0
+    return (rows + self._threads * uncounted,
+            rows * widest + self._threads * block)
 
   def _infosets_stored(self):
     return None if self.engine is None else self._tables.num_rows
+
+  def _chunk_unit(self):
+    """Iterations whose episodes form whole groups in flight (K / 2 or K)."""
+    k = getattr(self, "_in_flight", 1) if self.engine is not None else 1
+    return (k // math.gcd(k, 2)) if k > 1 else super()._chunk_unit()
 
   def _run_engine(self, num_iterations):
     """`num_iterations` iterations on the engine, in kernel calls of
@@ -221,16 +308,19 @@ class EngineSampling:
     total = 2 * num_iterations
     done = 0
     h = self._history
+    for w in range(self._threads):
+      self._blocks[w, 2] = (outcome_engine.BLOCK_ROWS
+                            * t.row_words(max(e.max_moves, 1)))
     while done < total:
-      if not t.frozen and not outcome_engine.has_room(
-          t.meta, t.row_start, t.regrets, t.slot_row,
-          *self._engine_margin()):
-        t.grow(*self._engine_margin())
-      if h is not None and not h.frozen and not outcome_engine.has_room(
-          h.meta, h.row_start, h.baseline[:, 0], h.slot_row,
-          *self._engine_margin()):
-        h.grow(*self._engine_margin())
+      for table in (t, h):
+        if table is not None and not table.frozen and not table.has_room(
+            *self._engine_margin(table)):
+          table.grow(*self._engine_margin(table))
       end = min(total, done + CHUNK_EPISODES * self._threads)
+      k = self._in_flight
+      if k > 1 and end < total:  # End at a whole group in flight.
+        end -= (2 * start_iterations + end) % k
+        end = end if end > done else min(total, done + k)
       allow = not t.frozen
       allow_history = h is not None and not h.frozen
       history = self._history_args()
@@ -243,13 +333,12 @@ class EngineSampling:
         with base.numba_threads(self._threads):
           touched = call_literal(
               outcome_engine.hogwild_episodes, e.code, e.params,
-              e.utility_sum, t.keys, t.slot_row, t.meta,
-              t.row_start, t.row_actions, t.avg_last, t.through, t.regrets,
-              t.strategy, t.avg, t.baseline, t.baseline_count, history,
+              e.utility_sum, t.args(), history, self._fmap,
               self._baseline_code, self._averaging_code, self._regret_code,
               self._epsilon, self._decay, first + done // 2, end - done,
               allow, allow_history, *weighting, self._rng_words,
-              self._threads, *self._engine_scratch, self._blocks, finished)
+              self._threads, self._in_flight, *self._engine_scratch,
+              self._blocks, finished)
         self._hogwild_episodes = finished + getattr(
             self, "_hogwild_episodes", 0)  # Per worker, for the tests.
         # A worker claims whole iterations and checks for room before
@@ -261,16 +350,36 @@ class EngineSampling:
       else:
         reached, touched, _ = call_literal(
             outcome_engine.engine_episodes, e.code, e.params,
-            e.utility_sum, t.keys, t.slot_row, t.meta,
-            t.row_start, t.row_actions, t.avg_last, t.through, t.regrets,
-            t.strategy, t.avg, t.baseline, t.baseline_count, history,
+            e.utility_sum, t.args(), history, self._fmap,
             self._baseline_code, self._averaging_code, self._regret_code,
             self._epsilon, self._decay, first, done, end, allow,
             allow_history, *weighting, self._rng_words, np.uint64(0), 0,
-            1, *self._engine_scratch, self._blocks[0, :0], self._blocks[0, :1])
+            1, self._in_flight, *self._engine_scratch, self._blocks[0, :0],
+            self._blocks[0, :1])
       self._nodes_touched += int(touched)
       done = int(reached)
       self._num_iterations = start_iterations + done // 2
+    self._warn_if_stalled()
+
+  def _warn_if_stalled(self):
+    """Warns once when float32 cells stop meaning what they should: a
+    non-finite value was stored, or rounding lost more than STALL_WARNING
+    of the magnitude of the additions made to the cells (cells that
+    stopped moving)."""
+    t = self._tables
+    if self._stall_warned or t.precision != "float32":
+      return
+    overflow, lost = t.overflowed, t.lost_fraction
+    if overflow or lost > STALL_WARNING:
+      self._stall_warned = True
+      what = (f"{overflow} cell updates overflowed float32" if overflow else
+              f"rounding lost {lost:.1%} of what was added to the cells "
+              "(additions below float32's resolution leave a cell "
+              "unchanged)")
+      warnings.warn(
+          f"precision='float32': {what} after {self._num_iterations} "
+          "iterations; the tables no longer converge as float64 would. Run "
+          "with precision='float64'.", RuntimeWarning, stacklevel=3)
 
   def _require_tree(self, what):
     if self.engine is not None:
@@ -321,11 +430,11 @@ class EngineSampling:
   def _engine_tables_to_save(self):
     saved = {}
     for prefix, t in self._engine_table_sets():
-      saved.update({prefix + n: getattr(t, n) for n in tables_lib.SAVED})
+      saved.update({prefix + n: a for n, a in t.state().items()})
     return saved
 
   def _engine_table_sets(self):
-    """(checkpoint prefix, InfosetTables) of every table set."""
+    """(checkpoint prefix, HashedTable) of every table set."""
     sets = [("engine_", self._tables)]
     if getattr(self, "_history", None) is not None:
       sets.append(("engine_history_", self._history))
@@ -333,18 +442,12 @@ class EngineSampling:
 
   def _engine_tables_loaded(self, saved):
     for prefix, t in self._engine_table_sets():
-      missing = [n for n in tables_lib.SAVED if prefix + n not in saved]
+      missing = [n for n in SAVED if prefix + n not in saved]
       if missing:
         raise ValueError(f"an engine checkpoint lacks the tables "
-                         f"{[prefix + n for n in missing]} (written by an "
-                         "earlier release of mccfrb?).")
-      meta = saved[prefix + "meta"]
-      if meta.dtype != t.meta.dtype or meta.shape != t.meta.shape:
-        raise ValueError(f"an engine checkpoint holds the table "
-                         f"'{prefix}meta' with another type or shape.")
-      t.meta = meta
-      t.restore(*(saved[prefix + n] for n in tables_lib.BUFFERS))
-      t.frozen = False  # The next growth past max_memory freezes it again.
+                         f"{[prefix + n for n in missing]} (written by "
+                         "another version of mccfrb?).")
+      t.restore(**{n: saved[prefix + n] for n in SAVED})
 
 
 def engine_policy_nash_conv(policy, progress=True):
@@ -352,12 +455,9 @@ def engine_policy_nash_conv(policy, progress=True):
   the average strategy with its optimistic catch-up, or the current
   strategy (read as an average with no catch-up)."""
   from mccfrb.evaluation import stream  # pylint: disable=import-outside-toplevel
-  tables = policy.tables
-  if policy.current:
-    tables = copy.copy(tables)
-    tables.avg = tables.strategy
-  return stream.engine_nash_conv(policy.engine, tables, policy.flush,
-                                 policy.iterations, progress=progress)
+  return stream.engine_nash_conv(policy.engine, policy.tables, policy.flush,
+                                 policy.iterations, progress=progress,
+                                 current=policy.current)
 
 
 def flush_code(averaging_code, regret_code):
@@ -365,3 +465,54 @@ def flush_code(averaging_code, regret_code):
   if averaging_code != 1:
     return FLUSH_NONE
   return FLUSH_OPTIMISTIC_PLUS if regret_code else FLUSH_OPTIMISTIC
+
+
+def check_precision(precision):
+  """The precision of a solver's hashed tables (None: DEFAULT_PRECISION).
+
+  Raises:
+    ValueError: not one of tables.PRECISIONS.
+  """
+  if precision is None:
+    return DEFAULT_PRECISION
+  tables_lib.check_precision(precision)
+  return precision
+
+
+def check_in_flight(in_flight):
+  """Episodes in flight per worker (None: DEFAULT_IN_FLIGHT).
+
+  Raises:
+    ValueError: not an int in [1, MAX_IN_FLIGHT].
+  """
+  if in_flight is None:
+    return DEFAULT_IN_FLIGHT
+  return counts.check_count("in_flight", in_flight, 1, MAX_IN_FLIGHT + 1,
+                            what=f"an int in [1, {MAX_IN_FLIGHT}]")
+
+
+_NO_HISTORY = {}
+
+
+def _no_history(precision):
+  """A tiny stand-in history table of `precision` (kernels take one)."""
+  if precision not in _NO_HISTORY:
+    _NO_HISTORY[precision] = tables_lib.HashedTable(
+        1, ("value",), precision=precision, max_memory=1 << 20, slots=2)
+  return _NO_HISTORY[precision]
+
+
+def refuse_hashed_options(kind, precision, in_flight):
+  """Raises ValueError for options of hashed tables given to another
+  representation (a compiled tree keeps float64 dense tables and runs one
+  episode at a time)."""
+  if precision not in (None, "float64"):
+    check_precision(precision)
+    raise ValueError(
+        f"precision={precision!r} applies to hashed tables "
+        f"(representation='engine'); this solver runs on a {kind} tree, "
+        "whose tables are float64.")
+  if in_flight not in (None, 1):
+    raise ValueError(f"in_flight={in_flight!r} runs on an engine "
+                     "(representation='engine'); this solver runs on a "
+                     f"{kind} tree.")

@@ -9,14 +9,13 @@ from mccfrb import games
 from mccfrb.games import tree as tree_lib
 from mccfrb.kernels import external
 from mccfrb.kernels import external_engine
-from mccfrb.kernels import outcome_engine
 from mccfrb.kernels import rng as rng_lib
 from mccfrb.games.engines.common import call_literal
 from mccfrb.solvers import base
 from mccfrb.solvers import engine as engine_lib
 from mccfrb.solvers import grown as grown_lib
 from mccfrb.solvers import representation as representation_lib
-from mccfrb.solvers import tables as tables_lib
+from mccfrb import tables as tables_lib
 
 ES_AVERAGINGS = {"simple": 0, "full": 1}
 # The batch size of threads > 1 when no batch is given (README, "Threads").
@@ -93,7 +92,7 @@ class ExternalSamplingSolver(grown_lib.GrownSampling,
                prune_k=200.0, prune_floor=0.05, prune_after=1, seed=None,
                max_nodes=tree_lib.DEFAULT_MAX_NODES, tree=None, threads=1,
                batch=None, representation="auto", max_memory=None,
-               hogwild=False):
+               hogwild=False, precision=None):
     averaging = averaging_name(averaging)
     if not isinstance(hogwild, bool):
       raise ValueError(f"hogwild must be True or False, got {hogwild!r}.")
@@ -139,9 +138,11 @@ class ExternalSamplingSolver(grown_lib.GrownSampling,
         **self._threads_option)
     self._counters = np.zeros(2, dtype=np.int64)
     self._representation = kind
+    if kind != "engine":
+      engine_lib.refuse_hashed_options(kind, precision, None)
     if kind == "engine":
       self._init_engine_game(loaded, engine)
-      self._init_es_engine(engine, max_memory)
+      self._init_es_engine(engine, max_memory, precision)
       return
     if kind == "grown":
       self._init_grown(loaded, max_memory)
@@ -189,7 +190,7 @@ class ExternalSamplingSolver(grown_lib.GrownSampling,
     if self._representation == "engine":
       options.update(representation="engine",
                      max_memory=self._tables.max_memory,
-                     hogwild=self._hogwild)
+                     hogwild=self._hogwild, precision=self._precision)
     if self._representation == "grown":
       options.update(representation="grown",
                      max_memory=self._grown.max_memory)
@@ -238,12 +239,18 @@ class ExternalSamplingSolver(grown_lib.GrownSampling,
 
   # The engine (kernels/external_engine.py).
 
-  def _init_es_engine(self, engine, max_memory):
+  def _init_es_engine(self, engine, max_memory, precision=None):
     """The tables (no baselines) and each worker's traversal state: its
     block of traversals (`progress`), streams, stack of engine states and
     frames (kernels/external_engine.py)."""
     self._engine = engine
-    self._tables = tables_lib.InfosetTables(engine.max_moves, max_memory)
+    self._precision = engine_lib.check_precision(precision)
+    header = (("through",) if self._weighting["weighting"] == "discounted"
+              else ())
+    self._tables = tables_lib.HashedTable(
+        engine.max_moves, ("regret", "avg"), header,
+        precision=self._precision, max_memory=max_memory)
+    self._stall_warned = False
     workers = self._threads
     depth = max(engine.max_depth, 1) + 1
     moves = max(engine.max_moves, 1)
@@ -251,7 +258,8 @@ class ExternalSamplingSolver(grown_lib.GrownSampling,
         progress=np.zeros((workers, external_engine.PROGRESS_SIZE),
                           dtype=np.int64),
         streams=np.zeros((workers, 2), dtype=np.uint64),
-        states=np.zeros((workers, depth, engine.state_size), dtype=np.int64),
+        states=np.zeros((workers, depth + 1, engine.state_size),
+                        dtype=np.int64),
         frame_row=np.zeros((workers, depth), dtype=np.int64),
         frame_count=np.zeros((workers, depth), dtype=np.int64),
         frame_child=np.zeros((workers, depth), dtype=np.int64),
@@ -301,7 +309,7 @@ class ExternalSamplingSolver(grown_lib.GrownSampling,
     # Blocks of an interrupted Hogwild run may end past the target.
     last = max(target, int(st["progress"][:, external_engine.END].max()))
     weighting = self._weighting_args(last // 2 + 1)
-    margin = (workers, workers * max(e.max_moves, 1))
+    margin = (workers, workers * t.row_words(max(e.max_moves, 1)))
     if workers == 1:
       if self._blocks_done():
         self._assign_blocks(self._episodes_done(), target)
@@ -312,13 +320,13 @@ class ExternalSamplingSolver(grown_lib.GrownSampling,
         if done >= target:
           break
         self._assign_blocks(done, target)
-      if not t.frozen and not outcome_engine.has_room(
-          t.meta, t.row_start, t.regrets, t.slot_row, *margin):
+      if not t.frozen and not t.has_room(*margin):
         t.grow(*margin)
-      t.meta[outcome_engine.STOP] = 0
+      t.meta[external_engine.STOP] = 0
       self._es_counters[:] = 0
-      args = (e.code, e.params, e.utility_sum, t.keys, t.slot_row, t.meta,
-              t.row_start, t.row_actions, t.through, t.regrets, t.avg,
+      through = t.header_number("through") if "through" in t.header_names \
+          else -1
+      args = (e.code, e.params, e.utility_sum, t.args(), through,
               *weighting, PRUNINGS[s["pruning"]], s["prune_threshold"],
               s["prune_probability"], s["prune_k"], s["prune_floor"],
               s["prune_after"], not t.frozen, ENGINE_CALL_NODES,
@@ -335,21 +343,22 @@ class ExternalSamplingSolver(grown_lib.GrownSampling,
       self._counters += total
       self._nodes_touched += int(total[external_engine.TOUCHED])
       self._num_iterations = self._episodes_done() // 2
+    self._warn_if_stalled()
 
   def _engine_policy(self, current):
     """An `EnginePolicy` of the simple average (no flush), or of sigma by
-    regret matching of the (caught-up) regrets, written into the tables'
-    strategy cells."""
+    regret matching of the regrets, with the discounts a row has pending
+    applied first (discounted weighting)."""
     t = self._tables
-    if current:
-      w = self._weighting_args(max(self._num_iterations, 1))
-      external_engine.match_rows(
-          t.regrets, t.strategy, t.row_start, t.row_actions, t.num_rows,
-          t.through, w[0] == 2 and self._num_iterations > 0,
-          self._num_iterations, w[3], w[4])
+    discount = None
+    if current and self._weighting["weighting"] == "discounted" and (
+        self._num_iterations > 0):
+      w = self._weighting_args(self._num_iterations)
+      discount = (w[3], w[4], self._num_iterations)
     return engine_lib.EnginePolicy(
         self._game, self._engine, t, current=current,
-        flush=engine_lib.FLUSH_NONE, iterations=self._num_iterations)
+        flush=engine_lib.FLUSH_NONE, iterations=self._num_iterations,
+        discount=discount)
 
   def _tables_to_save(self):
     if self.engine is None:

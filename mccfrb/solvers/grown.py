@@ -38,7 +38,7 @@ from mccfrb.kernels import external
 from mccfrb.kernels import outcome
 from mccfrb.solvers import base
 from mccfrb.solvers import checkpoint
-from mccfrb.solvers import tables as tables_lib
+from mccfrb import tables as tables_lib
 
 # Baseline kinds a grown tree runs: the oracle needs every history's value.
 GROWN_BASELINES = ("none", "thesis", "thesis_exponential", "learned",

@@ -34,8 +34,9 @@ REGRETS = {"rm": 0, "rm+": 1}
 ENGINE_BASELINES = ("none", "thesis", "thesis_exponential", "learned",
                     "history", "predictive")
 # baseline=None: the kind that measured best on each representation
-# (README, "Baselines that pay off" and "Big games").
-DEFAULT_BASELINE = {"tree": "predictive", "engine": "learned", "grown": "learned"}
+# (docs: "Baselines" on trees; "Big games" on engines, where no baseline
+# beat every kind at equal seconds on goofspiel 6 and 13-card goofspiel).
+DEFAULT_BASELINE = {"tree": "predictive", "engine": "none", "grown": "learned"}
 # thesis_exponential without an explicit decay uses Schmid et al.'s alpha.
 DEFAULT_EXPONENTIAL_DECAY = 0.5
 
@@ -176,7 +177,8 @@ class MCCFRbSolver(grown_lib.GrownSampling, engine_lib.EngineSampling,
                max_nodes=tree_lib.DEFAULT_MAX_NODES, tree=None,
                weighting=None, linear_iterations=None, alpha=1.5, beta=0.0,
                gamma=2.0, regret="rm+", threads=1, batch=None,
-               representation="auto", max_memory=None, hogwild=False):
+               representation="auto", max_memory=None, hogwild=False,
+               precision=None, in_flight=None):
     if not isinstance(hogwild, bool):
       raise ValueError(f"hogwild must be True or False, got {hogwild!r}.")
     self._hogwild = hogwild
@@ -229,9 +231,11 @@ class MCCFRbSolver(grown_lib.GrownSampling, engine_lib.EngineSampling,
     self._regret_name = regret
     self._regret_code = REGRETS[regret]
     self._representation = kind
+    if kind != "engine":
+      engine_lib.refuse_hashed_options(kind, precision, in_flight)
     if kind == "engine":
       self._init_engine_game(loaded, engine)
-      self._init_engine(engine, max_memory)
+      self._init_engine(engine, max_memory, precision, in_flight)
       return
     if kind == "grown":
       self._init_grown(loaded, max_memory)
@@ -312,8 +316,10 @@ class MCCFRbSolver(grown_lib.GrownSampling, engine_lib.EngineSampling,
                **self._threads_option}
     if self._representation == "engine":
       options.update(representation="engine",
-                     max_memory=self._tables.max_memory,
-                     hogwild=self._hogwild)
+                     max_memory=self._tables.max_memory + (
+                         self._history.max_memory if self._history else 0),
+                     hogwild=self._hogwild, precision=self._precision,
+                     in_flight=self._in_flight)
     if self._representation == "grown":
       options.update(representation="grown",
                      max_memory=self._grown.max_memory)
@@ -518,7 +524,8 @@ class OutcomeSamplingSolver(MCCFRbSolver):
   def __init__(self, game, epsilon=0.6, averaging="stochastic", seed=None,
                max_nodes=tree_lib.DEFAULT_MAX_NODES, baseline="none",
                baseline_decay=None, tree=None, threads=1, batch=None,
-               representation="auto", max_memory=None, hogwild=False):
+               representation="auto", max_memory=None, hogwild=False,
+               precision=None, in_flight=None):
     if baseline != "none":
       raise ValueError("OutcomeSamplingSolver has no baseline; use "
                        f"MCCFRbSolver(baseline={baseline!r}).")
@@ -527,6 +534,7 @@ class OutcomeSamplingSolver(MCCFRbSolver):
                      seed=seed, max_nodes=max_nodes, tree=tree, regret="rm",
                      threads=threads, batch=batch,
                      representation=representation, max_memory=max_memory,
-                     hogwild=hogwild)
+                     hogwild=hogwild, precision=precision,
+                     in_flight=in_flight)
 
 

@@ -15,7 +15,7 @@ from mccfrb.solvers import base
 from mccfrb.solvers import engine as engine_lib
 from mccfrb.solvers import representation as representation_lib
 from mccfrb.solvers import outcome
-from mccfrb.solvers import tables as tables_lib
+from mccfrb import tables as tables_lib
 
 # Baseline kind -> kernel code (the codes of kernels/outcome.py).
 PUBLIC_BASELINES = {"none": 0, "history": 4, "predictive": 5, "oracle": 6}
@@ -35,7 +35,7 @@ PUBLIC_CHUNK_EPISODES = 64
 # The episode buffers of kernels/public_engine.py, in its argument order.
 _PUB_BUFFERS = ("pool_state", "pool_f", "pool_i", "pool_key", "e_child",
                 "e_util", "e_group", "ps_i", "ps_f", "visited", "stack",
-                "gkeys", "gstamp", "gval", "groups", "gxi", "mark",
+                "gkeys", "gstamp", "gval", "groups", "gxi",
                 "child_est", "scratch", "ctl")
 
 
@@ -109,7 +109,7 @@ class PublicSamplingSolver(engine_lib.EngineSampling,
                baseline_decay="default", partition="auto", seed=None,
                max_nodes=tree_lib.DEFAULT_MAX_NODES, tree=None,
                public_tree=None, threads=1, batch=None,
-               representation="auto", max_memory=None):
+               representation="auto", max_memory=None, precision=None):
     if (tree is not None or public_tree is not None) and (
         representation == "auto"):
       representation = "tree"
@@ -157,9 +157,11 @@ class PublicSamplingSolver(engine_lib.EngineSampling,
     self._decay = 0.0 if baseline_decay is None else float(baseline_decay)
     self._representation = kind
     self._hogwild = False
+    if kind != "engine":
+      engine_lib.refuse_hashed_options(kind, precision, None)
     if kind == "engine":
       self._init_engine_game(loaded, engine)
-      self._init_public_engine(engine, max_memory)
+      self._init_public_engine(engine, max_memory, precision)
       return
     self._init_game(loaded, max_nodes, tree)
     t = self._tree
@@ -230,22 +232,27 @@ class PublicSamplingSolver(engine_lib.EngineSampling,
 
   # The engine (kernels/public_engine.py).
 
-  def _init_public_engine(self, engine, max_memory):
+  def _init_public_engine(self, engine, max_memory, precision=None):
     """The infoset tables, the per-history baselines' table and the
     episode's buffers, which grow when an episode needs more."""
     self._engine = engine
-    self._tables = tables_lib.InfosetTables(engine.max_moves, max_memory)
+    self._precision = engine_lib.check_precision(precision)
+    total = tables_lib.check_max_memory(max_memory)
+    per_history = self._baseline_code in engine_lib.HISTORY_BASELINES
+    share = total // 2 if per_history else total
+    self._tables = tables_lib.HashedTable(
+        engine.max_moves, public_engine.FIELDS, public_engine.HEADER,
+        precision=self._precision, max_memory=share,
+        init=public_engine.FIELDS[public_engine.P_STRATEGY])
     self._history = None
-    if self._baseline_code in engine_lib.HISTORY_BASELINES:
-      total = self._tables.max_memory
-      self._history = tables_lib.InfosetTables(
-          engine.max_moves, total, baseline_cells=1, counts_per_cell=1,
-          strategy_cells=False)
-      self._tables.max_memory = self._history.max_memory = total // 2
+    if per_history:
+      running = self._baseline_code == 4 and self._decay <= 0.0
+      self._history = tables_lib.HashedTable(
+          engine.max_moves, ("value",) + (("count",) if running else ()),
+          precision=self._precision, max_memory=total - share)
     moves = max(engine.max_moves, 1)
     self._pub = dict(
         ctl=np.zeros(public_engine.CTL_SIZE, dtype=np.int64),
-        mark=np.zeros(0, dtype=np.int64),
         child_est=np.zeros(moves),
         scratch=np.zeros(engine.state_size, dtype=np.int64))
     self._pub_pool(64, 64 * moves, 64, 64 * moves)
@@ -291,14 +298,10 @@ class PublicSamplingSolver(engine_lib.EngineSampling,
     done = 0
     while done < total:
       end = min(total, done + PUBLIC_CHUNK_EPISODES)
-      if len(b["mark"]) < len(t.row_start):  # One mark per row.
-        b["mark"] = np.zeros(len(t.row_start), dtype=np.int64)
       history = self._history_args()
-      tab = (t.keys, t.slot_row, t.meta, t.row_start, t.row_actions,
-             t.avg_last, t.regrets, t.strategy, t.avg)
       reached, touched = call_literal(
           public_engine.public_engine_episodes, e.code, e.params,
-          e.utility_sum, tab, history, *self._codes(), first, done, end,
+          e.utility_sum, t.args(), history, *self._codes(), first, done, end,
           not t.frozen, h is not None and not h.frozen, self._rng_words,
           *(b[name] for name in _PUB_BUFFERS))
       self._nodes_touched += int(touched)
@@ -309,9 +312,10 @@ class PublicSamplingSolver(engine_lib.EngineSampling,
         self._grow_pub_pool()
       elif status == public_engine.SHORT_TABLE:
         rows = len(b["pool_state"])  # kernels' has_room of a state.
-        t.grow(rows, rows * max(e.max_moves, 1))  # Or the tables freeze.
+        t.grow(rows, rows * t.row_words(max(e.max_moves, 1)))  # Or freezes.
       elif status == public_engine.SHORT_HISTORY:
-        h.grow(len(b["pool_state"]), len(b["e_child"]))
+        rows = len(b["pool_state"])
+        h.grow(rows, rows * h.row_words(max(e.max_moves, 1)))
 
   @property
   def public_tree(self):
@@ -328,7 +332,8 @@ class PublicSamplingSolver(engine_lib.EngineSampling,
       options.update(representation="engine",
                      max_memory=self._tables.max_memory + (
                          0 if self._history is None
-                         else self._history.max_memory))
+                         else self._history.max_memory),
+                     precision=self._precision)
     return options
 
   def _tree_args(self):

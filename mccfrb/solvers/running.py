@@ -105,19 +105,21 @@ class RunProgress:
 
 
 def run_in_chunks(run_chunk, num_iterations, unit=1, progress=None,
-                  infosets=None):
+                  infosets=None, start=0):
   """Calls `run_chunk(k)` until `num_iterations` iterations have run.
 
-  Chunk sizes are multiples of `unit` (a batch size: batches never span two
-  calls, so the tables equal one call's) but for the last, doubled while a
-  chunk takes under CHUNK_SECONDS / 2 and halved while it takes over
-  2 CHUNK_SECONDS. Ctrl-C raises KeyboardInterrupt between chunks
-  (`deferred_interrupts`).
+  Chunks end at multiples of `unit` in the solver's iteration count (a
+  batch size, or the iterations of a group of episodes in flight: a batch
+  or group never spans two calls, so the tables equal one call's, whatever
+  the chunk sizes) but for the last; they are doubled while a chunk takes
+  under CHUNK_SECONDS / 2 and halved while it takes over 2 CHUNK_SECONDS.
+  Ctrl-C raises KeyboardInterrupt between chunks (`deferred_interrupts`).
 
   Args:
     run_chunk: runs k iterations and leaves the solver consistent.
     progress: None (a bar after PROGRESS_AFTER seconds), True or False.
     infosets: optional function giving the infosets stored, for the bar.
+    start: the iterations the solver ran before (chunks align to them).
   """
   done = 0
   chunk = unit
@@ -125,6 +127,9 @@ def run_in_chunks(run_chunk, num_iterations, unit=1, progress=None,
       num_iterations, progress) as bar:
     while done < num_iterations:
       k = min(chunk, num_iterations - done)
+      # End the chunk at a multiple of unit (the first may be shorter).
+      k = max(k - (start + done + k) % unit, min(k, unit - (start + done)
+                                                  % unit))
       started = time.perf_counter()
       run_chunk(k)
       elapsed = time.perf_counter() - started

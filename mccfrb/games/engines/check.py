@@ -42,6 +42,7 @@ _OK = 0
 _TOO_MANY = 1
 _TOO_DEEP = 2
 _NO_MOVES = 3
+_BAD_TERMINAL_VALUE = 4  # terminal_value disagrees with playing the move.
 
 _OPENSPIEL_TERMINAL = int(pyspiel.PlayerId.TERMINAL)
 
@@ -178,6 +179,10 @@ def _walk(code, params, state_size, max_depth, max_nodes, record, kind,
                   node_depth, infoset_key, public_key)
     else:
       p = protocol.player(code, params, child)
+    leaf, value = protocol.terminal_value(code, params, states[d], j)
+    if leaf and (p != TERMINAL
+                 or value != protocol.returns0(code, params, child)):
+      return next_id, _BAD_TERMINAL_VALUE, deepest, cid
     if p == TERMINAL:
       continue
     if d + 1 >= max_depth:
@@ -240,6 +245,11 @@ def enumerate_tree(engine, max_nodes=DEFAULT_MAX_NODES):
   if status == _NO_MOVES:
     raise ValueError(f"{engine.name} engine: node {where} is neither terminal "
                      "nor has moves.")
+  if status == _BAD_TERMINAL_VALUE:
+    raise ValueError(
+        f"{engine.name} engine: terminal_value of the move into node "
+        f"{where} says it ends the game with another return than playing "
+        "it (or the node is not terminal).")
   arrays = _walk_arrays(n)
   n2, status, deepest, _ = call_literal(_walk, *walk_args, True, *arrays)
   assert (n2, status) == (n, _OK), (n2, status, n)

@@ -98,6 +98,16 @@ def apply(params, state, j):
 
 
 @njit(cache=True, inline="always")
+def terminal_value(params, state, j):
+  """(True, the child's utility) when child j is terminal, else (False,
+  0.0)."""
+  child = _column(params, CHILD_START, state[0]) + j
+  if _column(params, KIND, child) == _TERMINAL_NODE:
+    return True, _as_float(_column(params, UTILITY, child))
+  return False, 0.0
+
+
+@njit(cache=True, inline="always")
 def returns0(params, state):
   return _as_float(_column(params, UTILITY, state[0]))
 

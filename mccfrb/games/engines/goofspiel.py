@@ -320,6 +320,42 @@ def apply(params, state, j):
 
 
 @njit(cache=True, inline="always")
+def terminal_value(params, state, j):
+  """(True, player 0's return) when move j ends the game (player 1's bid in
+  the second-to-last round: that round and the forced last one resolve),
+  computed from the cards without playing the move or its hashes; else
+  (False, 0.0)."""
+  n = params[P_NUM_CARDS]
+  if state[S_PLAYER] != 1 or not (state[S_ROUND] == n - 2 or n == 1):
+    return False, 0.0
+  hand1 = state[S_HANDS + 1]
+  bid1 = _select(hand1, j)
+  bid0 = state[S_PENDING]
+  points0 = state[S_POINTS]
+  points1 = state[S_POINTS + 1]
+  card = state[S_CARD]
+  if bid0 > bid1:
+    points0 += card + 1
+  elif bid1 > bid0:
+    points1 += card + 1
+  if n > 1:  # The forced last round: the last card of each hand and deck.
+    last0 = _select(state[S_HANDS], 0)
+    last1 = _select(hand1 & ~(np.int64(1) << bid1), 0)
+    card = _select(state[S_DECK], 0)
+    if last0 > last1:
+      points0 += card + 1
+    elif last1 > last0:
+      points1 += card + 1
+  if params[P_RETURNS_TYPE] == WIN_LOSS:
+    if points0 > points1:
+      return True, 1.0
+    if points1 > points0:
+      return True, -1.0
+    return True, 0.0
+  return True, points0 - (points0 + points1) / 2.0
+
+
+@njit(cache=True, inline="always")
 def returns0(params, state):
   """Player 0's return at a terminal."""
   p0 = state[S_POINTS]

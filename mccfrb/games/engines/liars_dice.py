@@ -252,6 +252,13 @@ def apply(params, state, j):
     state[PLAYER] = 1 - who
 
 
+@njit(cache=True, inline="always")
+def terminal_value(params, state, j):  # pylint: disable=unused-argument
+  """(False, 0.0): the walk plays the move to learn whether it ends the
+  game (see `protocol.terminal_value`)."""
+  return False, 0.0
+
+
 @njit(cache=True)
 def returns0(params, state):  # pylint: disable=unused-argument
   """Player 0's return at a terminal: +1 if player 0 won the call, -1."""

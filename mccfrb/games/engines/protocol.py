@@ -26,6 +26,11 @@ gives its OpenSpiel action id.
   chance_prob(code, params, state, j)       probability of outcome j
   apply(code, params, state, j)             plays move j, in place
   returns0(code, params, state) -> float64  player 0's return (terminal)
+  terminal_value(code, params, state, j)    (True, player 0's return) if
+                                            move j ends the game and the
+                                            engine can tell without
+                                            playing it (exact walks skip
+                                            the move), else (False, 0.0)
   infoset_hash(code, params, state, p)      (uint64, uint64): the 128-bit
                                             key of player p's information
                                             state; equal exactly when
@@ -38,7 +43,7 @@ gives its OpenSpiel action id.
                                             lies inside one public state
 
 To add an engine for a game: write a module in `mccfrb/games/engines/` with
-the nine functions (njit, cache=True, inline="always", no globals but
+the ten functions (njit, cache=True, inline="always", no globals but
 constants), give it a code in `CODES`, add a branch to each dispatcher
 below, and an `Engine` factory in `mccfrb/games/engines/__init__.py`;
 `engines/check.py` then proves it equal to OpenSpiel (the enumerated tree
@@ -52,7 +57,6 @@ from numba import njit
 from mccfrb.games.engines import compiled
 from mccfrb.games.engines import goofspiel
 from mccfrb.games.engines import liars_dice
-from mccfrb.kernels import table
 
 from mccfrb.games.engines.common import CHANCE  # pylint: disable=unused-import
 from mccfrb.games.engines.common import TERMINAL  # pylint: disable=unused-import
@@ -121,6 +125,15 @@ def apply(code, params, state, j):
 
 
 @njit(cache=True, inline="always")
+def terminal_value(code, params, state, j):
+  if code == TREE:
+    return compiled.terminal_value(params, state, j)
+  if code == GOOFSPIEL:
+    return goofspiel.terminal_value(params, state, j)
+  return liars_dice.terminal_value(params, state, j)
+
+
+@njit(cache=True, inline="always")
 def returns0(code, params, state):
   if code == TREE:
     return compiled.returns0(params, state)
@@ -166,29 +179,3 @@ def replay(code, params, state, actions):
       return k
     apply(code, params, state, found)
   return -1
-
-
-@njit(cache=True)
-def own_reach(code, params, state, actions, p, keys, slot_row, row_start,
-              strategy):
-  """pi_p(h): the product of player p's probabilities of its own actions
-  in the history `actions`, under the strategy of a hash table of rows
-  (kernels/table.py; uniform where an infoset has no row). `state` is
-  scratch, left at the end of the history."""
-  numba.literally(code)
-  reset(code, params, state)
-  reach = 1.0
-  for k in range(actions.shape[0]):
-    q = player(code, params, state)
-    c = num_moves(code, params, state)
-    found = 0
-    for j in range(c):
-      if move_action(code, params, state, j) == actions[k]:
-        found = j
-        break
-    if q == p:
-      h1, h2 = infoset_hash(code, params, state, q)
-      row = table.find_row(keys, slot_row, h1, h2)
-      reach *= strategy[row_start[row] + found] if row >= 0 else 1.0 / c
-    apply(code, params, state, found)
-  return reach
