@@ -27,6 +27,12 @@ Sections:
     from a new solver; value: bytes per stored infoset by memory(),
     everything counted); and the construction of a goofspiel 6 solver
     (value: seconds). Not in the default sections.
+  engine_kernels: on Leduc's compiled tree, the engine kernels (hashed
+    tables over the tree, at float64 one episode at a time and at the
+    engine defaults, float32 and 8 in flight) against the tree kernels
+    (dense tables), for plain outcome sampling and MCCFRb+ without a
+    baseline; ratio against pyspiel.OutcomeSamplingMCCFRSolver. Not in the
+    default sections.
   engine_memory: on 13-card goofspiel, MCCFRbSolver (defaults) and
     OpenSpiel's C++ outcome sampling each trained in a fresh process to
     the iterations OpenSpiel runs in max(--seconds, 60) s, resident memory
@@ -115,11 +121,13 @@ import mccfrb
 from mccfrb.experiment import wallclock
 from experiments.common import GOOFSPIEL4
 from experiments.common import GOOFSPIEL5
+from experiments import common
 from experiments.common import rejoin_game_list
 
 DEFAULT_SECTIONS = ("exploitability", "outcome", "external", "cfr", "regret",
                     "public", "mcts", "compile", "scaling")
-SECTIONS = DEFAULT_SECTIONS + ("cfr_goofspiel5", "engines", "engine_memory",
+SECTIONS = DEFAULT_SECTIONS + ("cfr_goofspiel5", "engines", "engine_kernels",
+                                "engine_memory",
                                 "engine_exact", "rules", "hogwild",
                                 "head_to_head", "grown")
 # The games of the grown section: no engine, too large to compile.
@@ -668,6 +676,33 @@ def engine_rows(seconds, repeats):
   return rows
 
 
+def engine_kernel_rows(seconds, repeats):
+  """The engine kernels against the tree kernels on Leduc's compiled tree
+  (module docstring, engine_kernels): plain outcome sampling (MCCFRb
+  without a baseline, stochastic averaging, RM) and MCCFRb+ without a
+  baseline, each on the tree's dense tables and on hashed tables over the
+  tree (common.hashed_tree_solver) at (float64, one episode at a time) and
+  at the engine defaults (float32, 8 in flight); ratio against OpenSpiel's
+  C++ outcome sampling on the same game."""
+  game = mccfrb.load_game("leduc_poker")
+  cpp = pyspiel.OutcomeSamplingMCCFRSolver(game, seed=0)
+  theirs = iterations_per_second(loop(cpp.run_iteration), seconds, repeats)
+  entries = [("pyspiel_os_cpp", theirs)]
+  kinds = {"os": dict(averaging="stochastic", regret="rm"), "mccfrb+": {}}
+  tables = {"float64_one_at_a_time": ("float64", 1),
+            "float32_8_in_flight": ("float32", 8)}
+  for kind, options in kinds.items():
+    tree = mccfrb.MCCFRbSolver(game, seed=0, baseline="none", **options)
+    entries.append((f"{kind} tree kernel",
+                    iterations_per_second(tree.run, seconds, repeats)))
+    for name, (precision, k) in tables.items():
+      hashed = common.hashed_tree_solver(game, 0, precision, k,
+                                         baseline="none", **options)
+      entries.append((f"{kind} engine kernel, {name}",
+                      iterations_per_second(hashed.run, seconds, repeats)))
+  return rate_rows("engine_kernels", "leduc_poker", entries, theirs)
+
+
 def hogwild_rows(seconds, repeats):
   """Hogwild at 2 threads against one thread on goofspiel 6, each from an
   empty table for max(seconds, 20) s, on a quiet machine and with another
@@ -731,6 +766,14 @@ extra = solver.memory() if kind == "mccfrb" else {}
 print(json.dumps(dict(points=points, memory={
     k: v for k, v in extra.items() if isinstance(v, (int, float, str))})))
 """
+
+
+def _subprocess_measure(script, *args):
+  """(stdout fields) of `python -c script args` in a fresh process."""
+  import subprocess  # pylint: disable=import-outside-toplevel
+  out = subprocess.run([sys.executable, "-c", script, *map(str, args)],
+                       check=True, capture_output=True, text=True).stdout
+  return out.split()
 
 
 def _memory_curve(game, kind, marks):
@@ -934,28 +977,31 @@ def main(argv):
               "regret": regret_rows, "public": public_rows,
               "mcts": mcts_rows, "compile": compile_rows,
               "scaling": scaling_rows, "cfr_goofspiel5": cfr_goofspiel5_rows,
-              "engines": engine_rows, "engine_memory": engine_memory_rows,
+              "engines": engine_rows, "engine_kernels": engine_kernel_rows,
+              "engine_memory": engine_memory_rows,
               "engine_exact": engine_exact_rows, "rules": rules_rows,
               "hogwild": hogwild_rows, "head_to_head": head_to_head_rows,
               "grown": grown_rows}
   rows = []
   for section in _SECTIONS.value:
     numba.set_num_threads(1)  # Solvers with threads= raise it themselves.
-    rows += builders[section](_SECONDS.value, _REPEATS.value)
-  table = pd.DataFrame(rows)
+    new = builders[section](_SECONDS.value, _REPEATS.value)
+    rows += new
+    with pd.option_context("display.width", 200, "display.max_colwidth", 40):
+      print(_rounded(pd.DataFrame(new)).to_string(index=False), flush=True)
+    if _OUT.value:  # Every finished section is kept, should a later fail.
+      _rounded(pd.DataFrame(rows)).to_csv(_OUT.value, index=False)
+
+
+def _rounded(table):
+  """The table as printed and written: rates and ratios rounded."""
   table["per_second"] = table["per_second"].round(1)
   table["ratio"] = table["ratio"].round(2)
-  if "vs_four_sweeps" in table:
-    table["vs_four_sweeps"] = table["vs_four_sweeps"].round(2)
-  if "nodes_per_second" in table:
-    table["nodes_per_second"] = table["nodes_per_second"].round(-3)
-  if "vs_unbatched" in table:
-    table["vs_unbatched"] = table["vs_unbatched"].round(2)
-  with pd.option_context("display.width", 200, "display.max_colwidth", 40):
-    print(table.to_string(index=False))
-  if _OUT.value:
-    table.to_csv(_OUT.value, index=False)
-
+  for column, digits in (("vs_four_sweeps", 2), ("nodes_per_second", -3),
+                         ("vs_unbatched", 2)):
+    if column in table:
+      table[column] = table[column].round(digits)
+  return table
 
 if __name__ == "__main__":
   app.run(main)

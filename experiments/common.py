@@ -186,3 +186,21 @@ def read_csv_with_columns(path, columns, flag):
 def fail(program, error):
   """Exits with status 1 and a one-line message on standard error."""
   raise SystemExit(f"{program}: error: {error}")
+
+
+def hashed_tree_solver(game, seed, precision=None, in_flight=None, **options):
+  """MCCFRbSolver running the engine kernels (hashed tables, episodes in
+  flight) over a game's compiled tree, as tests/test_compiled_engine.py
+  runs them: the engine representation on a game that has no engine.
+  `game`: a pyspiel.Game; `options`: MCCFRbSolver's."""
+  # pylint: disable=protected-access,import-outside-toplevel
+  import mccfrb
+  from mccfrb.games.engines import compiled
+  tree = mccfrb.compile_tree(game)
+  engine = compiled.make_engine(tree, game, mccfrb.public_states(
+      tree, game=game))
+  solver = mccfrb.MCCFRbSolver(game, seed=seed, tree=tree, **options)
+  solver._representation = "engine"
+  solver._init_engine_game(game, engine)
+  solver._init_engine(engine, None, precision, in_flight)
+  return solver

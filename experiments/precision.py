@@ -30,7 +30,6 @@ from experiments import common
 from mccfrb import tables
 from mccfrb.experiment import analysis
 from mccfrb.games import engines
-from mccfrb.games.engines import compiled
 
 G5 = ("goofspiel(num_cards=5,imp_info=True,points_order=random,"
       "returns_type=point_difference)")
@@ -64,18 +63,8 @@ def solver_for(game, seed, precision):
   if engines.engine_for(loaded) is not None:
     return mccfrb.MCCFRbSolver(loaded, seed=seed, representation="engine",
                                precision=precision)
-  tree = mccfrb.compile_tree(loaded)
-  engine = compiled.make_engine(tree, loaded, mccfrb.public_states(
-      tree, game=loaded))
-  solver = mccfrb.MCCFRbSolver(loaded, seed=seed, tree=tree,
-                               baseline="none")
-  # The engine kernels over the compiled tree (as tests/test_compiled_
-  # engine.py runs them): hashed tables, the engine representation's
-  # defaults.
-  solver._representation = "engine"  # pylint: disable=protected-access
-  solver._init_engine_game(loaded, engine)  # pylint: disable=protected-access
-  solver._init_engine(engine, None, precision)  # pylint: disable=protected-access
-  return solver
+  return common.hashed_tree_solver(loaded, seed, precision,
+                                   baseline="none")
 
 
 def checkpoints(last):

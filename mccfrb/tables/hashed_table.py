@@ -53,6 +53,14 @@ def check_precision(precision):
   return PRECISIONS[precision]
 
 
+# Ask Linux for transparent huge pages on the arena (madvise): new rows
+# fault in 2 MB at a time and the TLB covers more of a large arena
+# (goofspiel 6, 2 M iterations from empty tables: 0.87x the wall time of
+# 4 KB pages; BUILD_NOTES, "Compact tables"). A no-op where the kernel
+# has them off.
+HUGE_PAGES = True
+
+
 def _reserve_words(count):
   """int64[count] of zeros in an anonymous private map, committed page by
   page as it is written (and its map, which must outlive the array)."""
@@ -62,6 +70,11 @@ def _reserve_words(count):
     region = mmap.mmap(-1, size, flags=flags | _MAP_NORESERVE)
   except (OSError, ValueError):
     region = mmap.mmap(-1, size, flags=flags)
+  if HUGE_PAGES and hasattr(mmap, "MADV_HUGEPAGE"):
+    try:  # Transparent huge pages where the kernel allows them.
+      region.madvise(mmap.MADV_HUGEPAGE)
+    except OSError:
+      pass
   return np.frombuffer(region, dtype=np.int64), region
 
 
