@@ -259,3 +259,29 @@ def test_big_games_refuses_an_odd_number_of_episodes(tmp_path):
   assert done.returncode == 1
   assert "--episodes must be a positive even integer, got 3" in done.stderr
   assert not (tmp_path / "out").exists()
+
+
+def test_precision_binary_writes_both_precisions_and_refuses_a_bad_one(
+    tmp_path):
+  g3 = ("goofspiel(num_cards=3,imp_info=True,points_order=random,"
+        "returns_type=point_difference)")
+  result = run_binary("experiments.precision", f"--games=kuhn_poker,{g3}",
+                      "--seeds=1", "--max_iterations=3000",
+                      "--first_checkpoint=300", f"--out_dir={tmp_path}")
+  assert result.returncode == 0, result.stderr
+  df = pd.read_csv(tmp_path / "precision.csv")
+  assert set(df["precision"]) == {"float64", "float32"}
+  assert set(df["iterations"]) == {300, 3000}
+  last = df[df["iterations"] == 3000].set_index(["game", "precision"])
+  for game in ("kuhn_poker", g3):
+    # float32 rows are smaller, and learn as float64 does.
+    assert (last.loc[(game, "float32"), "bytes_per_infoset"]
+            < last.loc[(game, "float64"), "bytes_per_infoset"])
+    assert last.loc[(game, "float32"), "exploitability"] == pytest.approx(
+        last.loc[(game, "float64"), "exploitability"], rel=0.5)
+  assert (last["lost_fraction"] < 0.01).all()
+  assert (tmp_path / "precision_kuhn_poker.png").exists()
+  bad = run_binary("experiments.precision", "--precisions=float16",
+                   f"--out_dir={tmp_path}/bad")
+  assert bad.returncode != 0
+  assert "float32" in bad.stderr and "Traceback" not in bad.stderr

@@ -171,11 +171,7 @@ def es_engine_traversals(code, params, utility_sum, tab, h_through,
   numba.literally(code)
   # Every array the loops touch, borrowed (tables/atomics.py): views made
   # in the loops (a depth's state, sigma) cost no atomic reference counts.
-  index = borrow(tab[0])
-  meta = borrow(tab[1])
-  words = borrow(tab[2])
-  cells = borrow(tab[3])
-  layout = borrow(tab[4])
+  index, meta, words, cells, layout = hashed.borrowed(tab)
   params = borrow(params)
   log_pos = borrow(log_pos)
   log_neg = borrow(log_neg)

@@ -172,16 +172,8 @@ def engine_episodes(code, params, utility_sum, tab, history, fmap,
   numba.literally(code)
   # Every array the loops touch, borrowed (tables/atomics.py): no atomic
   # reference counts in the hot loop.
-  index = borrow(tab[0])
-  meta = borrow(tab[1])
-  words = borrow(tab[2])
-  cells = borrow(tab[3])
-  layout = borrow(tab[4])
-  h_index = borrow(history[0])
-  h_meta = borrow(history[1])
-  h_words = borrow(history[2])
-  h_cells = borrow(history[3])
-  h_layout = borrow(history[4])
+  index, meta, words, cells, layout = hashed.borrowed(tab)
+  h_index, h_meta, h_words, h_cells, h_layout = hashed.borrowed(history)
   fmap = borrow(fmap)
   params = borrow(params)
   log_pos = borrow(log_pos)

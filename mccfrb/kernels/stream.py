@@ -235,12 +235,7 @@ def stash_regrets(tab, smap, p):
   """Before player p's pass with a split rule: stash = R, R = 0 on p's
   rows (header word S_PLAYER == p), so that the walk sums r_t alone into
   R."""
-  _, meta, words, cells, layout = tab
-  header = layout[hashed.L_HEADER]
-  fields = layout[hashed.L_FIELDS]
-  per_word = layout[hashed.L_PER_WORD]
-  top = meta[hashed.TOP]
-  o = hashed.next_row(words, 1, top, header, fields, per_word)
+  words, cells, header, fields, per_word, top, o = hashed.walk(tab)
   while o < top:
     c = hashed.width_of(words, o)
     if words[o + smap[S_PLAYER]] == p:
@@ -266,13 +261,8 @@ def finish_pass(tab, smap, p, clip, post, split, predictive, rule):
   (`stash_regrets`; rows inserted by the walk have stash 0), and
   `rule_row` forms R_t and sigma (the stash is overwritten). Rows are
   walked in arena order. Returns the rows updated."""
-  _, meta, words, cells, layout = tab
-  header = layout[hashed.L_HEADER]
-  fields = layout[hashed.L_FIELDS]
-  per_word = layout[hashed.L_PER_WORD]
-  top = meta[hashed.TOP]
+  words, cells, header, fields, per_word, top, o = hashed.walk(tab)
   count = 0
-  o = hashed.next_row(words, 1, top, header, fields, per_word)
   while o < top:
     c = hashed.width_of(words, o)
     nxt = o + hashed.row_words(c, header, fields, per_word)
@@ -323,12 +313,7 @@ def decide_level(dec, level):
   """Level mode: the best action of every decision row of `level` (the
   first maximum of its summed counterfactual values, field 0; header words
   DEC_HEADER)."""
-  _, meta, words, cells, layout = dec
-  header = layout[hashed.L_HEADER]
-  fields = layout[hashed.L_FIELDS]
-  per_word = layout[hashed.L_PER_WORD]
-  top = meta[hashed.TOP]
-  o = hashed.next_row(words, 1, top, header, fields, per_word)
+  words, cells, header, fields, per_word, top, o = hashed.walk(dec)
   while o < top:
     c = hashed.width_of(words, o)
     if words[o + D_LEVEL] == level:
@@ -1089,12 +1074,7 @@ def merge_public(src, dst):
 def fold_pending(tab, smap):
   """avg += pending; pending = 0 (fields S_AVG and S_PENDING of every row,
   in arena order)."""
-  _, meta, words, cells, layout = tab
-  header = layout[hashed.L_HEADER]
-  fields = layout[hashed.L_FIELDS]
-  per_word = layout[hashed.L_PER_WORD]
-  top = meta[hashed.TOP]
-  o = hashed.next_row(words, 1, top, header, fields, per_word)
+  words, cells, header, fields, per_word, top, o = hashed.walk(tab)
   while o < top:
     c = hashed.width_of(words, o)
     base = hashed.first_cell(o, header, per_word)

@@ -53,6 +53,7 @@ from numba import njit
 
 from mccfrb.tables.atomics import atomic_add
 from mccfrb.tables.atomics import atomic_cas
+from mccfrb.tables.atomics import borrow
 from mccfrb.tables.atomics import prefetch
 
 # meta (int64[META_SIZE]).
@@ -153,6 +154,29 @@ def next_row(words, w, top, header, fields, per_word):
     else:
       return w
   return top
+
+
+@njit(cache=True, inline="always")
+def walk(tab):
+  """The start of a walk of a table's arena in row order: (words, cells,
+  header, fields, per_word, top, the first row's offset); the next row
+  after row o of width c is `next_row(words, o + row_words(c, header,
+  fields, per_word), top, header, fields, per_word)`."""
+  _, meta, words, cells, layout = tab
+  header = layout[L_HEADER]
+  fields = layout[L_FIELDS]
+  per_word = layout[L_PER_WORD]
+  top = meta[TOP]
+  return (words, cells, header, fields, per_word, top,
+          next_row(words, 1, top, header, fields, per_word))
+
+
+@njit(cache=True, inline="always")
+def borrowed(tab):
+  """A table's five arrays (index, meta, words, cells, layout), borrowed
+  (atomics.borrow: no reference counts in the loops that use them)."""
+  return (borrow(tab[0]), borrow(tab[1]), borrow(tab[2]), borrow(tab[3]),
+          borrow(tab[4]))
 
 
 @njit(cache=True, inline="always")

@@ -14,6 +14,7 @@ then play uniform and are not updated; nothing is allocated past it.
 """
 
 import mmap
+import os
 
 import numpy as np
 
@@ -57,8 +58,8 @@ def check_precision(precision):
 # fault in 2 MB at a time and the TLB covers more of a large arena
 # (goofspiel 6, 2 M iterations from empty tables: 0.87x the wall time of
 # 4 KB pages; BUILD_NOTES, "Compact tables"). A no-op where the kernel
-# has them off.
-HUGE_PAGES = True
+# has them off; MCCFRB_HUGE_PAGES=0 in the environment declines them.
+HUGE_PAGES = os.environ.get("MCCFRB_HUGE_PAGES", "1") != "0"
 
 
 def _reserve_words(count):
