@@ -16,6 +16,7 @@ the float32 mean to the float64 mean at every checkpoint.
 
 import os
 import sys
+import textwrap
 
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -90,9 +91,10 @@ def plot(frame, game, path):
     stats = rows.groupby("iterations")["exploitability"].agg(
         ["mean", "min", "max"])
     seeds = rows["seed"].nunique()
+    label = (f"{precision} (mean of {seeds} seeds, band: min to max)"
+             if seeds > 1 else f"{precision} (one seed)")
     line, = ax.plot(stats.index, stats["mean"], style, marker="o",
-                    label=f"{precision} (mean of {seeds} seed"
-                    f"{'s' if seeds > 1 else ''})")
+                    label=label)
     if seeds > 1:
       ax.fill_between(stats.index, stats["min"], stats["max"],
                       color=line.get_color(), alpha=0.15)
@@ -100,7 +102,8 @@ def plot(frame, game, path):
   ax.set_yscale("log")
   ax.set_xlabel("iterations")
   ax.set_ylabel("exploitability")
-  ax.set_title(f"{game}: MCCFRbSolver engine defaults by precision",
+  ax.set_title("\n".join(textwrap.wrap(
+      f"{game}: MCCFRbSolver engine defaults by precision", 70)),
                fontsize=9)
   ax.grid(alpha=0.3, which="both")
   ax.legend()
