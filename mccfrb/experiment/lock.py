@@ -10,6 +10,7 @@ shared: a second `acquire` of a folder the process holds succeeds. POSIX
 only (fcntl).
 """
 
+import contextlib
 import fcntl
 import os
 import sys
@@ -74,10 +75,9 @@ class FolderLock:
     if fd is None or _HELD.get(self.path) != fd:
       return
     del _HELD[self.path]
-    try:
+    # Already gone (removed by hand, or by a cleanup): nothing to remove.
+    with contextlib.suppress(FileNotFoundError):
       os.unlink(self.path)
-    except FileNotFoundError:
-      pass
     os.close(fd)
 
   @property

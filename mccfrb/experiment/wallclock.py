@@ -10,6 +10,7 @@ cannot be computed are scored head to head instead
 (mccfrb/experiment/head_to_head.py passes its evaluation to `timed_run`).
 """
 
+import contextlib
 import os
 import time
 
@@ -233,12 +234,10 @@ def factory_of(algorithm):
 def _option_value(text):
   if text == "None":
     return None
-  for kind in (int, float):
-    try:
+  for kind in (int, float):  # The first type the text parses as.
+    with contextlib.suppress(ValueError):
       return kind(text)
-    except ValueError:
-      pass
-  return text
+  return text  # Not a number: the option's value is the string.
 
 
 def _resident_bytes():

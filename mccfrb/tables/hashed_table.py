@@ -13,6 +13,7 @@ At `max_memory` the table stops growing (`frozen`): infosets not stored by
 then play uniform and are not updated; nothing is allocated past it.
 """
 
+import contextlib
 import mmap
 import os
 
@@ -72,10 +73,10 @@ def _reserve_words(count):
   except (OSError, ValueError):
     region = mmap.mmap(-1, size, flags=flags)
   if HUGE_PAGES and hasattr(mmap, "MADV_HUGEPAGE"):
-    try:  # Transparent huge pages where the kernel allows them.
+    # Transparent huge pages where the kernel allows them; a kernel that
+    # refuses the advice (EINVAL) leaves 4 KB pages, which work the same.
+    with contextlib.suppress(OSError):
       region.madvise(mmap.MADV_HUGEPAGE)
-    except OSError:
-      pass
   return np.frombuffer(region, dtype=np.int64), region
 
 
