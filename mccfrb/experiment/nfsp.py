@@ -31,7 +31,7 @@ REQUIRED_MODULES = ("jax", "flax.nnx", "optax", "chex", "etils.epath",
 SINGLE_THREAD_XLA_FLAG = "--xla_cpu_multi_thread_eigen=false"
 
 # Heinrich & Silver 2016 (section 5, Leduc) where OpenSpiel's JAX NFSP can
-# express them, else OpenSpiel's Leduc example's (README, "NFSP").
+# express them, else OpenSpiel's Leduc example's (docs/pages/nfsp.md).
 HYPERPARAMETERS = {
     "hidden_layers_sizes": (64,),            # paper: 1 hidden layer, 64 ReLUs
     "reservoir_buffer_capacity": 2_000_000,  # paper: M_SL 2m, reservoir
@@ -85,8 +85,8 @@ def _openspiel_nfsp():
     OpenSpiel 2.0.2's `NFSP._learn` calls `len()` on the reservoir buffer,
     which is None until the agent's first best-response transition: an agent
     whose first 64 steps all follow the average policy raises `TypeError:
-    object of type 'NoneType' has no len()` (3 of 8 seeds on Leduc, README
-    "NFSP (comparator)"). Until then there is nothing to learn from, so the
+    object of type 'NoneType' has no len()` (3 of 8 seeds on Leduc,
+    docs/pages/nfsp.md). Until then there is nothing to learn from, so the
     step returns None, as `_learn` does for a buffer smaller than a batch.
     """
 

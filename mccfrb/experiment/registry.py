@@ -213,7 +213,8 @@ ALGORITHMS = {a.name: a for a in [
     Algorithm("es_discounted", "external sampling, DCFR(1.5, 0, 2) weighting",
               _es(weighting="discounted")),
     Algorithm("es_pruned", "external sampling, Pluribus pruning (C = -300, "
-              "from iteration 1000; stalls on long Leduc runs, see README)",
+              "from iteration 1000; stalls on long Leduc runs, "
+              "docs/pages/external.md)",
               _es(pruning="pluribus", prune_threshold=-300.0, prune_after=1000)),
     Algorithm("es_linear_pruned", "external sampling, linear weighting and "
               "Pluribus pruning (C = -300, from iteration 1000)",

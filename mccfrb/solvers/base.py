@@ -61,7 +61,7 @@ def check_sample_size(name, value, bytes_each, minimum=0, what=None):
 
 
 # The batch size of the threaded sampling solvers when `threads` > 1 and no
-# batch is given (README, "Threads").
+# batch is given (docs/pages/threads.md).
 DEFAULT_BATCH = 1024
 
 

@@ -19,7 +19,7 @@ PASSES = {"auto": None, "sweeps": cfr.SWEEPS, "four_sweeps": cfr.FOUR_SWEEPS}
 # passes="auto" runs the two sweeps on trees of at least this many nodes
 # (or with threads > 1) and the four sweeps below, where they are faster
 # (two sweeps / four sweeps: Leduc, 9,457 nodes, 0.77-0.82; goofspiel 4,
-# 26,773 nodes, 1.15-1.20; README, "Faster exact CFR").
+# 26,773 nodes, 1.15-1.20; docs/pages/exact-cfr.md).
 AUTO_MIN_NODES = 16_384
 
 

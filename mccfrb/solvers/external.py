@@ -18,7 +18,7 @@ from mccfrb.solvers import representation as representation_lib
 from mccfrb import tables as tables_lib
 
 ES_AVERAGINGS = {"simple": 0, "full": 1}
-# The batch size of threads > 1 when no batch is given (README, "Threads").
+# The batch size of threads > 1 when no batch is given (docs/pages/threads.md).
 DEFAULT_ES_BATCH = 8
 PRUNINGS = {None: 0, "pluribus": 1, "probabilistic": 2}
 # Nodes a worker visits per kernel call on an engine: a call returns after
@@ -69,12 +69,15 @@ class ExternalSamplingSolver(grown_lib.GrownSampling,
     threads, batch: as for `MCCFRbSolver` (kernels/external.py,
       `es_batches`); batch=None with threads > 1 runs batches of
       DEFAULT_ES_BATCH iterations.
-    representation: "auto" (default), "tree" or "engine"
+    representation: "auto" (default), "tree", "engine" or "grown"
       (solvers/representation.py): "auto" compiles the tree when the game
-      fits in max_nodes and plays a native engine (goofspiel, liars_dice)
-      when it does not. On an engine (kernels/external_engine.py) infoset
-      tables grow as traversals visit them, averaging is "simple", and a
-      run equals the tree's run with the same seed bit for bit (threads=1).
+      fits in max_nodes, plays a native engine (goofspiel, liars_dice)
+      when it does not and the game has one, and grows the tree as
+      traversals reach new histories otherwise (two-player zero-sum
+      games). On an engine (kernels/external_engine.py) or a grown tree
+      infoset tables grow as traversals visit them, averaging is "simple",
+      and a run equals the tree's run with the same seed bit for bit
+      (threads=1).
     max_memory: bytes the engine's tables may take (default: half the
       memory available at construction); past it they stop growing, and
       infosets not stored by then play uniform and are not updated

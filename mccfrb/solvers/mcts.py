@@ -12,11 +12,11 @@ from mccfrb.solvers import base
 OPPONENTS = {"self": 0, "uniform": 1}
 
 # Constants for Leduc hold'em of a public reimplementation of Heinrich &
-# Silver (2015) (README, "UCT and Smooth UCT"): Smooth UCT c = 18, gamma =
+# Silver (2015) (docs/pages/mcts.md): Smooth UCT c = 18, gamma =
 # 0.1, eta0 = 0.9, d = 0.002; UCT c = 20.
 SMOOTH_UCT_DEFAULTS = {"c": 18.0, "gamma": 0.1, "eta0": 0.9, "d": 0.002}
 UCT_DEFAULT_C = 20.0
-# The batch size of threads > 1 when no batch is given (README, "Threads").
+# The batch size of threads > 1 when no batch is given (docs/pages/threads.md).
 DEFAULT_MCTS_BATCH = 256
 
 

@@ -106,12 +106,14 @@ class MCCFRbSolver(grown_lib.GrownSampling, engine_lib.EngineSampling,
 
   Usage, as with `open_spiel.python.algorithms.outcome_sampling_mccfr`:
 
-    solver = mccfrb.MCCFRbSolver("leduc_poker", seed=0)
-    solver.run(100_000)            # or solver.iteration() in a loop
-    exploitability.exploitability(game, solver.average_policy())
+  ```python
+  solver = mccfrb.MCCFRbSolver("leduc_poker", seed=0)
+  solver.run(100_000)            # or solver.iteration() in a loop
+  exploitability.exploitability(solver.game, solver.average_policy())
+  ```
 
   The defaults are the per-history configuration that measured best on Leduc
-  and goofspiel 4 at 10^6 iterations (README, "Baselines that pay off"):
+  and goofspiel 4 at 10^6 iterations (docs/pages/baselines.md):
   the predictive baseline with regret matching+, linear averaging and
   optimistic averaging (MCCFRb+). OpenSpiel's own algorithm is
   `OutcomeSamplingSolver` (baseline="none", averaging="stochastic",
@@ -120,8 +122,9 @@ class MCCFRbSolver(grown_lib.GrownSampling, engine_lib.EngineSampling,
   Args:
     game: a game string or `pyspiel.Game` (see `mccfrb.load_game`).
     baseline: one of BASELINES (docs, "Baselines"), or None (the default):
-      "predictive" on a compiled tree, "learned" on an engine. An engine
-      runs every kind but the oracle (ENGINE_BASELINES). Games with more
+      "predictive" on a compiled tree, "none" on an engine, "learned" on
+      a grown tree (DEFAULT_BASELINE). Engines and grown trees run every
+      kind but the oracle (ENGINE_BASELINES). Games with more
       than two players or general-sum returns run every kind on their
       compiled tree, with one table per player (kernels/outcome.py).
     epsilon: exploration of the update player's sampling policy, in (0, 1].
@@ -145,7 +148,7 @@ class MCCFRbSolver(grown_lib.GrownSampling, engine_lib.EngineSampling,
       averaging).
     threads: worker threads of `run` (numba's, capped by NUMBA_NUM_THREADS).
       1 with batch=None (the default) runs the episodes one after the
-      other, as before threads existed.
+      other.
     batch: iterations per batch: the 2 batch episodes of a batch run in
       parallel against the tables of the batch start, each with its own
       random stream, and their increments are applied in a fixed order
@@ -154,12 +157,14 @@ class MCCFRbSolver(grown_lib.GrownSampling, engine_lib.EngineSampling,
       not on `threads`. Batches end at multiples of `batch` in the
       iteration count, so `run(a); run(b)` equals `run(a + b)` when a is a
       multiple of `batch`.
-    representation: "auto" (default), "tree" or "engine"
+    representation: "auto" (default), "tree", "engine" or "grown"
       (solvers/representation.py): "auto" compiles the tree when the game
-      fits in max_nodes and uses a native engine when it does not and the
-      game has one (goofspiel, liars_dice). On an engine infoset tables
-      grow as episodes visit them; a run equals the tree's run with the
-      same seed, bit for bit (threads=1).
+      fits in max_nodes, uses a native engine when it does not and the
+      game has one (goofspiel, liars_dice), and grows the tree as episodes
+      reach new histories otherwise (two-player zero-sum games). On an
+      engine or a grown tree infoset tables grow as episodes visit them; a
+      run equals the tree's run with the same seed, bit for bit
+      (threads=1, and on an engine precision="float64", in_flight=1).
     max_memory: bytes the engine's tables may take (default: half the
       memory available at construction); past it they stop growing, and
       infosets not stored by then play uniform and are not updated
@@ -519,7 +524,16 @@ def visit_probabilities(tree, strategy, epsilon):
 
 class OutcomeSamplingSolver(MCCFRbSolver):
   """Plain outcome-sampling MCCFR, OpenSpiel's algorithm: `MCCFRbSolver` with
-  baseline="none", regret="rm" and (by default) stochastic averaging."""
+  baseline="none", regret="rm" and (by default) stochastic averaging.
+
+  Args:
+    game, epsilon, averaging, seed, max_nodes, baseline_decay, tree,
+      threads, batch, max_memory, hogwild, precision, in_flight: as for
+      `MCCFRbSolver`.
+    baseline: "none" only (any other kind is refused: use `MCCFRbSolver`).
+    representation: "auto" (default), "tree", "engine" or "grown", as for
+      `MCCFRbSolver`.
+  """
 
   def __init__(self, game, epsilon=0.6, averaging="stochastic", seed=None,
                max_nodes=tree_lib.DEFAULT_MAX_NODES, baseline="none",

@@ -26,7 +26,7 @@ DEFAULT_PUBLIC_BASELINE = {"tree": "predictive", "engine": "none"}
 SAMPLINGS = {"uniform": 0, "on_policy": 1, "chance": 2}
 # The history baseline's default decay: Schmid et al.'s alpha = 0.5.
 DEFAULT_HISTORY_DECAY = 0.5
-# The batch size of threads > 1 when no batch is given (README, "Threads").
+# The batch size of threads > 1 when no batch is given (docs/pages/threads.md).
 DEFAULT_PUBLIC_BATCH = 2
 _EMPTY_STATS = np.zeros((0, 0, 0))
 # Episodes per kernel call on an engine (progress bars and Ctrl-C come
