@@ -1,21 +1,41 @@
 """Installs mccfrb: Monte Carlo CFR with baselines for OpenSpiel."""
 
+import pathlib
+import re
+
 import setuptools
+
+HERE = pathlib.Path(__file__).parent
+# The one source of the version (mccfrb/version.py), read as text so that
+# installing does not import the package.
+VERSION = re.search(r'^__version__ = "([^"]+)"$',
+                    (HERE / "mccfrb" / "version.py").read_text(),
+                    re.MULTILINE).group(1)
 
 # What building the documentation site needs (docs/mkdocs.yml).
 DOCS = ["mkdocs>=1.6", "mkdocs-material>=9.5", "mkdocstrings[python]>=0.26"]
 
 setuptools.setup(
     name="mccfrb",
-    version="0.1.0",
+    version=VERSION,
     description=("Monte Carlo CFR with baselines: numba solvers for OpenSpiel "
                  "games, compiled trees and native engines."),
-    long_description=open("README.md", encoding="utf-8").read(),
+    long_description=(HERE / "README.md").read_text(encoding="utf-8"),
     long_description_content_type="text/markdown",
     packages=setuptools.find_packages(include=["mccfrb", "mccfrb.*"]),
     # The page of mccfrb.play (experiments/play.py).
     package_data={"mccfrb.play": ["static/*.html", "static/*.js",
                                   "static/*.css"]},
+    license="Apache-2.0",
+    license_files=["LICENSE"],
+    classifiers=[
+        "Development Status :: 4 - Beta",
+        "Intended Audience :: Science/Research",
+        "Operating System :: POSIX :: Linux",
+        "Programming Language :: Python :: 3",
+        "Programming Language :: Python :: 3.11",
+        "Topic :: Scientific/Engineering :: Artificial Intelligence",
+    ],
     python_requires=">=3.11",
     install_requires=[
         "open_spiel>=1.6",

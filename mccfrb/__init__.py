@@ -53,4 +53,4 @@ from mccfrb.solvers import load_solver
 from mccfrb.games.tree import GameTree
 from mccfrb.games.tree import compile_tree
 
-__version__ = "0.1.0"
+from mccfrb.version import __version__
