@@ -20,6 +20,12 @@ interrupted sweep (Ctrl-C) keeps them, and the same command run again skips
 them; the folder is removed once the outputs are written.
 Exploitability is OpenSpiel's (pyspiel.exploitability) for every algorithm
 unless --evaluator=mccfrb asks for mccfrb's exact evaluator (equal to 1e-9).
+On games with more than two players or general-sum (for example
+--games="kuhn_poker(players=3)") exploitability does not apply: the CSV's
+exploitability column is empty there, the nash_conv column (pyspiel.nash_conv
+or mccfrb's) scores the runs, and the tables and plots say NashConv. The
+algorithms that cannot run such a game (optimistic averaging, public-state
+sampling, the MCTS solvers) are left out with one line each saying why.
 
 When the --reference algorithm's rows exist (in this sweep or in
 --reference_csv), also writes {out_dir}/speedup.csv and prints the iteration
@@ -127,7 +133,8 @@ def print_tables(df):
       if not len(budgets) and analysis.has_common_iterations(g):
         table = analysis.by_iteration(g).pivot(
             index="algorithm", columns="iteration", values="mean")
-        print(f"\n{game}: mean exploitability by iteration ({seeds})")
+        print(f"\n{game}: mean {analysis.metric_name(g)} by iteration "
+              f"({seeds})")
         print(table.to_string())
       else:
         last = g.sort_values("iteration").groupby(["algorithm", "seed"]).tail(1)
@@ -142,7 +149,7 @@ def print_tables(df):
                else decade_times(g["seconds"]))
       at = analysis.at_times(g, times).drop(columns="game").set_index(
           "algorithm")
-      print(f"\n{game}: mean exploitability by training seconds "
+      print(f"\n{game}: mean {analysis.metric_name(g)} by training seconds "
             "(interpolated; NaN outside what every seed reached)")
       print(at.to_string())
 
@@ -163,6 +170,14 @@ def print_speedups(df, reference, reference_df, out_dir):
     The path written, or None when there is nothing to compare (one line
     saying why is printed).
   """
+  for game, g in df.groupby("game"):
+    if analysis.metric(g) == "nash_conv":
+      print(f"\nspeedup table skipped for {game}: exploitability does not "
+            "apply (more than two players or general-sum); the runs are "
+            "scored by NashConv")
+  df = df[[sweep.scored_by_exploitability(g) for g in df["game"]]]
+  if df.empty:
+    return None
   sources = [df] + ([reference_df] if reference_df is not None else [])
   have = set()
   for source in sources:
@@ -227,15 +242,27 @@ def main(argv):
     reference_df = (read_reference_csv(_REFERENCE_CSV.value)
                     if _REFERENCE_CSV.value else None)
     common.check_writable_dir(_OUT_DIR.value)
+    left_out = sweep.unsupported(games_list, _ALGORITHMS.value)
   except ValueError as e:
     common.fail(PROGRAM, e)
-  tasks = sweep.make_tasks(games_list, _ALGORITHMS.value, seeds, iterations,
-                           _CHECKPOINTS.value, _EVALUATOR.value, seconds)
+  for game, algorithm, why in left_out:
+    print(f"left out {algorithm} on {game}: {why}")
+  refused = {(g, a) for g, a, _ in left_out}
+  pairs = [(g, a) for g in games_list for a in _ALGORITHMS.value
+           if (g, a) not in refused]
+  if not pairs:
+    common.fail(PROGRAM, "none of the algorithms runs these games (see the "
+                "lines above)")
+  tasks = [t for t in sweep.make_tasks(
+      games_list, _ALGORITHMS.value, seeds, iterations, _CHECKPOINTS.value,
+      _EVALUATOR.value, seconds) if (t.game, t.algorithm) in pairs]
   count = analysis.count_text
   budget = (f"{iterations} iterations" if seconds is None
             else f"{seconds:g} s of training")
-  print(f"{count(len(tasks), 'run')}: {count(len(games_list), 'game')} x "
-        f"{count(len(_ALGORITHMS.value), 'algorithm')} x "
+  shape = (f"{count(len(games_list), 'game')} x "
+           f"{count(len(_ALGORITHMS.value), 'algorithm')}"
+           if not left_out else f"{count(len(pairs), 'game-algorithm pair')}")
+  print(f"{count(len(tasks), 'run')}: {shape} x "
         f"{count(len(seeds), 'seed')}, {budget} each, "
         f"backend {_BACKEND.value}, {count(_JOBS.value, 'job')}", flush=True)
   start = time.time()

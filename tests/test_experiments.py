@@ -285,3 +285,73 @@ def test_precision_binary_writes_both_precisions_and_refuses_a_bad_one(
                    f"--out_dir={tmp_path}/bad")
   assert bad.returncode != 0
   assert "float32" in bad.stderr and "Traceback" not in bad.stderr
+
+
+KUHN3 = "kuhn_poker(players=3)"
+
+
+def test_convergence_on_three_players_scores_nash_conv_and_plots(tmp_path):
+  """Exploitability does not apply to three players: the CSV's
+  exploitability column is empty, nash_conv is pyspiel.nash_conv of each
+  checkpoint's policy, the tables and the plot say NashConv, and the
+  algorithms that cannot run the game are left out with one line each."""
+  algorithms = ["os", "es", "openspiel_os_cpp", "openspiel_os_python",
+                "os_optimistic", "public_plus_predictive", "smooth_uct"]
+  done = run_binary("experiments.convergence", f"--games={KUHN3}",
+                    f"--algorithms={','.join(algorithms)}", "--seeds=2",
+                    "--iterations=200", "--num_checkpoints=3", "--jobs=1",
+                    f"--out_dir={tmp_path}")
+  assert done.returncode == 0, done.stderr
+  left_out = [l for l in done.stdout.splitlines() if l.startswith("left out")]
+  assert [l.split()[2] for l in left_out] == [
+      "os_optimistic", "public_plus_predictive", "smooth_uct"]
+  assert "averaging='stochastic'" in left_out[0]
+  assert "two-player zero-sum games only" in left_out[2]
+  assert f"{KUHN3}: mean NashConv by iteration (2 seeds)" in done.stdout
+  assert f"speedup table skipped for {KUHN3}: exploitability does not apply" in (
+      done.stdout)
+  df = pd.read_csv(tmp_path / "convergence.csv")
+  assert sorted(df["algorithm"].unique()) == sorted(algorithms[:4])
+  assert df["exploitability"].isna().all()
+  assert len(df) == 4 * 2 * 3 and np.isfinite(df["nash_conv"]).all()
+  # The first checkpoint (one iteration) is far from equilibrium, the last
+  # closer; uniform play has NashConv > 2 on 3-player Kuhn.
+  first = df[df["iteration"] == 1]["nash_conv"]
+  last = df[df["iteration"] == 200]["nash_conv"]
+  assert (first > 1.5).all() and last.mean() < first.mean()
+  # Rescored independently: the row is the NashConv of that policy.
+  game = pyspiel.load_game(KUHN3)
+  tree = mccfrb.compile_tree(game)
+  runner = registry.make("es", game, 1, tree=tree)
+  runner.run(200)
+  row = df[(df["algorithm"] == "es") & (df["seed"] == 1)
+           & (df["iteration"] == 200)]["nash_conv"].item()
+  assert row == pytest.approx(pyspiel.nash_conv(
+      game, runner.openspiel_policy(tree)), abs=1e-9)
+  for ext in ("png", "pdf"):
+    assert (tmp_path / f"convergence_kuhn_poker_players_3.{ext}").exists()
+  fig = analysis.plot_game(df, KUHN3)
+  try:
+    assert {ax.get_ylabel() for ax in fig.axes} == {"NashConv"}
+    assert "of log NashConv" in fig._suptitle.get_text()  # pylint: disable=protected-access
+  finally:
+    import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+    plt.close(fig)
+
+
+def test_a_stored_three_player_run_needs_nash_conv_not_exploitability():
+  task = sweep.Task(KUHN3, "es", 0, 10, 2)
+  rows = sweep.run_task(task)
+  df = pd.DataFrame(rows, columns=list(sweep.COLUMNS))
+  assert sweep._damage(df, task, {}) is None  # pylint: disable=protected-access
+  bad = df.assign(exploitability=df["nash_conv"] / 2)
+  assert "only NashConv applies" in sweep._damage(bad, task, {})  # pylint: disable=protected-access
+  bad = df.assign(nash_conv=np.nan)
+  assert sweep._damage(bad, task, {}) == (  # pylint: disable=protected-access
+      "values are missing in column 'nash_conv'")
+  # On a two-player game an empty exploitability is still damage.
+  two = sweep.Task("kuhn_poker", "es", 0, 10, 2)
+  df2 = pd.DataFrame(sweep.run_task(two), columns=list(sweep.COLUMNS))
+  assert sweep._damage(df2, two, {}) is None  # pylint: disable=protected-access
+  assert sweep._damage(df2.assign(exploitability=np.nan), two, {}) == (  # pylint: disable=protected-access
+      "values are missing in column 'exploitability'")

@@ -48,8 +48,35 @@ def _numeric(df, column):
   return pd.to_numeric(df[column], errors="coerce").astype(float)
 
 
+METRIC_LABELS = {"exploitability": "exploitability (NashConv / 2)",
+                 "nash_conv": "NashConv"}
+
+
+def metric(df):
+  """The column that scores the rows `df` (of one game): 'exploitability',
+  or 'nash_conv' where exploitability does not apply (games with more than
+  two players or general-sum, whose rows leave it empty)."""
+  if "exploitability" in df and df["exploitability"].notna().any():
+    return "exploitability"
+  return "nash_conv"
+
+
+def metric_name(df):
+  """'exploitability' or 'NashConv': the word for `metric(df)` in text."""
+  return "exploitability" if metric(df) == "exploitability" else "NashConv"
+
+
+def scores(df):
+  """The value each row is scored by: its game's `metric`."""
+  out = pd.Series(np.nan, index=df.index, dtype=float)
+  for _, g in df.groupby("game"):
+    out[g.index] = pd.to_numeric(g[metric(g)], errors="coerce")
+  return out
+
+
 def by_iteration(df):
-  """Mean, std, seeds and 95% t-interval half-width of exploitability.
+  """Mean, std, seeds and 95% t-interval half-width of exploitability (of
+  NashConv on games where exploitability does not apply: `metric`).
 
   Also the band of the plots (`p05`, `p95`: percentiles across seeds of log
   exploitability, see BAND_PERCENTILES) and the mean over seeds of `seconds`
@@ -57,7 +84,7 @@ def by_iteration(df):
   OpenSpiel's solvers).
   """
   keys = KEYS + ["iteration"]
-  grouped = df.groupby(keys)["exploitability"]
+  grouped = df.assign(_score=scores(df)).groupby(keys)["_score"]
   out = grouped.agg(["mean", "std", "count"]).reset_index()
   out["ci95"] = grouped.agg(_ci95).values
   bands = np.array([_band(v) for _, v in grouped], dtype=float).reshape(-1, 2)
@@ -113,7 +140,7 @@ def on_grid(df, x="seconds", num_points=40):
       continue
     grid = np.logspace(np.log10(lo), np.log10(hi), num_points)
     values = np.array([_log_interp(grid, c[x].values,
-                                   c["exploitability"].values)
+                                   c[metric(group)].values)
                        for c in curves])
     nodes = np.full(num_points, np.nan)
     if x == "iteration" and all((_numeric(c, "nodes_touched") > 0).all()
@@ -393,7 +420,7 @@ def plot_game(df, game, title_suffix="", iters=None, times=None):
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel(label)
-    ax.set_ylabel("exploitability (NashConv / 2)")
+    ax.set_ylabel(METRIC_LABELS[metric(df[df["game"] == game])])
     ax.grid(True, which="both", alpha=0.3)
   # Below the panels, where it hides no curve.
   handles, labels = axes[0].get_legend_handles_labels()
@@ -401,7 +428,8 @@ def plot_game(df, game, title_suffix="", iters=None, times=None):
              fontsize=8, ncol=min(len(labels), 5 if with_nodes else 3),
              frameon=False)
   if with_nodes:
-    axes[2].set_title("exploitability against nodes touched", fontsize=9)
+    axes[2].set_title(f"{metric_name(df[df['game'] == game])} against nodes "
+                      "touched", fontsize=9)
     if uncounted:
       note = ("not shown, no nodes counted (OpenSpiel's solvers do not "
               "count them):\n" + ", ".join(uncounted))
@@ -410,7 +438,8 @@ def plot_game(df, game, title_suffix="", iters=None, times=None):
     _panel_note(axes[1], "not shown: the seeds' training times do not "
                 "overlap (no common time grid):\n" + ", ".join(untimed))
   seeds = df[df["game"] == game]["seed"].nunique()
-  bands = (f"; {BAND_TEXT} (of log exploitability)" if seeds > 1
+  bands = (f"; {BAND_TEXT} (of log {metric_name(df[df['game'] == game])})"
+           if seeds > 1
            else " (no band)")
   fig.suptitle(f"{game}: mean over {count_text(seeds, 'seed')}{bands}"
                f"{title_suffix}", fontsize=9)

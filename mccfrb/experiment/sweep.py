@@ -33,6 +33,7 @@ from mccfrb import evaluation
 from mccfrb import files
 from mccfrb import games
 from mccfrb.experiment import lock as lock_lib
+from mccfrb.evaluation import policy as policy_lib
 from mccfrb.experiment import registry
 from mccfrb.games import tree as tree_lib
 from mccfrb.games import tree_size
@@ -43,7 +44,9 @@ COLUMNS = ("game", "algorithm", "seed", "iteration", "seconds",
            "nodes_touched", "exploitability", "nash_conv", "evaluator",
            "iterations", "num_checkpoints", "setup_seconds", "budget_seconds")
 # Columns every stored row has a value in, and those whose values are
-# finite numbers.
+# finite numbers. `exploitability` only on two-player zero-sum games: on
+# games with more players or general-sum it is empty (NaN) and `nash_conv`
+# alone scores the run (`scored_by_exploitability`).
 REQUIRED = ("game", "algorithm", "seed", "iteration", "seconds",
             "exploitability", "nash_conv", "evaluator", "num_checkpoints",
             "setup_seconds")
@@ -94,7 +97,7 @@ def validate(games_list, algorithms, iterations, num_checkpoints, evaluator,
   """
   registry.check_algorithms(algorithms)
   for g in games_list:
-    games.load_game(g)
+    games.load_game(g, general=True)
     try:  # Exploitability by iteration walks the whole tree.
       tree_size.check_estimated_size(g, tree_size.default_max_nodes())
     except ValueError as e:
@@ -134,8 +137,35 @@ def make_tasks(games_list, algorithms, seeds, iterations, num_checkpoints,
 
 @functools.lru_cache(maxsize=2)
 def _game_and_tree(game_string):
-  game = games.load_game(game_string)
+  game = games.load_game(game_string, general=True)
   return game, tree_lib.compile_tree(game)
+
+
+@functools.lru_cache(maxsize=None)
+def scored_by_exploitability(game_string):
+  """Whether runs on the game are scored by exploitability (two-player
+  zero- or constant-sum games) or by NashConv alone (more players or
+  general-sum: exploitability does not apply)."""
+  return games.is_two_player_zero_sum(
+      games.load_game(game_string, general=True))
+
+
+def unsupported(games_list, algorithms):
+  """[(game, algorithm, why)] of the pairs that cannot run: on a game with
+  more than two players or general-sum, the algorithms that refuse it (each
+  is built once on the game to ask it; `why` is its one-line error). Every
+  algorithm runs the two-player zero-sum games."""
+  out = []
+  for g in games_list:
+    if scored_by_exploitability(g):
+      continue
+    game, tree = _game_and_tree(g)
+    for a in algorithms:
+      try:
+        registry.make(a, game, 0, tree=tree)
+      except ValueError as e:
+        out.append((g, a, str(e).splitlines()[0]))
+  return out
 
 
 @functools.lru_cache(maxsize=None)
@@ -149,10 +179,25 @@ def _warm_up(algorithm):
 
 
 def evaluate(game, tree, runner, evaluator):
-  """Exploitability (NashConv / 2) of the runner's average strategy."""
+  """(exploitability, NashConv) of the runner's average strategy.
+
+  Exploitability (NashConv / 2) on two-player zero-sum games; on games with
+  more players or general-sum it does not apply (NaN) and NashConv alone
+  is computed, by pyspiel.nash_conv of the tree's table (which every
+  runner gives: the policies of OpenSpiel's C++ MCCFR solvers cannot be
+  read by infoset string) or by mccfrb's `nash_conv`.
+  """
+  if not games.is_two_player_zero_sum(game):
+    table = runner.average_policy_table(tree)
+    if evaluator == "openspiel":
+      return math.nan, float(pyspiel.nash_conv(
+          game, policy_lib.to_pyspiel_dict(tree, table)))
+    return math.nan, float(evaluation.nash_conv(tree, table))
   if evaluator == "openspiel":
-    return float(pyspiel.exploitability(game, runner.openspiel_policy(tree)))
-  return evaluation.exploitability(tree, runner.average_policy_table(tree))
+    expl = float(pyspiel.exploitability(game, runner.openspiel_policy(tree)))
+  else:
+    expl = evaluation.exploitability(tree, runner.average_policy_table(tree))
+  return expl, 2.0 * expl
 
 
 def _next_chunk(done, seconds, target):
@@ -191,12 +236,12 @@ def run_task(task):
     done += num_iterations
 
   def record():
-    expl = evaluate(game, tree, runner, task.evaluator)
+    expl, nash_conv = evaluate(game, tree, runner, task.evaluator)
     rows.append({
         "game": task.game, "algorithm": task.algorithm, "seed": task.seed,
         "iteration": done, "seconds": seconds,
         "nodes_touched": runner.nodes_touched, "exploitability": expl,
-        "nash_conv": 2.0 * expl, "evaluator": task.evaluator,
+        "nash_conv": nash_conv, "evaluator": task.evaluator,
         "iterations": task.iterations, "num_checkpoints": task.num_checkpoints,
         "setup_seconds": setup, "budget_seconds": task.seconds,
         **getattr(runner, "metrics", dict)()})
@@ -370,15 +415,20 @@ def _damage(df, task, extra):
     return "its columns are not a run's"
   if df.empty:
     return "it has no rows"
+  scored = scored_by_exploitability(task.game)
+  skip = () if scored else ("exploitability",)
   for column in REQUIRED + tuple(extra):
-    if df[column].isna().any():
+    if column not in skip and df[column].isna().any():
       return f"values are missing in column {column!r}"
-  for column in FINITE:
+  if not scored and df["exploitability"].notna().any():
+    return ("it has exploitability values on a game where only NashConv "
+            "applies")
+  for column in (c for c in FINITE if c not in skip):
     values = pd.to_numeric(df[column], errors="coerce")
     if not np.isfinite(values.to_numpy(dtype=float, na_value=np.nan)).all():
       return f"column {column!r} holds values that are not finite numbers"
-  if not np.allclose(df["nash_conv"], 2 * df["exploitability"], rtol=1e-9,
-                     atol=0.0):
+  if scored and not np.allclose(df["nash_conv"], 2 * df["exploitability"],
+                                rtol=1e-9, atol=0.0):
     return "its nash_conv is not twice its exploitability"
   # The extra columns (the backend) are not settings: a sweep started on
   # Ray resumes on local processes, keeping the runs Ray finished.
