@@ -4,6 +4,7 @@ The site is docs/mkdocs.yml over docs/pages/; docs/hooks.py publishes the
 committed plots of experiments/results/ as the site's results/ folder.
 """
 
+import html
 import pathlib
 import re
 import subprocess
@@ -11,6 +12,7 @@ import sys
 
 import matplotlib
 import numpy as np
+import pytest
 import yaml
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -21,6 +23,8 @@ TUTORIAL = PAGES / "tutorial.md"
 # The file the tutorial's plotting block saves in the working directory.
 TUTORIAL_PNG = "tutorial_convergence.png"
 MAX_README_LINES = 250
+# The largest a built page of the site may be.
+MAX_PAGE_BYTES = 300_000
 # Paths of the author's private workspace, which readers of the repository
 # do not have.
 FORBIDDEN = ("../shared", "shared/ALGORITHMS.md", "seeds/0")
@@ -84,19 +88,53 @@ def text_files(folder):
       yield path, data.decode("utf-8", errors="replace")
 
 
-def test_site_builds_strictly(tmp_path):
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+  """The strict build of the site: (returncode, output, site folder)."""
+  folder = tmp_path_factory.mktemp("docs") / "site"
+  result = subprocess.run(
+      [sys.executable, "-m", "mkdocs", "build", "--strict",
+       "-f", str(DOCS / "mkdocs.yml"), "--site-dir", str(folder)],
+      cwd=ROOT, capture_output=True, text=True, timeout=900, check=False)
+  return result.returncode, result.stdout + result.stderr, folder
+
+
+def test_site_builds_strictly(site):
   """`mkdocs build --strict` succeeds: no broken link, no page missing from
   the nav, no docstring mkdocstrings cannot render. Fails (never skips) when
   mkdocs is not installed."""
-  result = subprocess.run(
-      [sys.executable, "-m", "mkdocs", "build", "--strict",
-       "-f", str(DOCS / "mkdocs.yml"), "--site-dir", str(tmp_path / "site")],
-      cwd=ROOT, capture_output=True, text=True, timeout=900, check=False)
-  output = result.stdout + result.stderr
+  returncode, output, folder = site
   problems = [line for line in output.splitlines()
               if line.startswith(("WARNING", "ERROR"))]
-  assert result.returncode == 0, "\n".join(problems) or output[-3000:]
-  assert (tmp_path / "site" / "tutorial" / "index.html").is_file()
+  assert returncode == 0, "\n".join(problems) or output[-3000:]
+  assert (folder / "tutorial" / "index.html").is_file()
+
+
+def test_every_built_page_is_small(site):
+  """No built page reaches MAX_PAGE_BYTES (the API reference shows no
+  source); the reference has a page per part of the package."""
+  returncode, output, folder = site
+  assert returncode == 0, output[-3000:]
+  built = sorted(folder.rglob("*.html"))
+  assert len(built) > 30
+  large = [f"{path.relative_to(folder)}: {path.stat().st_size:,} bytes"
+           for path in built if path.stat().st_size >= MAX_PAGE_BYTES]
+  assert not large, "\n".join(large)
+  assert (folder / "api" / "solvers" / "index.html").is_file()
+
+
+def test_docstring_examples_render_as_code(site):
+  """A docstring's example is a code block on its API page, not a run-on
+  paragraph (MCCFRbSolver's usage, the regret-rule subclass)."""
+  returncode, output, folder = site
+  assert returncode == 0, output[-3000:]
+  reference = "".join(path.read_text(encoding="utf-8")
+                      for path in sorted((folder / "api").rglob("*.html")))
+  blocks = re.findall(r"<pre[^>]*>(.*?)</pre>", reference, re.S)
+  text = [html.unescape(re.sub(r"<[^>]+>", "", b)) for b in blocks]
+  for needle in ("solver = mccfrb.MCCFRbSolver", "class QuadraticPCFRPlus",
+                 "solver = mccfrb.SmoothUCTSolver"):
+    assert any(needle in t for t in text), f"{needle!r} is not in a code block"
 
 
 def test_tutorial_runs_and_its_numbers_hold(tmp_path, monkeypatch):
@@ -195,3 +233,11 @@ def test_every_page_is_in_the_nav_and_the_readme_links_the_docs():
                   for t in relative_links(README)}
   assert "docs/pages/index.md" in readme_links, (
       "README.md does not link the docs' front page docs/pages/index.md")
+  # The front page's site map lists every page outside the API reference.
+  site_map = (PAGES / "index.md").read_text(encoding="utf-8").split(
+      "## Map of this site", 1)[-1]
+  front = set(LINK.findall(site_map))
+  unlisted = [page for page in nav
+              if not page.startswith("api/") and page != "index.md"
+              and page not in front]
+  assert not unlisted, f"not in index.md's site map: {unlisted}"

@@ -1,4 +1,4 @@
-"""Head-to-head scoring of training runs by the clock (issue 21, item 5).
+"""Head-to-head scoring of training runs by the clock.
 
 On games whose exploitability cannot be computed (phantom_ttt, dark_hex,
 liars_dice with 3 dice, oshi_zumo), each checkpoint of a run of

@@ -1,7 +1,7 @@
 """Training by the clock on big games, evaluated by the streaming walk.
 
-The comparison of issue "Where sampling wins": on a game too large to
-compile (goofspiel with 6 cards), each algorithm trains for a budget of
+The comparison "where sampling wins" (docs/pages/results.md): on a game
+too large to compile (goofspiel with 6 cards), each algorithm trains for a budget of
 seconds on one core; at checkpoints the clock stops, the average policy's
 exploitability is computed by the streaming walk of the public tree
 (mccfrb/evaluation/stream.py), and a row is written. `experiments/big_games.py` is the

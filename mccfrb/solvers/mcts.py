@@ -42,9 +42,11 @@ class SmoothUCTSolver(base.TabularSolverBase):
   average strategy N(u, a) / N(u); one node is expanded per player and
   simulation, then that player rolls out uniformly (kernels/mcts.py).
 
-    solver = mccfrb.SmoothUCTSolver("leduc_poker", seed=0)
-    solver.run(1_000_000)            # an iteration is two simulations
-    exploitability.exploitability(solver.game, solver.average_policy())
+  ```python
+  solver = mccfrb.SmoothUCTSolver("leduc_poker", seed=0)
+  solver.run(1_000_000)            # an iteration is two simulations
+  exploitability.exploitability(solver.game, solver.average_policy())
+  ```
 
   Args:
     game: a game string or `pyspiel.Game` (see `mccfrb.load_game`).

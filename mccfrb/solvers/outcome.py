@@ -524,12 +524,10 @@ def visit_probabilities(tree, strategy, epsilon):
 
 class OutcomeSamplingSolver(MCCFRbSolver):
   """Plain outcome-sampling MCCFR, OpenSpiel's algorithm: `MCCFRbSolver` with
-  baseline="none", regret="rm" and (by default) stochastic averaging.
+  baseline="none", regret="rm" and (by default) stochastic averaging. The
+  arguments not listed here are `MCCFRbSolver`'s.
 
   Args:
-    game, epsilon, averaging, seed, max_nodes, baseline_decay, tree,
-      threads, batch, max_memory, hogwild, precision, in_flight: as for
-      `MCCFRbSolver`.
     baseline: "none" only (any other kind is refused: use `MCCFRbSolver`).
     representation: "auto" (default), "tree", "engine" or "grown", as for
       `MCCFRbSolver`.

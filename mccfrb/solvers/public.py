@@ -51,9 +51,11 @@ class PublicSamplingSolver(engine_lib.EngineSampling,
   non-terminal child public state; baseline-corrected values flow bottom-up
   and regrets are divided by the public state's sampling probability q(S).
 
-    solver = mccfrb.PublicSamplingSolver("leduc_poker", seed=0)
-    solver.run(100_000)
-    exploitability.exploitability(solver.game, solver.average_policy())
+  ```python
+  solver = mccfrb.PublicSamplingSolver("leduc_poker", seed=0)
+  solver.run(100_000)
+  exploitability.exploitability(solver.game, solver.average_policy())
+  ```
 
   Args:
     game: a game string or `pyspiel.Game` (see `mccfrb.load_game`).

@@ -1,19 +1,20 @@
 """Choosing how a solver holds its game: a compiled tree or a native engine.
 
-  "tree"    `compile_tree`: every history in flat arrays; the fastest
-            kernels, for games that fit in memory.
-  "engine"  a native numba engine (mccfrb/games/engines): nothing of the game is
-            stored, infoset tables grow as they are visited; for games too
-            large to compile (goofspiel with 6 or 13 cards, liars_dice with
-            2 dice).
-  "grown"   the tree grows as episodes reach new histories
-            (mccfrb/games/grown.py): any two-player zero-sum OpenSpiel
-            game, for outcome sampling (`MCCFRbSolver`,
-            `OutcomeSamplingSolver`) and external sampling.
-  "auto"    the tree when Knuth's estimate of the game's size fits in
-            `max_nodes` (by default what the memory available allows),
-            else the engine when the game has one, else (for the solvers
-            that run it) the grown tree.
+- "tree": `compile_tree`, every history in flat arrays; the fastest
+  kernels, for games that fit in memory.
+- "engine": a native numba engine (mccfrb/games/engines): nothing of the
+  game is stored, infoset tables grow as they are visited; for games too
+  large to compile (goofspiel with 6 or 13 cards, liars_dice with 2 dice).
+- "grown": the tree grows as episodes reach new histories
+  (mccfrb/games/grown.py): any two-player zero-sum OpenSpiel game, for
+  outcome sampling (`MCCFRbSolver`, `OutcomeSamplingSolver`) and external
+  sampling.
+- "auto": the tree when Knuth's estimate of the game's size fits in
+  `max_nodes` (by default what the memory available allows), else the
+  engine when the game has one, else (for the solvers that run it) the
+  grown tree.
+
+Which solver runs which: mccfrb/capabilities.py.
 """
 
 from mccfrb import games

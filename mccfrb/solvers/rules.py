@@ -28,14 +28,16 @@ passes them as a float64[n, 5] array; the kernels (kernels/cfr.py,
 kernels/stream.py) are compiled once for every rule and cached, so a rule
 written in Python costs nothing per infoset. A new variant is a subclass:
 
-  class QuadraticPCFRPlus(mccfrb.RegretRule):
-    name = "pcfr+ with cubic averaging"
-    clip = True
-    predictive = True
-    def average_weight(self, t):
-      return t ** 3
+```python
+class QuadraticPCFRPlus(mccfrb.RegretRule):
+  name = "pcfr+ with cubic averaging"
+  clip = True
+  predictive = True
+  def average_weight(self, t):
+    return t ** 3
 
-  mccfrb.CFRSolver("leduc_poker", variant=QuadraticPCFRPlus())
+mccfrb.CFRSolver("leduc_poker", variant=QuadraticPCFRPlus())
+```
 
 What the family does not hold: rules that are not of this form, such as
 Hedge (exponential weights) or regret matching with a per-action learning
