@@ -159,3 +159,21 @@ def test_every_mccfrb_name_the_docs_mention_resolves_and_is_in_the_reference():
       broken.append(f"{page}: {name}: module {module} is not in the "
                     "API reference")
   assert not broken, "\n".join(broken)
+
+
+RELEASE = re.compile(r"^## (\d+)\.(\d+)\.(\d+) - (\d{4}-\d{2}-\d{2})$", re.M)
+
+
+def test_changelog_is_releases_newest_first_ending_at_this_version():
+  """CHANGELOG.md's entries are `## MAJOR.MINOR.PATCH - YYYY-MM-DD`, newest
+  first, and the newest is the package's version."""
+  text = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+  releases = RELEASE.findall(text)
+  assert len(releases) >= 2
+  headings = re.findall(r"^## .*$", text, re.M)
+  assert len(headings) == len(releases), f"not a release: {headings}"
+  versions = [tuple(int(x) for x in r[:3]) for r in releases]
+  dates = [r[3] for r in releases]
+  assert versions == sorted(versions, reverse=True)
+  assert dates == sorted(dates, reverse=True)
+  assert ".".join(releases[0][:3]) == mccfrb.__version__
