@@ -3,7 +3,7 @@
 `PlaySession` holds the match (`session.py`), `make_server` serves it
 (`server.py`), `views.py` draws each game's cards and pot, and `static/`
 holds the page (plain HTML, JavaScript and CSS). `browser.py` drives the page
-in headless Chromium for the tests and the README's screenshot.
+in headless Chromium for the tests and the screenshot of docs/pages/play.md.
 """
 
 from mccfrb.play.server import make_server

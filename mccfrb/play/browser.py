@@ -1,5 +1,5 @@
 """Drives the play page in headless Chromium: for the tests and for the
-README's screenshot (`experiments/play.py --screenshot`).
+screenshot of docs/pages/play.md (`experiments/play.py --screenshot`).
 
 Needs selenium (the `test` extra) and Debian's `chromium` and
 `chromium-driver` packages; Selenium is pointed at those executables, so its
