@@ -16,6 +16,7 @@ import pyspiel
 
 from mccfrb import games
 from mccfrb.evaluation import policy as policy_lib
+from mccfrb.evaluation import walk_size
 from mccfrb.evaluation.head_to_head import HeadToHead  # pylint: disable=unused-import
 from mccfrb.evaluation.head_to_head import head_to_head  # pylint: disable=unused-import
 from mccfrb.games import schedule as schedule_lib
@@ -43,6 +44,7 @@ def _game_and_tree(game_or_tree):
   if isinstance(game_or_tree, tree_lib.GameTree):
     return None, game_or_tree
   game = games.load_game(game_or_tree, general=True)
+  walk_size.check_exact_walk(game)  # Size first: before any other error.
   try:
     return game, _compile_cached(str(game))
   except ValueError as e:

@@ -20,6 +20,8 @@ them.
       conversions on small games (a walk of the pyspiel tree in lockstep
       with the engine).
 
+A walk first estimates the game's size (mccfrb/evaluation/walk_size.py)
+and refuses, in a fraction of a second, a game it cannot finish.
 Walks that take more than a few seconds show a tqdm progress bar (the
 kernel pauses every BUDGET children and resumes where it stopped).
 `threads` > 1 walks the groups of the first public state on a path that
@@ -36,6 +38,7 @@ import numpy as np
 
 from mccfrb import counts
 from mccfrb import games
+from mccfrb.evaluation import walk_size
 from mccfrb.games.engines import Engine
 from mccfrb.games.engines import engine_for
 from mccfrb.games.engines import protocol
@@ -501,6 +504,7 @@ def engine_best_response_values(engine, tables=None, flush_code=FLUSH_NONE,
   engine = as_engine(engine)
   _check_flush(flush_code, big_t)
   threads = _check_threads(threads)
+  walk_size.check_streaming_walk(engine.game, "The best-response walk")
   if tables is None:
     tables = _empty_tables(engine)
   if current:
@@ -607,6 +611,7 @@ class StreamingCFR:
                threads=1, **constants):
     self.rule = rules_lib.rule_of(variant, **constants)
     self.engine = as_engine(engine)
+    walk_size.check_streaming_walk(self.engine.game, "Exact CFR's walk")
     self.variant = self.rule.name
     self._flags = rules_lib.kernel_flags(self.rule)
     self.progress = progress

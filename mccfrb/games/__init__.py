@@ -11,6 +11,8 @@ import re
 
 import pyspiel
 
+from mccfrb.games import spiel_load as spell
+
 # Friendly names accepted on top of OpenSpiel's registered names.
 ALIASES = {"matching_pennies": "matrix_mp"}
 
@@ -78,15 +80,11 @@ def _load_from_string(spec):
           f"Malformed game string {spec!r}: it must end with ')'. Use "
           "'name(key=value,key=value)'.")
     _check_parameter_syntax(spec, rest[:-1])
+    spell.check_parameter_names(name, rest[:-1], spec)
     spec = name + "(" + rest
   else:
     spec = name
-  try:
-    return pyspiel.load_game(spec)
-  except pyspiel.SpielError as e:
-    raise ValueError(
-        f"OpenSpiel could not load {spec!r}: {e}. Check the parameter names "
-        "and values against the game's documentation.") from e
+  return spell.load(spec)
 
 
 def is_two_player_zero_sum(game):

@@ -375,6 +375,8 @@ def _walk(game, undo, max_nodes, verbose, general=False):
         # Infosets with equal actions share one list.
         iset_actions.append(shared_actions.setdefault(tuple(actions), actions))
       elif iset_actions[iid] != actions or iset_player[iid] != player:
+        if estimate is None:  # A game too large is refused for its size.
+          tree_size.check_estimated_size(game, max_nodes)
         raise ValueError(
             f"{game}: histories of infoset {key!r} disagree on the acting "
             "player or legal actions; mccfrb needs well-formed infosets.")

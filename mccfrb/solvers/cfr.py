@@ -63,13 +63,18 @@ class CFRSolver(engine_lib.EngineSampling, base.TabularSolverBase):
       tables only; the averages equal the tree's up to the order of sums.
     max_memory: bytes the engine's tables may take (default: half the
       memory available).
+    seed: accepted, and checked (an integer >= 0 or None), so that every
+      solver takes the same `seed` argument; exact CFR draws no random
+      numbers, so its tables do not depend on it.
   """
 
   _table_names = ("_regrets", "_avg", "_strategy")
 
   def __init__(self, game, variant="cfr", alpha=None, beta=None, gamma=None,
                max_nodes=tree_lib.DEFAULT_MAX_NODES, tree=None, threads=1,
-               passes="auto", representation="auto", max_memory=None):
+               passes="auto", representation="auto", max_memory=None,
+               seed=None):
+    base.check_seed(seed, allow_none=True)  # Deterministic: kept for the API.
     self._rule = rules_lib.rule_of(variant, alpha=alpha, beta=beta,
                                    gamma=gamma)
     base.check_choice("passes", passes, PASSES)

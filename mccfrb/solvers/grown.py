@@ -32,6 +32,7 @@ import json
 import numpy as np
 from open_spiel.python import policy as os_policy
 
+from mccfrb.games import forms
 from mccfrb.games import grown as grown_lib
 from mccfrb.kernels import exact
 from mccfrb.kernels import external
@@ -50,9 +51,11 @@ PENDING = 4096
 class GrownPolicy(os_policy.Policy):
   """A policy read from a grown-tree solver's tables, state by state.
 
-  An infoset the tree has not stored plays uniform. The average carries
-  optimistic averaging's catch-up, with the owner's reach along the
-  state's history through the stored tree. The tables are the solver's
+  States are of the solver's game (the turn-based form of a
+  simultaneous-move game; a state of another game or form is refused,
+  `mccfrb.games.forms`). An infoset the tree has not stored plays
+  uniform. The average carries optimistic averaging's catch-up, with the
+  owner's reach along the state's history through the stored tree. The tables are the solver's
   arrays at the time of the call (not a copy).
   """
 
@@ -61,8 +64,10 @@ class GrownPolicy(os_policy.Policy):
     self._solver = solver
     self._current = current
     self._iterations = solver.num_iterations
+    self._check_state = forms.StateCheck(solver.game, "GrownPolicy")
 
   def action_probabilities(self, state, player_id=None):
+    self._check_state(state)
     player = state.current_player() if player_id is None else player_id
     legal = state.legal_actions(player)
     s = self._solver

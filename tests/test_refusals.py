@@ -1,0 +1,202 @@
+"""Bad input is refused in one line that names the cause and the fix.
+
+Each test here caught a silent wrong answer or a misleading error: a
+policy answering a state of another game form, a walk that could never
+finish, an error blaming a symptom, OpenSpiel's error printed twice, the
+compat modules importable one way only, CFRSolver refusing `seed`.
+"""
+
+import importlib
+import time
+
+import numpy as np
+import pyspiel
+import pytest
+from open_spiel.python.algorithms import cfr as os_cfr
+
+import mccfrb
+
+SMALL = "goofspiel(num_cards=4)"
+
+
+def _first_decision(state):
+  while state.is_chance_node():
+    state.apply_action(state.chance_outcomes()[0][0])
+  return state
+
+
+def _one_line(error):
+  message = str(error.value)
+  assert "\n" not in message.strip(), message
+  return message
+
+
+@pytest.fixture(scope="module")
+def engine_solver():
+  solver = mccfrb.MCCFRbSolver(SMALL, representation="engine", seed=0)
+  solver.run(50, progress=False)
+  return solver
+
+
+@pytest.fixture(scope="module")
+def grown_solver():
+  solver = mccfrb.MCCFRbSolver(SMALL, representation="grown", seed=0)
+  solver.run(50, progress=False)
+  return solver
+
+
+@pytest.mark.parametrize("kind", ["engine", "grown"])
+@pytest.mark.parametrize("which", ["average", "current"])
+def test_policies_refuse_a_state_of_the_simultaneous_game(
+    kind, which, engine_solver, grown_solver):
+  solver = engine_solver if kind == "engine" else grown_solver
+  policy = getattr(solver, f"{which}_policy")()
+  simultaneous = _first_decision(pyspiel.load_game(SMALL).new_initial_state())
+  assert simultaneous.is_simultaneous_node()
+  with pytest.raises(ValueError, match="convert_to_turn_based") as error:
+    policy.action_probabilities(simultaneous)
+  assert "simultaneous" in _one_line(error)
+  # The turn-based form of the same game is answered, as before.
+  turn_based = _first_decision(
+      pyspiel.load_game_as_turn_based(SMALL).new_initial_state())
+  probs = policy.action_probabilities(turn_based)
+  assert sorted(probs) == turn_based.legal_actions()
+  assert sum(probs.values()) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("kind", ["engine", "grown"])
+def test_policies_refuse_a_state_of_another_game(kind, engine_solver,
+                                                 grown_solver):
+  solver = engine_solver if kind == "engine" else grown_solver
+  other = pyspiel.load_game_as_turn_based("goofspiel(num_cards=5)")
+  with pytest.raises(ValueError, match="num_cards=5") as error:
+    solver.average_policy().action_probabilities(
+        _first_decision(other.new_initial_state()))
+  _one_line(error)
+
+
+def _refused_fast(call):
+  begin = time.perf_counter()
+  with pytest.raises(ValueError) as error:
+    call()
+  seconds = time.perf_counter() - begin
+  message = _one_line(error)
+  assert "head-to-head evaluation" in message and "mccfrb.head_to_head" in (
+      message), message
+  assert "exploitability" in message
+  assert seconds < 1.5, seconds
+  return message
+
+
+@pytest.mark.parametrize("evaluate", ["nash_conv", "exploitability"])
+def test_streaming_walk_of_13_card_goofspiel_is_refused_at_once(evaluate):
+  solver = mccfrb.MCCFRbSolver("goofspiel", representation="engine", seed=0,
+                               max_memory=1 << 24)
+  policy = solver.average_policy()
+  getattr(mccfrb, evaluate)("goofspiel(num_cards=3)", mccfrb.MCCFRbSolver(
+      "goofspiel(num_cards=3)", representation="engine",
+      seed=0).average_policy())  # Kernels compiled: time the refusal only.
+  message = _refused_fast(lambda: getattr(mccfrb, evaluate)("goofspiel",
+                                                            policy))
+  assert "histories" in message
+
+
+def test_streaming_exact_cfr_of_13_card_goofspiel_is_refused_at_once():
+  _refused_fast(lambda: mccfrb.CFRSolver("goofspiel",
+                                         representation="engine"))
+
+
+def test_exact_walk_of_13_card_goofspiel_is_refused_at_once():
+  _refused_fast(lambda: mccfrb.nash_conv("goofspiel", {}))
+
+
+def test_phantom_ttt_leads_with_its_size():
+  with pytest.raises(ValueError) as error:
+    mccfrb.exploitability("phantom_ttt", {})
+  message = _one_line(error)
+  assert "too large" in message and "disagree" not in message, message
+  assert "head-to-head evaluation" in message
+
+
+@pytest.mark.parametrize("spec, name", [
+    ("goofspiel(num_crads=6)", "num_crads"),
+    ("goofspiel(num_cards=six)", "num_cards"),
+])
+def test_openspiel_error_is_raised_once(capfd, spec, name):
+  capfd.readouterr()
+  with pytest.raises(ValueError, match=name) as error:
+    mccfrb.MCCFRbSolver(spec)
+  message = _one_line(error)
+  out, err = capfd.readouterr()
+  assert name not in out + err, err
+  if name == "num_crads":
+    assert "num_cards" in message  # The fix: the name meant.
+
+
+@pytest.mark.parametrize("module, name", [
+    ("cfr", "CFRSolver"), ("cfr", "CFRPlusSolver"), ("cfr", "_CFRSolver"),
+    ("discounted_cfr", "DCFRSolver"), ("discounted_cfr", "LCFRSolver"),
+    ("outcome_sampling_mccfr", "OutcomeSamplingSolver"),
+    ("external_sampling_mccfr", "ExternalSamplingSolver"),
+    ("external_sampling_mccfr", "AverageType"),
+    ("exploitability", "nash_conv"), ("exploitability", "exploitability"),
+    ("exploitability", "best_response"),
+])
+def test_compat_imports_both_ways(module, name):
+  submodule = importlib.import_module(f"mccfrb.compat.{module}")
+  compat = importlib.import_module("mccfrb.compat")
+  assert getattr(compat, module) is submodule
+  assert callable(getattr(submodule, name))
+
+
+def _policy_array(solver_policy):
+  return np.asarray(solver_policy.action_probability_array)
+
+
+@pytest.mark.parametrize("rm_plus, linear", [
+    (False, False), (True, True), (True, False), (False, True)])
+def test_compat_private_cfr_solver_equals_openspiel(rm_plus, linear):
+  from mccfrb.compat import cfr  # pylint: disable=import-outside-toplevel
+  game = pyspiel.load_game("kuhn_poker")
+  theirs = os_cfr._CFRSolver(  # pylint: disable=protected-access
+      game, regret_matching_plus=rm_plus, alternating_updates=True,
+      linear_averaging=linear)
+  ours = cfr._CFRSolver(  # pylint: disable=protected-access
+      game, regret_matching_plus=rm_plus, alternating_updates=True,
+      linear_averaging=linear)
+  for _ in range(7):
+    theirs.evaluate_and_update_policy()
+    ours.evaluate_and_update_policy()
+  for which in ("average_policy", "current_policy"):
+    a = getattr(theirs, which)()
+    b = getattr(ours, which)()
+    for key in a.state_lookup:
+      np.testing.assert_allclose(
+          b.policy_for_key(key), a.policy_for_key(key), rtol=0, atol=1e-12,
+          err_msg=f"{which} at {key!r}")
+  # Positional order as OpenSpiel's: game, alternating, linear, rm+.
+  positional = cfr._CFRSolver(game, True, linear, rm_plus)  # pylint: disable=protected-access
+  assert positional.rule.clip == rm_plus
+
+
+def test_compat_private_cfr_solver_refuses_simultaneous_updates():
+  from mccfrb.compat import cfr  # pylint: disable=import-outside-toplevel
+  with pytest.raises(ValueError, match="alternating_updates=True") as error:
+    cfr._CFRSolver(pyspiel.load_game("kuhn_poker"),  # pylint: disable=protected-access
+                   regret_matching_plus=False, alternating_updates=False,
+                   linear_averaging=False)
+  _one_line(error)
+
+
+def test_cfr_solver_takes_a_seed():
+  seeded = mccfrb.CFRSolver("kuhn_poker", variant="cfr+", seed=0)
+  other = mccfrb.CFRSolver("kuhn_poker", variant="cfr+", seed=123)
+  plain = mccfrb.CFRSolver("kuhn_poker", variant="cfr+")
+  for solver in (seeded, other, plain):
+    solver.run(20, progress=False)
+  # Exact CFR is deterministic: the seed changes nothing.
+  np.testing.assert_array_equal(seeded.average_policy_table(),
+                                plain.average_policy_table())
+  np.testing.assert_array_equal(other.average_policy_table(),
+                                plain.average_policy_table())
+  assert "seed" in mccfrb.CFRSolver.__doc__
