@@ -19,6 +19,7 @@ import numpy as np
 from open_spiel.python import policy as os_policy
 
 from mccfrb import counts
+from mccfrb.games import forms
 from mccfrb.games.engines import protocol
 from mccfrb.games.engines.common import call_literal
 from mccfrb.kernels import outcome_engine
@@ -104,7 +105,9 @@ def own_reach(engine, tables, history, player, state):
 class EnginePolicy(os_policy.Policy):
   """A policy read from an engine solver's tables, state by state.
 
-  `action_probabilities(state)` replays the state's history in the engine,
+  `action_probabilities(state)` takes a state of the solver's game (the
+  turn-based form of a simultaneous-move game; a state of another game or
+  form is refused, `mccfrb.games.forms`), replays its history in the engine,
   finds the acting player's infoset row by its key and returns the average
   (or current) strategy there; an infoset the solver never stored plays
   uniform. The tables are the solver's own arrays at the time of the call
@@ -125,6 +128,7 @@ class EnginePolicy(os_policy.Policy):
     self.iterations = iterations
     self.discount = discount
     self._state = np.zeros(engine.state_size, dtype=np.int64)
+    self._check_state = forms.StateCheck(game, "EnginePolicy")
 
   def _row(self, state, player):
     e = self.engine
@@ -139,6 +143,7 @@ class EnginePolicy(os_policy.Policy):
     return self.tables.find(h1, h2), history
 
   def action_probabilities(self, state, player_id=None):
+    self._check_state(state)
     player = state.current_player() if player_id is None else player_id
     legal = state.legal_actions(player)
     row, history = self._row(state, player)
