@@ -127,14 +127,37 @@ def test_numpy_counts_of_a_sweep_are_json_ints():
 
 
 def test_optimistic_rm_plus_weights_do_not_overflow_past_3e9_iterations():
-  """(T (T + 1) - c (c + 1)) / 2 in int64 wraps past T = 3.04e9; with every
-  infoset updated at T nothing is pending, so the average is the table."""
+  """(T (T + 1) - c (c + 1)) / 2 in int64 wraps past T = 3.04e9. Each
+  infoset last averaged at c < T = 4e9 is owed last + 1 + ... + T (exact
+  in Python ints) times its owner's reach times sigma; at c = T nothing."""
   solver = mccfrb.MCCFRbSolver("kuhn_poker", regret="rm+",
                                averaging="optimistic", seed=0)
   solver.run(10)
-  solver._num_iterations = 4 * 10**9  # pylint: disable=protected-access
-  solver._avg_last[:] = 4 * 10**9  # pylint: disable=protected-access
-  np.testing.assert_array_equal(solver._cumulative_average(), solver._avg)  # pylint: disable=protected-access
+  big_t = 4 * 10**9
+  solver._num_iterations = big_t  # pylint: disable=protected-access
+  behind = np.arange(len(solver._avg_last)) % 7  # pylint: disable=protected-access
+  behind[-1] = 12345
+  solver._avg_last[:] = big_t - behind  # pylint: disable=protected-access
+  owed = [(big_t * (big_t + 1) - c * (c + 1)) // 2
+          for c in map(int, solver._avg_last)]  # pylint: disable=protected-access
+  assert all(w < 2**53 for w in owed)  # Exact in float64.
+  weights = base.skipped_weight(big_t, solver._avg_last, True)  # pylint: disable=protected-access
+  assert [int(w) for w in weights] == owed and (weights == owed).all()
+  # The flushed average adds owed x owner's reach x sigma, row by row.
+  tree = solver._tree  # pylint: disable=protected-access
+  strategy = solver.current_policy_table()
+  reach = np.empty((tree.num_nodes, tree.num_players + 1))
+  mccfrb.kernels.exact.reach_probabilities(*tree.kernel_args()[:6], strategy,
+                                           reach)
+  owner = np.zeros(tree.num_infosets)
+  decision = np.flatnonzero(tree.node_kind == mccfrb.games.tree.DECISION)
+  owner[tree.node_infoset[decision]] = reach[decision,
+                                             tree.node_player[decision]]
+  expected = solver._avg + (np.array(owed, float) * owner)[:, None] * strategy  # pylint: disable=protected-access
+  got = solver._cumulative_average()  # pylint: disable=protected-access
+  np.testing.assert_allclose(got, expected, rtol=1e-15, atol=0)
+  assert (got[behind == 0] == solver._avg[behind == 0]).all()  # pylint: disable=protected-access
+  assert (got[behind > 0] > solver._avg[behind > 0]).any()  # pylint: disable=protected-access
 
 
 def test_linear_skipped_weight_is_exact_and_does_not_wrap():
@@ -153,13 +176,25 @@ def test_linear_skipped_weight_is_exact_and_does_not_wrap():
                                 averaging="optimistic", seed=0, batch=4)],
                          ids=["outcome", "public", "outcome_batches"])
 def test_rm_plus_optimistic_kernels_do_not_wrap_past_3e9_iterations(make):
-  """At t = 4e9 + 1 a row last averaged at 4e9 - 1 is owed 8e9 + 1 times
-  its owner's reach times sigma: int64 t (t + 1) would wrap negative."""
-  solver = make()
-  solver.run(8, progress=False)
-  solver._num_iterations = 4 * 10**9  # pylint: disable=protected-access
-  solver._avg_last[:] = 4 * 10**9 - 1  # pylint: disable=protected-access
-  before = solver._avg.copy()  # pylint: disable=protected-access
-  solver.run(1, progress=False)
-  added = solver._avg - before  # pylint: disable=protected-access
-  assert added.min() >= 0.0 and 0.0 < added.max() <= 8e9 + 1
+  """At t = 4e9 + 1 a row last averaged at 4e9 - 1 is owed 4e9 + (4e9 + 1)
+  times its owner's reach times sigma: int64 t (t + 1) would wrap
+  negative. The same solver at t = 11, last 9, is owed 10 + 11 for the
+  same sample and reach: every row's increment scales by the exact ratio
+  of the owed weights (Python ints)."""
+  def added_at(t):
+    solver = make()
+    solver.run(8, progress=False)
+    solver._num_iterations = t - 1  # pylint: disable=protected-access
+    solver._avg_last[:] = t - 2  # pylint: disable=protected-access
+    before = solver._avg.copy()  # pylint: disable=protected-access
+    solver.run(1, progress=False)
+    return solver._avg - before  # pylint: disable=protected-access
+
+  owed = lambda t: (t * (t + 1) - (t - 2) * (t - 1)) // 2
+  big_t, small_t = 4 * 10**9 + 1, 11
+  assert (owed(big_t), owed(small_t)) == (8 * 10**9 + 1, 21)
+  big, small = added_at(big_t), added_at(small_t)
+  assert small.min() >= 0.0 and small.max() > 0.0
+  np.testing.assert_array_equal(big > 0, small > 0)
+  np.testing.assert_allclose(big, small * (owed(big_t) / owed(small_t)),
+                             rtol=1e-12, atol=0)

@@ -10,6 +10,7 @@ from mccfrb.games.engines.common import call_literal
 from mccfrb.kernels import outcome_engine
 from mccfrb.tables import hashed
 from mccfrb.solvers import engine as engine_lib
+from tests.conftest import check_unstored_infosets_play_uniform
 
 G3 = "goofspiel(num_cards=3,imp_info=True,points_order=random,returns_type=point_difference)"
 G4 = "goofspiel(num_cards=4,imp_info=True,points_order=random,returns_type=point_difference)"
@@ -284,11 +285,7 @@ def test_max_memory_stops_growth_without_failing():
   assert solver.num_iterations == 20_000
   assert hashed.check_rows(*solver._tables.args(), G6_MOVES) == 0
   # The stored infosets still learn; unstored ones play uniform.
-  state = solver.game.new_initial_state()
-  while state.is_chance_node():
-    state.apply_action(state.chance_outcomes()[0][0])
-  probs = solver.average_policy().action_probabilities(state)
-  assert sum(probs.values()) == pytest.approx(1.0)
+  check_unstored_infosets_play_uniform(solver)
 
 
 def test_hogwild_learns_and_keeps_the_tables_consistent():

@@ -9,6 +9,7 @@ from mccfrb.solvers import engine as engine_lib
 from mccfrb.solvers import external as external_lib
 from mccfrb import tables as tables_lib
 from mccfrb.tables import hashed
+from tests.conftest import check_unstored_infosets_play_uniform
 from tests.test_engine_solvers import _all_decision_states
 from tests.test_engine_solvers import engine_rows
 
@@ -202,11 +203,7 @@ def test_max_memory_freezes_the_tables_and_unstored_infosets_play_uniform():
   t = solver._tables
   assert hashed.check_rows(*t.args(), t.max_moves) == 0
   assert np.abs(_cells(solver)["regret"]).max() > 0
-  state = solver.game.new_initial_state()
-  while state.is_chance_node():
-    state.apply_action(state.chance_outcomes()[0][0])
-  probs = solver.average_policy().action_probabilities(state)
-  assert sum(probs.values()) == pytest.approx(1.0)
+  check_unstored_infosets_play_uniform(solver)
 
 
 def test_hogwild_learns_and_keeps_the_tables_consistent():

@@ -93,6 +93,17 @@ def test_smooth_uct_mixes_both_branches_and_uct_never_draws():
   # eta = 0: every in-tree selection samples the average strategy, which
   # then only ever repeats the expanding action.
   assert (np.count_nonzero(average._counts, axis=1) <= 1).all()
+  # Smooth UCT with eta between 0 and 1 takes both branches. Each selection
+  # draws U_1; the average branch also draws the action. A run that never
+  # took the average branch would be the gamma = 1 run, draw for draw and
+  # count for count; one that never took the UCB branch would repeat only
+  # the expanding action at every node, as `average` does.
+  mixed = mccfrb.SmoothUCTSolver("leduc_poker", c=20.0, gamma=0.1, eta0=0.9,
+                                 d=0.002, seed=0)
+  mixed.run(2000)
+  assert not np.array_equal(mixed._counts, smooth._counts)
+  assert not np.array_equal(mixed._rng_words, smooth._rng_words)
+  assert (np.count_nonzero(mixed._counts, axis=1) >= 2).sum() > 10
 
 
 @pytest.mark.parametrize("cls", [mccfrb.UCTSolver, mccfrb.SmoothUCTSolver])
@@ -394,19 +405,31 @@ def test_batched_search_equals_frozen_one_by_one_simulations():
   added_visits = np.zeros_like(visits)
   added_counts = np.zeros_like(counts)
   t = tree
+  paths = []
   for e in range(16):
     state = np.zeros(4, dtype=np.uint64)
     state[0] = rng_lib.stream_start(key, e)
     path_i = np.zeros(t.max_depth, dtype=np.int64)
     path_a = np.zeros(t.max_depth, dtype=np.int64)
-    depth, _, _ = mcts_kernel._simulate(
+    depth, r0, _ = mcts_kernel._simulate(
         *t.kernel_args(), visits, counts, values, 1, 2.0,
         0.1, 0.9, 0.002, False, e % 2, state, True, path_i, path_a)
+    paths.append((path_i[:depth], path_a[:depth], r0))
     for m in range(depth):
       added_visits[path_i[m]] += 1
       added_counts[path_i[m], path_a[m]] += 1
   np.testing.assert_array_equal(batched._visits, visits + added_visits)
   np.testing.assert_array_equal(batched._counts, counts + added_counts)
+  # The values: each simulation's return added to the running means of its
+  # path, simulation after simulation (one worker applies them in order).
+  replayed_counts, replayed = counts.copy(), values.copy()
+  for path_i, path_a, r0 in paths:
+    for i, a in zip(path_i, path_a):
+      r = r0 if t.infoset_player[i] == 0 else t.utility_sum - r0
+      replayed_counts[i, a] += 1
+      replayed[i, a] += (r - replayed[i, a]) / replayed_counts[i, a]
+  assert not np.array_equal(replayed, values)
+  np.testing.assert_array_equal(batched._values, replayed)
 
 
 def test_mcts_batches_end_at_multiples_of_the_batch_size(tmp_path):

@@ -3,9 +3,11 @@ clicking, and the page's cards, pot, log and winnings are checked against
 the server's OpenSpiel state.
 
 Needs Debian's chromium and chromium-driver and selenium (the test extra);
-skips without them, saying how to install them.
+skips without them, saying how to install them, and fails without them
+under CI (the environment variable CI set).
 """
 
+import os
 import subprocess
 import sys
 
@@ -19,9 +21,17 @@ from tests.test_play import ROOT
 from tests.test_play import Server
 from tests.test_play import trained
 
-pytestmark = pytest.mark.skipif(
-    browser.missing() is not None,
-    reason=f"needs a browser: {browser.missing() or ''}")
+
+@pytest.fixture(scope="module", autouse=True)
+def needs_browser():
+  """Skips without a browser, saying what to install; fails instead under
+  CI (the environment variable CI set), whose .ci/run installs one."""
+  missing = browser.missing()
+  if missing is not None:
+    if os.environ.get("CI"):
+      pytest.fail(f"CI needs a browser: {missing}")
+    pytest.skip(f"needs a browser: {missing}")
+
 
 SUITS = {"leduc_poker": "\u2660\u2665", "kuhn_poker": "\u2660"}
 

@@ -8,6 +8,7 @@ import mccfrb
 from mccfrb.solvers import public as public_solver
 from mccfrb.kernels import rows as row_kernels
 from mccfrb.tables import hashed
+from tests.conftest import check_unstored_infosets_play_uniform
 from tests.test_engine_solvers import assert_same_arena
 from tests.test_engine_solvers import assert_same_history_baselines
 from tests.test_engine_solvers import engine_rows
@@ -107,10 +108,7 @@ def test_goofspiel_6_runs_on_its_engine_and_stops_growing_at_max_memory():
   assert memory["frozen"] and memory["bytes"] <= 2**22
   assert memory["dropped"] > 0 and memory["histories"] > 0
   assert hashed.check_rows(*solver._tables.args(), 6) == 0
-  state = solver.game.new_initial_state()
-  state.apply_action(state.chance_outcomes()[0][0])
-  probs = solver.average_policy().action_probabilities(state)
-  assert sum(probs.values()) == pytest.approx(1.0)
+  check_unstored_infosets_play_uniform(solver)
 
 
 @pytest.mark.parametrize("kwargs,message", [

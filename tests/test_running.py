@@ -102,12 +102,29 @@ def test_a_second_ctrl_c_stops_at_once():
   assert sizes == [1] and solver.num_iterations == 0
 
 
+def _handlers_during_chunks(solver):
+  """Makes each of the solver's chunks note the SIGINT handler installed
+  while it runs; returns the list of handlers seen."""
+  seen = []
+  run_chunk = solver._run_chunk
+
+  def chunk(k):
+    seen.append(signal.getsignal(signal.SIGINT))
+    run_chunk(k)
+
+  solver._run_chunk = chunk
+  return seen
+
+
 def test_runs_in_other_threads_leave_ctrl_c_alone():
-  errors = []
+  errors, seen = [], []
+  before = signal.getsignal(signal.SIGINT)
+  assert before is signal.default_int_handler  # conftest's default_sigint.
 
   def train():
     try:
       solver = mccfrb.MCCFRbSolver("kuhn_poker", seed=0)
+      seen.extend([solver, _handlers_during_chunks(solver)])
       solver.run(100)
       assert solver.num_iterations == 100
     except Exception as e:  # pylint: disable=broad-except
@@ -117,6 +134,16 @@ def test_runs_in_other_threads_leave_ctrl_c_alone():
   thread.start()
   thread.join()
   assert not errors
+  # While the other thread ran, Python's own handler stayed in place.
+  assert seen[1] and all(h is before for h in seen[1]), seen[1]
+  assert signal.getsignal(signal.SIGINT) is before
+  # The same run in the main thread defers Ctrl-C with its own handler (the
+  # check above can see one), and puts Python's back afterwards.
+  solver = mccfrb.MCCFRbSolver("kuhn_poker", seed=0)
+  main = _handlers_during_chunks(solver)
+  solver.run(100)
+  assert main and all(h is not before and callable(h) for h in main), main
+  assert signal.getsignal(signal.SIGINT) is before
 
 
 def test_chunks_grow_to_take_about_chunk_seconds():

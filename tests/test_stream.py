@@ -105,14 +105,18 @@ def test_uniform_and_partial_policies(case):
              - mccfrb.nash_conv(game, policy)) < 1e-12
 
 
+# The games whose infosets have perfect recall: without it (imp_info=False)
+# pi_own is not one number per infoset and the flush formula does not apply.
+PERFECT_RECALL = tuple(g for g in GAMES if "imp_info=False" not in g)
+
+
+@pytest.mark.parametrize("case", PERFECT_RECALL, indirect=True)
 @pytest.mark.parametrize("flush_code", [1, 2])
 def test_flush_formula_on_a_hand_made_table(case, flush_code):
   """cum = avg + W pi_own^cur strategy with the current strategy's own
   reach, checked against a lockstep walk in Python (stream.policy_dict)
   evaluated on the tree."""
   game, engine = case
-  if "imp_info=False" in str(game):
-    pytest.skip("infosets without perfect recall: pi_own is not one number")
   tables = stream.tables_from_policy(
       engine, _random_policy(game, 3).action_probabilities)
   rng = np.random.default_rng(4)
@@ -233,6 +237,19 @@ def test_growth_and_resume():
   walk.states = np.zeros((1, engine.state_size), dtype=np.int64)
   walk.pub = np.zeros((2, 2), dtype=np.uint64)
   walk.frames = walk.frames[:2].copy()
+  sizes = {"ints": 4, "floats": 4, "states": 1, "pub": 2, "frames": 2}
+  grown, pauses = [], []
+  grow, progress = walk.grow, walk.progress
+
+  def record_grow(status):
+    grown.append(status)
+    return grow(status)
+
+  def record_pause(*args):
+    pauses.append(1)
+    return progress(*args)
+
+  walk.grow, walk.progress = record_grow, record_pause
   budget = stream.BUDGET
   try:
     stream.BUDGET = 7
@@ -241,6 +258,12 @@ def test_growth_and_resume():
     stream.BUDGET = budget
   np.testing.assert_allclose(values, _tree_values(game, policy), rtol=0,
                              atol=1e-12)
+  # Each path was taken: the walk paused, and every buffer grew.
+  assert set(grown) == {kernels.SHORT_ARENA, kernels.SHORT_PUBLIC,
+                        kernels.SHORT_FRAMES}, grown
+  assert pauses
+  for name, size in sizes.items():
+    assert len(getattr(walk, name)) > size, name
 
 
 @pytest.mark.parametrize("name", (

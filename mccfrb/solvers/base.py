@@ -537,10 +537,11 @@ def skipped_weight(t, last, linear):
   """The weight optimistic averaging owes an infoset last updated at
   iteration `last` (int or int64 array) when read at iteration t: t - last,
   or with linear averaging (RM+) the skipped iterations' weights
-  last + 1 + ... + t = (t (t + 1) - last (last + 1)) / 2, in float64 (the
-  int64 products would wrap past about 3e9 iterations)."""
+  last + 1 + ... + t = (t - last) (t + last + 1) / 2, in float64 as the
+  kernels' `weighting.linear_skipped` (the int64 products t (t + 1) would
+  wrap past about 3e9 iterations, and their float64 difference rounds)."""
   if linear:
-    return (t * (t + 1) - last * (last + 1.0)) / 2
+    return 0.5 * (t - last) * (t + last + 1.0)
   return t - last
 
 
