@@ -62,7 +62,11 @@ def check_exact_walk(game, max_nodes=None):
 def check_streaming_walk(game, what="the streaming walk"):
   """ValueError when a streaming walk of `game` cannot finish: its
   estimated memory (STREAM_BYTES_PER_HISTORY a history) is above the
-  memory available, or its estimated time above MAX_STREAM_SECONDS."""
+  memory available, or its estimated time above MAX_STREAM_SECONDS.
+  `game` None (an engine of a compiled tree, `engines.compiled`): the tree
+  holds every history already, so the walk fits."""
+  if game is None:
+    return None
   estimate = estimated_histories(game)
   seconds = estimate / STREAM_HISTORIES_PER_SECOND
   need = estimate * STREAM_BYTES_PER_HISTORY
