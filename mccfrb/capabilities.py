@@ -107,7 +107,7 @@ SOLVERS = (
         general=("tree",),
         baselines={},
         default_baseline={},
-        seed=False,
+        seed=True,
     ),
     dict(
         name="SmoothUCTSolver",
