@@ -184,3 +184,27 @@ def check_unstored_infosets_play_uniform(solver, seed=0, playouts=200):
   assert unstored > 0 and stored_not_uniform > 0, (unstored,
                                                     stored_not_uniform)
   return unstored
+
+
+def check_hogwild_converges_as_one_thread(make, game, iterations,
+                                          seeds=range(12)):
+  """`make(seed, **options)` builds an engine solver of `game`. After
+  `iterations` iterations, the mean exploitability over `seeds` of Hogwild
+  runs (threads=2, hogwild=True; not reproducible, hence many seeds) is at
+  most THREAD_LOSS times that of one thread. Returns the last Hogwild
+  solver."""
+  tree = mccfrb.compile_tree(game)
+
+  def score(solver):
+    solver.run(iterations, progress=False)
+    assert solver.num_iterations == iterations
+    return mccfrb.exploitability(
+        tree, mccfrb.table_from_policy(tree, solver.average_policy()))
+
+  one = np.array([[score(make(seed))] for seed in seeds])
+  hogwild = []
+  for seed in seeds:
+    solver = make(seed, threads=2, hogwild=True)
+    hogwild.append([score(solver)])
+  check_converges_as_one_thread(one, np.array(hogwild), "Hogwild")
+  return solver

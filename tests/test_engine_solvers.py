@@ -10,6 +10,7 @@ from mccfrb.games.engines.common import call_literal
 from mccfrb.kernels import outcome_engine
 from mccfrb.tables import hashed
 from mccfrb.solvers import engine as engine_lib
+from tests.conftest import check_hogwild_converges_as_one_thread
 from tests.conftest import check_unstored_infosets_play_uniform
 
 G3 = "goofspiel(num_cards=3,imp_info=True,points_order=random,returns_type=point_difference)"
@@ -289,11 +290,12 @@ def test_max_memory_stops_growth_without_failing():
 
 
 def test_hogwild_learns_and_keeps_the_tables_consistent():
-  solver = mccfrb.MCCFRbSolver(G4, representation="engine", seed=0,
-                               threads=2, hogwild=True)
-  solver.run(20_000)
+  # Hogwild is not reproducible: 12 seeds each side. Measured over 8 seeds,
+  # Hogwild's mean is 0.95-0.96 times one thread's (per-seed spread 5%).
+  solver = check_hogwild_converges_as_one_thread(
+      lambda seed, **options: mccfrb.MCCFRbSolver(
+          G4, representation="engine", seed=seed, **options), G4, 20_000)
   t = solver._tables
-  assert solver.num_iterations >= 20_000
   # Every stored row owns its own words: no two rows overlap, and each
   # key has one row.
   starts = t.offsets()
@@ -303,8 +305,6 @@ def test_hogwild_learns_and_keeps_the_tables_consistent():
   keys = t.words[starts]
   assert len(np.unique(keys)) == len(keys)
   assert hashed.check_rows(*t.args(), t.max_moves) == 0
-  assert mccfrb.exploitability(G4, solver.average_policy()) < 0.5 * (
-      mccfrb.exploitability(G4, mccfrb.uniform_table(mccfrb.compile_tree(G4))))
 
 
 @pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2,

@@ -9,6 +9,7 @@ from mccfrb.solvers import engine as engine_lib
 from mccfrb.solvers import external as external_lib
 from mccfrb import tables as tables_lib
 from mccfrb.tables import hashed
+from tests.conftest import check_hogwild_converges_as_one_thread
 from tests.conftest import check_unstored_infosets_play_uniform
 from tests.test_engine_solvers import _all_decision_states
 from tests.test_engine_solvers import engine_rows
@@ -207,20 +208,16 @@ def test_max_memory_freezes_the_tables_and_unstored_infosets_play_uniform():
 
 
 def test_hogwild_learns_and_keeps_the_tables_consistent():
-  solver = mccfrb.ExternalSamplingSolver(G4, representation="engine", seed=0,
-                                         threads=2, hogwild=True)
-  # Hogwild is not reproducible: enough iterations that the bound below
-  # holds whatever the interleaving (0.64 was seen once at 300).
-  solver.run(2000)
-  assert solver.num_iterations == 2000
+  # Hogwild is not reproducible: 12 seeds each side. Measured over 8 seeds,
+  # Hogwild's mean is 1.02-1.03 times one thread's (per-seed spread 6%).
+  solver = check_hogwild_converges_as_one_thread(
+      lambda seed, **options: mccfrb.ExternalSamplingSolver(
+          G4, representation="engine", seed=seed, **options), G4, 2000)
   t = solver._tables
   starts = t.offsets()
   ends = starts + np.array([t.row_words(t.width(o)) for o in starts])
   assert len(starts) == t.num_rows and (starts[1:] >= ends[:-1]).all()
   assert hashed.check_rows(*t.args(), t.max_moves) == 0
-  uniform = mccfrb.exploitability(
-      G4, mccfrb.uniform_table(mccfrb.compile_tree(G4)))
-  assert mccfrb.exploitability(G4, solver.average_policy()) < 0.5 * uniform
   # Both workers start at the root and insert the same new rows at once: a
   # worker meeting a row being inserted waits for it (it used to hang).
   big = mccfrb.ExternalSamplingSolver(G6, seed=0, threads=2, hogwild=True)
