@@ -11,6 +11,7 @@ _notice.install()
 from mccfrb.games.engines import Engine
 from mccfrb.games.engines import engine_for
 from mccfrb.games.engines import engine_names
+from mccfrb.evaluation.bound import approximate_exploitability
 from mccfrb.evaluation import best_response
 from mccfrb.evaluation import best_response_values
 from mccfrb.evaluation import counterfactual_regrets

@@ -1,0 +1,181 @@
+"""Tests of mccfrb.approximate_exploitability (mccfrb/evaluation/bound.py)."""
+
+import importlib
+
+import numpy as np
+import pyspiel
+import pytest
+from open_spiel.python import policy as os_policy
+from open_spiel.python.algorithms import exploitability as os_exploitability
+
+import mccfrb
+from mccfrb import evaluation
+
+bound = importlib.import_module("mccfrb.evaluation.bound")
+
+
+def _trained(game, iterations, seed=0):
+  solver = mccfrb.MCCFRbSolver(game, seed=seed)
+  solver.run(iterations, progress=False)
+  return solver.tree, solver.average_policy_table()
+
+
+def _check_lower_bound(result, exact):
+  """The bound does not exceed the exact value beyond its interval."""
+  assert result.low <= exact, (result, exact)
+  assert result.low < result.exploitability < result.high
+
+
+@pytest.mark.parametrize("game", ["kuhn_poker", "leduc_poker"])
+def test_uniform_policy_bound_is_below_and_close(game):
+  tree = evaluation.as_tree(game)
+  table = mccfrb.uniform_table(tree)
+  exact = mccfrb.exploitability(game, table)
+  result = mccfrb.approximate_exploitability(
+      game, table, seconds=2, seed=0, episodes=400_000, progress=False)
+  _check_lower_bound(result, exact)
+  assert result.exploitability >= 0.9 * exact, (result, exact)
+  assert result.representation == "tree"
+
+
+@pytest.mark.parametrize("game,iterations", [("kuhn_poker", 2_000),
+                                             ("leduc_poker", 20_000)])
+def test_trained_policy_bound_is_below_and_close(game, iterations):
+  tree, table = _trained(game, iterations)
+  exact = mccfrb.exploitability(tree, table)
+  result = mccfrb.approximate_exploitability(
+      game, table, seconds=3, seed=1, episodes=1_000_000, progress=False)
+  _check_lower_bound(result, exact)
+  assert result.exploitability >= 0.85 * exact, (result, exact)
+
+
+def test_definition_matches_openspiel_on_leduc():
+  """The quantity bounded is OpenSpiel's exploitability (NashConv / 2)."""
+  game = pyspiel.load_game("leduc_poker")
+  tree, table = _trained("leduc_poker", 5_000)
+  tabular = mccfrb.to_tabular_policy(game, tree, table)
+  exact = os_exploitability.exploitability(game, tabular)
+  assert exact == pytest.approx(mccfrb.exploitability(tree, table), abs=1e-9)
+  result = mccfrb.approximate_exploitability(
+      game, tabular, seconds=2, seed=2, episodes=1_000_000, progress=False)
+  _check_lower_bound(result, exact)
+  assert result.exploitability >= 0.9 * exact
+
+
+@pytest.mark.parametrize("game", ["kuhn_poker", "leduc_poker"])
+def test_responder_is_below_best_response_and_scored_without_bias(game):
+  """Exactly: each trained responder's value is at most the best
+  response's, and the Monte Carlo score's interval covers its exact value."""
+  tree, table = _trained(game, 3_000)
+  best_values = mccfrb.best_response_values(tree, table)
+  streams = [np.random.default_rng(s) for s in (5, 6)]
+  for p in (0, 1):
+    best, walks, _ = bound._train_tree(tree, table, p, streams[0], None,
+                                       20_000, False)
+    assert walks == 20_000
+    mixed = table.copy()
+    mine = np.flatnonzero(tree.infoset_player == p)
+    mixed[mine] = 0.0
+    mixed[mine, best[mine]] = 1.0
+    value0 = mccfrb.expected_value(tree, mixed)
+    value = value0 if p == 0 else tree.utility_sum - value0
+    assert value <= best_values[p] + 1e-9
+    assert value >= best_values[p] - 0.1 * abs(best_values[p]) - 0.02
+    mean, stderr = bound._score_tree(tree, table, p, best, streams[1],
+                                     400_000, False)
+    assert abs(mean - value) < 4.5 * stderr, (p, mean, stderr, value)
+
+
+def test_states_representation_on_kuhn():
+  game = pyspiel.load_game("kuhn_poker")
+  exact = mccfrb.exploitability(game, mccfrb.uniform_table(
+      evaluation.as_tree(game)))
+  result = mccfrb.approximate_exploitability(
+      game, os_policy.UniformRandomPolicy(game), iterations=3_000, seed=0,
+      episodes=20_000, representation="states", progress=False)
+  assert result.representation == "states"
+  _check_lower_bound(result, exact)
+  assert result.exploitability >= 0.85 * exact
+
+
+@pytest.mark.parametrize("representation", ["tree", "states"])
+def test_reproducible_with_the_same_seed(representation):
+  game = "kuhn_poker"
+  policy = (mccfrb.uniform_table(evaluation.as_tree(game))
+            if representation == "tree"
+            else os_policy.UniformRandomPolicy(pyspiel.load_game(game)))
+  kwargs = dict(iterations=500, episodes=2_000, progress=False,
+                representation=representation)
+  first = mccfrb.approximate_exploitability(game, policy, seed=7, **kwargs)
+  again = mccfrb.approximate_exploitability(game, policy, seed=7, **kwargs)
+  other = mccfrb.approximate_exploitability(game, policy, seed=8, **kwargs)
+  assert (first._replace(seconds=0, responders=())
+          == again._replace(seconds=0, responders=()))
+  for mine, theirs in zip(first.responders, again.responders):
+    if representation == "tree":
+      np.testing.assert_array_equal(mine, theirs)
+    else:
+      assert mine == theirs
+  assert first.values != other.values
+
+
+@pytest.mark.parametrize("game,kwargs,match", [
+    ("kuhn_poker(players=3)", {}, "two-player zero-sum"),
+    ("kuhn_poker", dict(seconds=0), "seconds must be a number > 0"),
+    ("kuhn_poker", dict(seconds=-1.0), "seconds must be a number > 0"),
+    ("kuhn_poker", dict(seconds=1, iterations=5), "not both"),
+    ("kuhn_poker", dict(iterations=0), "iterations must be"),
+    ("kuhn_poker", dict(episodes=1), "episodes must be"),
+    ("kuhn_poker", dict(confidence=1.0), "confidence must be"),
+    ("kuhn_poker", dict(representation="grown"), "representation must be"),
+    ("kuhn_poker", dict(seed=-1), "seed must be"),
+])
+def test_bad_input_is_refused_in_one_line(game, kwargs, match):
+  policy = os_policy.UniformRandomPolicy(pyspiel.load_game("kuhn_poker"))
+  with pytest.raises(ValueError, match=match) as info:
+    mccfrb.approximate_exploitability(game, policy, progress=False,
+                                      **kwargs)
+  assert "\n" not in str(info.value)
+
+
+def test_policy_of_another_game_is_refused():
+  leduc = os_policy.TabularPolicy(pyspiel.load_game("leduc_poker"))
+  with pytest.raises(ValueError, match="another game") as info:
+    mccfrb.approximate_exploitability("kuhn_poker", leduc, iterations=10,
+                                      episodes=10, progress=False)
+  assert "\n" not in str(info.value)
+  table = mccfrb.uniform_table(evaluation.as_tree("leduc_poker"))
+  with pytest.raises(ValueError, match="shape") as info:
+    mccfrb.approximate_exploitability("kuhn_poker", table, iterations=10,
+                                      episodes=10, progress=False)
+  assert "\n" not in str(info.value)
+
+
+def test_merged_information_states_on_the_tree():
+  """goofspiel with imp_info=False merges histories in one information
+  state string (the same hands after different orders of play): the
+  responder is the best response to the sampled game, node by node, and
+  converges to the exact best response there too."""
+  game = "goofspiel(num_cards=4)"
+  tree, table = _trained(game, 5_000)
+  best_values = mccfrb.best_response_values(tree, table)
+  for p in (0, 1):
+    best, _, _ = bound._train_tree(tree, table, p, np.random.default_rng(p),
+                                   None, 200_000, False)
+    mixed = table.copy()
+    mine = np.flatnonzero(tree.infoset_player == p)
+    mixed[mine] = 0.0
+    mixed[mine, best[mine]] = 1.0
+    value0 = mccfrb.expected_value(tree, mixed)
+    value = value0 if p == 0 else tree.utility_sum - value0
+    assert best_values[p] - 0.01 <= value <= best_values[p] + 1e-9, (
+        p, value, best_values[p])
+
+
+def test_states_refuses_merged_information_states():
+  game = pyspiel.load_game("goofspiel(num_cards=4)")
+  with pytest.raises(ValueError, match="perfect recall") as info:
+    mccfrb.approximate_exploitability(
+        game, os_policy.UniformRandomPolicy(game), iterations=200,
+        episodes=10, representation="states", progress=False)
+  assert "\n" not in str(info.value)
