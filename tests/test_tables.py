@@ -9,6 +9,7 @@ import pytest
 import mccfrb
 from mccfrb import tables as tables_lib
 from mccfrb.tables import hashed
+from tests.conftest import check_hogwild_converges_as_one_thread
 
 G4 = ("goofspiel(num_cards=4,imp_info=True,points_order=random,"
       "returns_type=point_difference)")
@@ -232,13 +233,12 @@ def test_episodes_in_flight_compose_at_whole_groups_and_learn(k):
 
 
 def test_hogwild_workers_keep_episodes_in_flight():
-  solver = mccfrb.MCCFRbSolver(G4, representation="engine", seed=0,
-                               threads=2, hogwild=True, in_flight=8)
-  solver.run(20_000, progress=False)
-  assert solver.num_iterations == 20_000
+  # It learns as one thread with 8 in flight does, over 12 seeds each
+  # (measured over 8 seeds: 0.96-0.97 times one thread's mean).
+  solver = check_hogwild_converges_as_one_thread(
+      lambda seed, **options: mccfrb.MCCFRbSolver(
+          G4, representation="engine", seed=seed, in_flight=8, **options),
+      G4, 20_000)
   # Every claimed group runs whole: 4 iterations, both episodes each.
   assert solver._hogwild_episodes.sum() == 40_000
   assert hashed.check_rows(*solver._tables.args(), 4) == 0
-  uniform = mccfrb.exploitability(G4, mccfrb.uniform_table(
-      mccfrb.compile_tree(G4)))
-  assert mccfrb.exploitability(G4, solver.average_policy()) < 0.6 * uniform
