@@ -143,6 +143,11 @@ OTHERS = (
      "policy A against policy B in both seats by Monte Carlo, with a "
      "confidence interval, for games too large to walk "
      "([Head-to-head evaluation](big-games.md#head-to-head-evaluation))"),
+    ("approximate_exploitability",
+     "a lower bound on exploitability with a 95% interval: best "
+     "responders trained against the fixed policy, scored on fresh "
+     "episodes, for games no exact walk finishes "
+     "([Exploitability bounds](bound.md))"),
     ("mccfrb.compat",
      "stand-ins for OpenSpiel's `cfr`, `discounted_cfr`, "
      "`outcome_sampling_mccfr`, `external_sampling_mccfr` and "
