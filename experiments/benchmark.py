@@ -58,8 +58,10 @@ Sections:
     growing, against pyspiel.OutcomeSamplingMCCFRSolver over 10 s from the
     start; bytes of the tree per stored node and of the tables per stored
     infoset (capacity included), and peak resident memory (mb, above an
-    idle import) of both at the same number of iterations. Not in the
-    default sections.
+    idle import) of both at the same number of iterations; kernel_share:
+    the part of mccfrb's 10 s spent in the kernel (outcome.grown_episodes),
+    the rest being Python expansions, which bounds what episodes in flight
+    could gain there. Not in the default sections.
   cfr_goofspiel5: the same comparison of the pass structures on
     goofspiel 5 (3.35 million histories: about 12 s to compile and 1 GB);
     not in the default sections.
@@ -897,15 +899,27 @@ def timed(step, limit):
     done += 1000
   return done, done / (time.perf_counter() - start)
 if who == "mccfrb":
+  from mccfrb.solvers import grown
   solver = mccfrb.OutcomeSamplingSolver(game, seed=0, representation="grown")
   solver.run(10, progress=False)  # Compiles (or loads) the kernel.
   step = lambda: solver.run(1000, progress=False)
   first, _ = timed(step, seconds)
+  # The share of the last 10 s spent in the kernel (the rest: expansions).
+  kernel, inner = [0.0], grown.outcome.grown_episodes
+  def counted(*args):
+    start = time.perf_counter()
+    touched = inner(*args)
+    kernel[0] += time.perf_counter() - start
+    return touched
+  grown.outcome.grown_episodes = counted
+  start = time.perf_counter()
   later, rate = timed(step, 10.0)
+  share = kernel[0] / (time.perf_counter() - start)
+  grown.outcome.grown_episodes = inner
   m = solver.memory()
   print(first + later + 10, rate,
         resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-        m["nodes"], m["infosets"], m["tree_bytes"], m["table_bytes"])
+        m["nodes"], m["infosets"], m["tree_bytes"], m["table_bytes"], share)
 else:
   solver = pyspiel.OutcomeSamplingMCCFRSolver(pyspiel.load_game(game), 0.6, 0)
   def step():
@@ -933,7 +947,7 @@ def grown_rows(seconds, repeats):
       "import mccfrb, pyspiel, resource; print(resource.getrusage("
       "resource.RUSAGE_SELF).ru_maxrss / 1024)")[0])
   for game in GROWN_GAMES:
-    done, rate, mb, nodes, isets, tree_bytes, table_bytes = (
+    done, rate, mb, nodes, isets, tree_bytes, table_bytes, share = (
         _subprocess_measure(_GROWN_SCRIPT, game, "mccfrb",
                             max(seconds, 60.0), 0))
     _, theirs, _ = _subprocess_measure(_GROWN_SCRIPT, game, "openspiel",
@@ -948,6 +962,7 @@ def grown_rows(seconds, repeats):
                  "iterations": int(done), "nodes": nodes, "infosets": isets,
                  "bytes_per_node": int(tree_bytes) / nodes,
                  "bytes_per_infoset": int(table_bytes) / isets,
+                 "kernel_share": float(share),
                  "mb": float(mb) - base})
     rows.append({"section": "grown", "game": game,
                  "algorithm": "pyspiel_os_cpp", "per_second": float(theirs),
