@@ -26,6 +26,16 @@ def _check_lower_bound(result, exact):
   assert result.low < result.exploitability < result.high
 
 
+def _responder_value(tree, table, player, best):
+  """`player`'s exact value playing the columns `best` against `table`."""
+  mixed = table.copy()
+  mine = np.flatnonzero(tree.infoset_player == player)
+  mixed[mine] = 0.0
+  mixed[mine, best[mine]] = 1.0
+  value0 = mccfrb.expected_value(tree, mixed)
+  return value0 if player == 0 else tree.utility_sum - value0
+
+
 @pytest.mark.parametrize("game", ["kuhn_poker", "leduc_poker"])
 def test_uniform_policy_bound_is_below_and_close(game):
   tree = evaluation.as_tree(game)
@@ -73,12 +83,7 @@ def test_responder_is_below_best_response_and_scored_without_bias(game):
     best, walks, _ = bound._train_tree(tree, table, p, streams[0], None,
                                        20_000, False)
     assert walks == 20_000
-    mixed = table.copy()
-    mine = np.flatnonzero(tree.infoset_player == p)
-    mixed[mine] = 0.0
-    mixed[mine, best[mine]] = 1.0
-    value0 = mccfrb.expected_value(tree, mixed)
-    value = value0 if p == 0 else tree.utility_sum - value0
+    value = _responder_value(tree, table, p, best)
     assert value <= best_values[p] + 1e-9
     assert value >= best_values[p] - 0.1 * abs(best_values[p]) - 0.02
     mean, stderr = bound._score_tree(tree, table, p, best, streams[1],
@@ -162,12 +167,7 @@ def test_merged_information_states_on_the_tree():
   for p in (0, 1):
     best, _, _ = bound._train_tree(tree, table, p, np.random.default_rng(p),
                                    None, 200_000, False)
-    mixed = table.copy()
-    mine = np.flatnonzero(tree.infoset_player == p)
-    mixed[mine] = 0.0
-    mixed[mine, best[mine]] = 1.0
-    value0 = mccfrb.expected_value(tree, mixed)
-    value = value0 if p == 0 else tree.utility_sum - value0
+    value = _responder_value(tree, table, p, best)
     assert best_values[p] - 0.01 <= value <= best_values[p] + 1e-9, (
         p, value, best_values[p])
 

@@ -313,6 +313,19 @@ def _train_tree(tree, strategy, player, generator, budget, iterations,
 
 
 @numba.njit(cache=True, error_model="numpy")
+def _sampled_child(is_chance, start, n, u, edge_prob, strategy, infoset):
+  """The child of a chance node (by `edge_prob`) or an opponent's node (by
+  `strategy[infoset]`) that the uniform `u` selects: the first whose
+  cumulative probability passes `u`, the last if rounding leaves none."""
+  total = 0.0
+  for c in range(n):
+    total += edge_prob[start + c] if is_chance else strategy[infoset, c]
+    if u < total:
+      return start + c
+  return start + n - 1
+
+
+@numba.njit(cache=True, error_model="numpy")
 def _sample_walks(node_kind, node_player, node_infoset, child_start,
                   num_children, edge_prob, strategy, player, count, rng,
                   visits, stack):
@@ -340,21 +353,8 @@ def _sample_walks(node_kind, node_player, node_infoset, child_start,
       child = start
       if n > 1:
         s_hi, s_lo, u = pcg64_next(s_hi, s_lo, i_hi, i_lo)
-        child = start + n - 1
-        total = 0.0
-        if kind == 0:  # Chance.
-          for c in range(n):
-            total += edge_prob[start + c]
-            if u < total:
-              child = start + c
-              break
-        else:
-          infoset = node_infoset[node]
-          for c in range(n):
-            total += strategy[infoset, c]
-            if u < total:
-              child = start + c
-              break
+        child = _sampled_child(kind == 0, start, n, u, edge_prob, strategy,
+                               node_infoset[node])
       stack[top] = child
       top += 1
   rng[0], rng[1] = s_hi, s_lo
@@ -422,22 +422,8 @@ def _play(node_kind, node_player, node_infoset, child_start, num_children,
         node = start
         continue
       s_hi, s_lo, u = pcg64_next(s_hi, s_lo, i_hi, i_lo)
-      child = start + n - 1
-      total = 0.0
-      if node_kind[node] == 0:
-        for c in range(n):
-          total += edge_prob[start + c]
-          if u < total:
-            child = start + c
-            break
-      else:
-        infoset = node_infoset[node]
-        for c in range(n):
-          total += strategy[infoset, c]
-          if u < total:
-            child = start + c
-            break
-      node = child
+      node = _sampled_child(node_kind[node] == 0, start, n, u, edge_prob,
+                            strategy, node_infoset[node])
     out[e] = utility[node] if player == 0 else utility_sum - utility[node]
   rng[0], rng[1] = s_hi, s_lo
 

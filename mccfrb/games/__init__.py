@@ -31,15 +31,7 @@ def _check_parameter_syntax(spec, params):
         f"Malformed game string {spec!r}: unbalanced parentheses. Use "
         "'name(key=value,key=value)', e.g. 'goofspiel(num_cards=4)'.")
   # Split the top level on commas and check every item is key=value.
-  items, depth, current = [], 0, ""
-  for ch in params:
-    if ch == "," and depth == 0:
-      items.append(current)
-      current = ""
-      continue
-    depth += {"(": 1, ")": -1}.get(ch, 0)
-    current += ch
-  items.append(current)
+  items = spell.split_top_level(params)
   for item in items:
     if not item.strip() and len(items) == 1:
       continue  # 'name()' has no parameters.

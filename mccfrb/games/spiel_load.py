@@ -23,6 +23,12 @@ _PREFIX = b"OpenSpiel exception: "
 def top_level_items(params):
   """The top-level `key=value` items of a parameter string (without the
   parentheses), nested parentheses kept whole."""
+  return [item for item in split_top_level(params) if item.strip()]
+
+
+def split_top_level(params):
+  """A parameter string (without the parentheses) split on its top-level
+  commas, nested parentheses kept whole, empty items included."""
   items, depth, current = [], 0, ""
   for ch in params:
     if ch == "," and depth == 0:
@@ -32,7 +38,7 @@ def top_level_items(params):
     depth += {"(": 1, ")": -1}.get(ch, 0)
     current += ch
   items.append(current)
-  return [item for item in items if item.strip()]
+  return items
 
 
 def check_parameter_names(name, params, spec):
