@@ -10,8 +10,8 @@ The utility is player 0's, float64[N], on two-player zero- and
 constant-sum trees (player 1's is utility_sum - u), or every player's,
 float64[N, P], on general trees (`GameTree.payoffs`). Kernels that run
 both read it through `payoff` and `players_of`, whose branch on its
-dimension numba resolves when it compiles: a two-player tree runs the
-same machine code as before general trees existed.
+dimension numba resolves when it compiles: a two-player tree's kernels
+hold no branch for general trees.
 """
 
 from numba import njit

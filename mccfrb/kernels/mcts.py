@@ -47,7 +47,7 @@ Two drivers run the one simulation (`_simulate`):
     stale counts (UCT picks the same action at an infoset for the whole
     batch, and several simulations may expand the same node): a different
     algorithm from the one-by-one search, whose effect on convergence is
-    measured (README, "Threads").
+    measured on the Threads page (docs/pages/threads.md).
 """
 
 import math
