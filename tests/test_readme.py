@@ -21,3 +21,10 @@ def test_quick_start_has_two_commands_and_ci_runs_the_test_one():
   ci_lines = (ROOT / ".ci" / "run").read_text().splitlines()
   assert install_and_test in ci_lines
   assert any("NUMBA_CACHE_DIR" in line for line in ci_lines)
+
+
+def test_getting_started_quotes_the_quick_start_verbatim():
+  page = (ROOT / "docs" / "pages" / "getting-started.md").read_text()
+  block = re.search(r"```bash\n(.*?)```", page, re.S).group(1)
+  assert [line for line in block.splitlines() if line.strip()] == (
+      quick_start_commands())
