@@ -137,7 +137,7 @@ GROWN_GAMES = ("phantom_ttt", "dark_hex(num_rows=3,num_cols=3)")
 # The big games of the engine sections (too large to compile).
 GOOFSPIEL6 = ("goofspiel(num_cards=6,imp_info=True,points_order=random,"
               "returns_type=point_difference)")
-BIG_GAMES = (GOOFSPIEL6, "goofspiel")
+BIG_GAMES = (GOOFSPIEL6, "goofspiel", "phantom_ttt")
 
 _SECTIONS = flags.DEFINE_list("sections", list(DEFAULT_SECTIONS),
                               f"Which benchmarks, of {', '.join(SECTIONS)}.")

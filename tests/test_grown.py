@@ -105,7 +105,8 @@ def test_auto_grows_a_game_without_engine_that_does_not_compile():
 
 
 def test_phantom_ttt_runs_and_its_policy_answers():
-  solver = mccfrb.MCCFRbSolver("phantom_ttt", seed=0)
+  # "auto" picks phantom_ttt's engine (tests/test_engine_phantom_ttt.py).
+  solver = mccfrb.MCCFRbSolver("phantom_ttt", representation="grown", seed=0)
   assert solver.representation == "grown"
   solver.run(300, progress=False)
   report = solver.memory()

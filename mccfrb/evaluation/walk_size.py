@@ -30,6 +30,11 @@ HEAD_TO_HEAD = (
     "and a policy that loses x a game to some opponent has exploitability "
     "at least x (the bound head to head gives).")
 
+# Games whose public states hold about every history of a depth (a player
+# sees none of the other's moves): a streaming walk holds the histories of
+# a public state at once, billions of them here, whatever the estimate.
+WHOLE_DEPTH_PUBLIC_STATES = ("phantom_ttt",)
+
 _ESTIMATES = {}
 
 
@@ -67,6 +72,12 @@ def check_streaming_walk(game, what="the streaming walk"):
   holds every history already, so the walk fits."""
   if game is None:
     return None
+  name = game.get_type().short_name
+  if name in WHOLE_DEPTH_PUBLIC_STATES:
+    raise ValueError(
+        f"{what} of {game} cannot finish: it holds the histories of a "
+        f"public state at once, and a public state of {name} holds about "
+        f"every history of its depth (billions). {HEAD_TO_HEAD}")
   estimate = estimated_histories(game)
   seconds = estimate / STREAM_HISTORIES_PER_SECOND
   need = estimate * STREAM_BYTES_PER_HISTORY

@@ -252,9 +252,10 @@ def _resident_bytes():
 def small_instance(game):
   """A small instance of the same engine and options (for compiling the
   kernels before the clock starts): 3 cards, or 1 die of 2 sides; the game
-  itself for a game without an engine."""
+  itself for a game without an engine or whose engine plays one size
+  (phantom_ttt)."""
   engine = engine_for(games.load_game(game))
-  if engine is None:
+  if engine is None or engine.name not in ("goofspiel", "liars_dice"):
     return game
   params = games.load_game(game).get_parameters()
   params = dict(params.get("game", params))

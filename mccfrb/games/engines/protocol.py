@@ -57,6 +57,7 @@ from numba import njit
 from mccfrb.games.engines import compiled
 from mccfrb.games.engines import goofspiel
 from mccfrb.games.engines import liars_dice
+from mccfrb.games.engines import phantom_ttt
 
 from mccfrb.games.engines.common import CHANCE  # pylint: disable=unused-import
 from mccfrb.games.engines.common import TERMINAL  # pylint: disable=unused-import
@@ -64,8 +65,9 @@ from mccfrb.games.engines.common import TERMINAL  # pylint: disable=unused-impor
 GOOFSPIEL = 1
 LIARS_DICE = 2
 TREE = 3  # A compiled tree (engines/compiled.py).
+PHANTOM_TTT = 4
 CODES = {"goofspiel": GOOFSPIEL, "liars_dice": LIARS_DICE,
-         compiled.NAME: TREE}
+         compiled.NAME: TREE, "phantom_ttt": PHANTOM_TTT}
 
 
 @njit(cache=True, inline="always")
@@ -74,6 +76,8 @@ def reset(code, params, state):
     compiled.reset(params, state)
   elif code == GOOFSPIEL:
     goofspiel.reset(params, state)
+  elif code == PHANTOM_TTT:
+    phantom_ttt.reset(params, state)
   else:
     liars_dice.reset(params, state)
 
@@ -84,6 +88,8 @@ def player(code, params, state):
     return compiled.player(params, state)
   if code == GOOFSPIEL:
     return goofspiel.player(params, state)
+  if code == PHANTOM_TTT:
+    return phantom_ttt.player(params, state)
   return liars_dice.player(params, state)
 
 
@@ -93,6 +99,8 @@ def num_moves(code, params, state):
     return compiled.num_moves(params, state)
   if code == GOOFSPIEL:
     return goofspiel.num_moves(params, state)
+  if code == PHANTOM_TTT:
+    return phantom_ttt.num_moves(params, state)
   return liars_dice.num_moves(params, state)
 
 
@@ -102,6 +110,8 @@ def move_action(code, params, state, j):
     return compiled.move_action(params, state, j)
   if code == GOOFSPIEL:
     return goofspiel.move_action(params, state, j)
+  if code == PHANTOM_TTT:
+    return phantom_ttt.move_action(params, state, j)
   return liars_dice.move_action(params, state, j)
 
 
@@ -111,6 +121,8 @@ def chance_prob(code, params, state, j):
     return compiled.chance_prob(params, state, j)
   if code == GOOFSPIEL:
     return goofspiel.chance_prob(params, state, j)
+  if code == PHANTOM_TTT:
+    return phantom_ttt.chance_prob(params, state, j)
   return liars_dice.chance_prob(params, state, j)
 
 
@@ -120,6 +132,8 @@ def apply(code, params, state, j):
     compiled.apply(params, state, j)
   elif code == GOOFSPIEL:
     goofspiel.apply(params, state, j)
+  elif code == PHANTOM_TTT:
+    phantom_ttt.apply(params, state, j)
   else:
     liars_dice.apply(params, state, j)
 
@@ -130,6 +144,8 @@ def terminal_value(code, params, state, j):
     return compiled.terminal_value(params, state, j)
   if code == GOOFSPIEL:
     return goofspiel.terminal_value(params, state, j)
+  if code == PHANTOM_TTT:
+    return phantom_ttt.terminal_value(params, state, j)
   return liars_dice.terminal_value(params, state, j)
 
 
@@ -139,6 +155,8 @@ def returns0(code, params, state):
     return compiled.returns0(params, state)
   if code == GOOFSPIEL:
     return goofspiel.returns0(params, state)
+  if code == PHANTOM_TTT:
+    return phantom_ttt.returns0(params, state)
   return liars_dice.returns0(params, state)
 
 
@@ -148,6 +166,8 @@ def infoset_hash(code, params, state, p):
     return compiled.infoset_hash(params, state, p)
   if code == GOOFSPIEL:
     return goofspiel.infoset_hash(params, state, p)
+  if code == PHANTOM_TTT:
+    return phantom_ttt.infoset_hash(params, state, p)
   return liars_dice.infoset_hash(params, state, p)
 
 
@@ -157,6 +177,8 @@ def public_hash(code, params, state):
     return compiled.public_hash(params, state)
   if code == GOOFSPIEL:
     return goofspiel.public_hash(params, state)
+  if code == PHANTOM_TTT:
+    return phantom_ttt.public_hash(params, state)
   return liars_dice.public_hash(params, state)
 
 
