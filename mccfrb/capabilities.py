@@ -33,7 +33,7 @@ REPRESENTATION_NOTES = {
     "tree": "the game compiled once into flat arrays (`compile_tree`): the "
             "fastest kernels, for games that fit in memory",
     "engine": "a native numba engine (goofspiel, liar's dice, phantom "
-              "tic-tac-toe) with hashed "
+              "tic-tac-toe, dark hex) with hashed "
               "infoset tables that grow as they are visited, for games too "
               "large to compile ([Adding an engine](engines.md))",
     "grown": "a tree that grows as episodes reach new histories, for any "

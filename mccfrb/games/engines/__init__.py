@@ -5,13 +5,14 @@ engine plays it; `protocol` is what kernels call and how to add a game.
 """
 
 from mccfrb.games.engines.common import Engine
+from mccfrb.games.engines import dark_hex
 from mccfrb.games.engines import goofspiel
 from mccfrb.games.engines import liars_dice
 from mccfrb.games.engines import phantom_ttt
 
 # OpenSpiel short name -> the module whose `make_engine(game)` builds it.
 _MODULES = {"goofspiel": goofspiel, "liars_dice": liars_dice,
-            "phantom_ttt": phantom_ttt}
+            "dark_hex": dark_hex, "phantom_ttt": phantom_ttt}
 
 
 def engine_names():

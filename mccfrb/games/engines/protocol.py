@@ -55,6 +55,7 @@ import numba
 from numba import njit
 
 from mccfrb.games.engines import compiled
+from mccfrb.games.engines import dark_hex
 from mccfrb.games.engines import goofspiel
 from mccfrb.games.engines import liars_dice
 from mccfrb.games.engines import phantom_ttt
@@ -66,8 +67,10 @@ GOOFSPIEL = 1
 LIARS_DICE = 2
 TREE = 3  # A compiled tree (engines/compiled.py).
 PHANTOM_TTT = 4
+DARK_HEX = 5
 CODES = {"goofspiel": GOOFSPIEL, "liars_dice": LIARS_DICE,
-         compiled.NAME: TREE, "phantom_ttt": PHANTOM_TTT}
+         compiled.NAME: TREE, "dark_hex": DARK_HEX,
+         "phantom_ttt": PHANTOM_TTT}
 
 
 @njit(cache=True, inline="always")
@@ -76,6 +79,8 @@ def reset(code, params, state):
     compiled.reset(params, state)
   elif code == GOOFSPIEL:
     goofspiel.reset(params, state)
+  elif code == DARK_HEX:
+    dark_hex.reset(params, state)
   elif code == PHANTOM_TTT:
     phantom_ttt.reset(params, state)
   else:
@@ -88,6 +93,8 @@ def player(code, params, state):
     return compiled.player(params, state)
   if code == GOOFSPIEL:
     return goofspiel.player(params, state)
+  if code == DARK_HEX:
+    return dark_hex.player(params, state)
   if code == PHANTOM_TTT:
     return phantom_ttt.player(params, state)
   return liars_dice.player(params, state)
@@ -99,6 +106,8 @@ def num_moves(code, params, state):
     return compiled.num_moves(params, state)
   if code == GOOFSPIEL:
     return goofspiel.num_moves(params, state)
+  if code == DARK_HEX:
+    return dark_hex.num_moves(params, state)
   if code == PHANTOM_TTT:
     return phantom_ttt.num_moves(params, state)
   return liars_dice.num_moves(params, state)
@@ -110,6 +119,8 @@ def move_action(code, params, state, j):
     return compiled.move_action(params, state, j)
   if code == GOOFSPIEL:
     return goofspiel.move_action(params, state, j)
+  if code == DARK_HEX:
+    return dark_hex.move_action(params, state, j)
   if code == PHANTOM_TTT:
     return phantom_ttt.move_action(params, state, j)
   return liars_dice.move_action(params, state, j)
@@ -121,6 +132,8 @@ def chance_prob(code, params, state, j):
     return compiled.chance_prob(params, state, j)
   if code == GOOFSPIEL:
     return goofspiel.chance_prob(params, state, j)
+  if code == DARK_HEX:
+    return dark_hex.chance_prob(params, state, j)
   if code == PHANTOM_TTT:
     return phantom_ttt.chance_prob(params, state, j)
   return liars_dice.chance_prob(params, state, j)
@@ -132,6 +145,8 @@ def apply(code, params, state, j):
     compiled.apply(params, state, j)
   elif code == GOOFSPIEL:
     goofspiel.apply(params, state, j)
+  elif code == DARK_HEX:
+    dark_hex.apply(params, state, j)
   elif code == PHANTOM_TTT:
     phantom_ttt.apply(params, state, j)
   else:
@@ -144,6 +159,8 @@ def terminal_value(code, params, state, j):
     return compiled.terminal_value(params, state, j)
   if code == GOOFSPIEL:
     return goofspiel.terminal_value(params, state, j)
+  if code == DARK_HEX:
+    return dark_hex.terminal_value(params, state, j)
   if code == PHANTOM_TTT:
     return phantom_ttt.terminal_value(params, state, j)
   return liars_dice.terminal_value(params, state, j)
@@ -155,6 +172,8 @@ def returns0(code, params, state):
     return compiled.returns0(params, state)
   if code == GOOFSPIEL:
     return goofspiel.returns0(params, state)
+  if code == DARK_HEX:
+    return dark_hex.returns0(params, state)
   if code == PHANTOM_TTT:
     return phantom_ttt.returns0(params, state)
   return liars_dice.returns0(params, state)
@@ -166,6 +185,8 @@ def infoset_hash(code, params, state, p):
     return compiled.infoset_hash(params, state, p)
   if code == GOOFSPIEL:
     return goofspiel.infoset_hash(params, state, p)
+  if code == DARK_HEX:
+    return dark_hex.infoset_hash(params, state, p)
   if code == PHANTOM_TTT:
     return phantom_ttt.infoset_hash(params, state, p)
   return liars_dice.infoset_hash(params, state, p)
@@ -177,6 +198,8 @@ def public_hash(code, params, state):
     return compiled.public_hash(params, state)
   if code == GOOFSPIEL:
     return goofspiel.public_hash(params, state)
+  if code == DARK_HEX:
+    return dark_hex.public_hash(params, state)
   if code == PHANTOM_TTT:
     return phantom_ttt.public_hash(params, state)
   return liars_dice.public_hash(params, state)
