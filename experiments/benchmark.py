@@ -16,9 +16,11 @@ Sections:
     structure (passes="auto": rows mccfrb_cfr+, mccfrb_discounted), the two
     sweeps (*_sweeps) and the former four sweeps (*_four_sweeps), timed in
     turns, with the column vs_four_sweeps = rate / four-sweep rate.
-  engines: on goofspiel 6 and OpenSpiel's default 13-card goofspiel (too
-    large to compile; native engines), ENGINE_CONFIGS (MCCFRbSolver with
-    its defaults; with float64 or float32 tables and one episode at a time;
+  engines: on goofspiel 6, OpenSpiel's default 13-card goofspiel and
+    phantom_ttt (too large to compile; native engines; phantom_ttt's
+    kernels compile on the game itself, which has one size),
+    ENGINE_CONFIGS (MCCFRbSolver with its defaults; with float64 or float32
+    tables and one episode at a time;
     with float64 tables and its default episodes in flight;
     OutcomeSamplingSolver; ExternalSamplingSolver on goofspiel 6 only: a
     traversal of 13-card goofspiel explores 12! histories) against
