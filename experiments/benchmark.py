@@ -54,7 +54,7 @@ Sections:
     iterations (the first inserts every infoset's row) and the streaming
     exploitability of their average (value: seconds; mb: the process's
     peak resident memory). Not in the default sections.
-  grown: on games with no engine that do not compile (phantom_ttt, 3x3
+  grown: on games that do not compile (phantom_ttt, 3x3
     dark_hex), OutcomeSamplingSolver on a grown tree, in a fresh process:
     its iterations per second over 10 s after max(--seconds, 60) s of
     growing, against pyspiel.OutcomeSamplingMCCFRSolver over 10 s from the
@@ -64,6 +64,12 @@ Sections:
     the part of mccfrb's 10 s spent in the kernel (outcome.grown_episodes),
     the rest being Python expansions, which bounds what episodes in flight
     could gain there. Not in the default sections.
+  engines_after_60s: phantom_ttt and 3x3 dark_hex on their native
+    engines: MCCFRbSolver's defaults and pyspiel.OutcomeSamplingMCCFRSolver,
+    each in a fresh process, trained max(--seconds, 60) s and then timed
+    over 10 s (the rate after a minute of training); peak resident memory
+    (mb, the whole process) and mccfrb's bytes per infoset. Not in the
+    default sections.
   cfr_goofspiel5: the same comparison of the pass structures on
     goofspiel 5 (3.35 million histories: about 12 s to compile and 1 GB);
     not in the default sections.
@@ -133,8 +139,10 @@ DEFAULT_SECTIONS = ("exploitability", "outcome", "external", "cfr", "regret",
 SECTIONS = DEFAULT_SECTIONS + ("cfr_goofspiel5", "engines", "engine_kernels",
                                 "engine_memory",
                                 "engine_exact", "rules", "hogwild",
-                                "head_to_head", "grown")
-# The games of the grown section: no engine, too large to compile.
+                                "head_to_head", "grown",
+                                "engines_after_60s")
+# The games of the grown and engines_after_60s sections: too large to
+# compile, timed on grown trees and on their native engines.
 GROWN_GAMES = ("phantom_ttt", "dark_hex(num_rows=3,num_cols=3)")
 # The big games of the engine sections (too large to compile).
 GOOFSPIEL6 = ("goofspiel(num_cards=6,imp_info=True,points_order=random,"
@@ -894,6 +902,7 @@ import resource, sys, time
 import mccfrb, pyspiel
 game, who, seconds, iterations = sys.argv[1:5]
 seconds, iterations = float(seconds), int(iterations)
+warm = float(sys.argv[5]) if len(sys.argv) > 5 else 0.0
 def timed(step, limit):
   done, start = 0, time.perf_counter()
   while time.perf_counter() - start < limit:
@@ -933,9 +942,60 @@ else:
       step()
     done, rate = iterations, iterations / (time.perf_counter() - start)
   else:
+    first, _ = timed(step, warm)
     done, rate = timed(step, seconds)
+    done += first
   print(done, rate, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
 """
+
+# A fresh process training mccfrb's MCCFRbSolver (defaults, on the game's
+# native engine) for `warm` seconds, then timed over `seconds`: iterations,
+# rate, peak MB, infosets stored, bytes per infoset by memory().
+_ENGINE_AFTER_SCRIPT = """
+import resource, sys, time
+import mccfrb
+game, warm, seconds = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+solver = mccfrb.MCCFRbSolver(game, seed=0, representation="engine")
+solver.run(10, progress=False)  # Compiles (or loads) the kernels.
+def timed(limit):
+  done, start = 0, time.perf_counter()
+  while time.perf_counter() - start < limit:
+    solver.run(1000, progress=False)
+    done += 1000
+  return done, done / (time.perf_counter() - start)
+first, _ = timed(warm)
+later, rate = timed(seconds)
+m = solver.memory()
+print(first + later + 10, rate,
+      resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+      m["infosets"], m["bytes_per_infoset"])
+"""
+
+
+def engines_after_rows(seconds, repeats):
+  """phantom_ttt and 3x3 dark_hex on their native engines (module
+  docstring, engines_after_60s): MCCFRbSolver's defaults and OpenSpiel's
+  C++ outcome sampling, each in a fresh process, trained max(seconds, 60)
+  s and then timed over 10 s."""
+  del repeats
+  warm = max(seconds, 60.0)
+  rows = []
+  for game in GROWN_GAMES:
+    done, rate, mb, isets, per = _subprocess_measure(
+        _ENGINE_AFTER_SCRIPT, game, warm, 10.0)
+    theirs_done, theirs, theirs_mb = _subprocess_measure(
+        _GROWN_SCRIPT, game, "openspiel", 10.0, 0, warm)
+    rows.append({"section": "engines_after_60s", "game": game,
+                 "algorithm": "mccfrb_defaults_engine",
+                 "per_second": float(rate),
+                 "ratio": float(rate) / float(theirs),
+                 "iterations": int(done), "infosets": int(isets),
+                 "bytes_per_infoset": float(per), "mb": float(mb)})
+    rows.append({"section": "engines_after_60s", "game": game,
+                 "algorithm": "pyspiel_os_cpp", "per_second": float(theirs),
+                 "ratio": 1.0, "iterations": int(theirs_done),
+                 "mb": float(theirs_mb)})
+  return rows
 
 
 def grown_rows(seconds, repeats):
@@ -999,7 +1059,8 @@ def main(argv):
               "engine_memory": engine_memory_rows,
               "engine_exact": engine_exact_rows, "rules": rules_rows,
               "hogwild": hogwild_rows, "head_to_head": head_to_head_rows,
-              "grown": grown_rows}
+              "grown": grown_rows,
+              "engines_after_60s": engines_after_rows}
   rows = []
   for section in _SECTIONS.value:
     numba.set_num_threads(1)  # Solvers with threads= raise it themselves.
