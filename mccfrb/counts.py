@@ -8,6 +8,7 @@ one ValueError naming the argument and the range, and returns a Python
 int, so counters and saved files never hold a numpy type.
 """
 
+import contextlib
 import operator
 
 import numpy as np
@@ -51,10 +52,9 @@ def check_count(name, value, minimum=0, maximum=MAX_COUNT, allow_none=False,
     return None
   number = None
   if not isinstance(value, (bool, np.bool_)):
-    try:
+    # Not an integer type: number stays None and the error below names it.
+    with contextlib.suppress(TypeError):
       number = operator.index(value)
-    except TypeError:
-      pass
   if number is not None and number >= minimum and (
       maximum is None or number < maximum):
     return number

@@ -1,5 +1,6 @@
 """Files written whole: a temporary file beside the target, then a rename."""
 
+import contextlib
 import glob
 import os
 import uuid
@@ -32,10 +33,10 @@ def write_atomically(path, write):
       os.fsync(f.fileno())
     os.replace(tmp, path)
   except BaseException as e:
-    try:
+    # The temporary file may not exist (open failed); the first error is
+    # the one to raise.
+    with contextlib.suppress(OSError):
       os.unlink(tmp)
-    except OSError:
-      pass
     if isinstance(e, OSError) and e.filename != path:
       # Name the file being written, not the temporary one.
       raise OSError(e.errno, e.strerror or str(e), path) from e

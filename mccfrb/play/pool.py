@@ -12,6 +12,7 @@ library only.
 """
 
 import collections
+import contextlib
 import queue
 import selectors
 import socket
@@ -114,11 +115,11 @@ class _Pool:
           timeout = min(timeout, max(0.0, first - time.monotonic()))
         for key, _ in self._selector.select(timeout):
           if key.fileobj is self._wake_read:
-            try:
+            # Drain the wake-up bytes; the non-blocking socket raises
+            # BlockingIOError once it is empty.
+            with contextlib.suppress(BlockingIOError):
               while self._wake_read.recv(4096):
-                pass
-            except BlockingIOError:
-              pass
+                continue
             continue
           self._selector.unregister(key.fileobj)
           address, _ = waiting.pop(key.fileobj)
