@@ -2,31 +2,39 @@
 
 For a game that neither compiles (too many histories) nor has a native
 engine, the sampling kernels run on the flat arrays of `GameTree`, but a
-node is allocated when its parent is expanded and expanded (its own kind,
-player, infoset and children) the first time an episode reaches it:
-node kind UNEXPANDED (3) stops the episode (kernels/outcome.py
-`grown_episodes`), the solver replays the episode's path from the root in
-OpenSpiel and expands the node here, and the episode runs again from the
-same generator state. So a grown run takes exactly the samples, and
-leaves exactly the tables, of a compiled-tree run with the same seed.
+node is stored only once an episode reaches it, and only the nodes that
+episodes reach are stored (lean growth). A stored node that is not
+terminal owns a block of child slots, one per legal action or chance
+outcome: `slot_node` (the child's node id, -1 until an episode first
+samples that action) and `slot_prob` (the chance probability, the
+kernels' `edge_prob`). So an action that is never sampled costs its
+slot, 12 bytes, and no OpenSpiel call.
 
-Expansion creates all children of a node at once: their kinds (terminal
-children get their utility at once), the chance probabilities, and the
-node's infoset. Infosets are keyed by a 128-bit hash (BLAKE2b) of the
-acting player and the information state string (some games give two
-players one string: phantom_ttt's empty board) in an open-addressing table
-of arrays (linear probing, at most half full); a key found again must
-agree on the number of legal actions, or the lookup raises with the
-string (two strings with one 128-bit hash would be a BLAKE2b collision).
+The kernels reach a node's children through its slots (kernels/outcome.py
+`grown_episodes`, kernels/external.py `es_grown`). An episode that samples
+an empty slot stops before any table changes; the solver moves the
+OpenSpiel state of the path's last stored node one action along
+(solvers/grown.py keeps the states of the last path), creates the child
+here (`add_child`: its kind, player, infoset and slots, or its utility),
+and the episode runs again from the same generator state. So a grown run
+takes exactly the samples, and leaves exactly the tables, of a
+compiled-tree run with the same seed.
 
-Node ids follow the order of expansion, not the compiled tree's preorder;
-infoset ids follow the order of first expansion. Memory: the node arrays
-(GameTree's and a parent, 32 bytes a node) and the infoset arrays (player, action
-count and two hash slots of key and row: 53 bytes an infoset) grow by
-doubling until `max_memory` (shared with the solver's tables, which the
-solver sizes); past it the tree stops growing (`frozen`), and an episode
-that leaves the stored tree is played out from OpenSpiel states by the
-uniform strategy of the infosets it does not store.
+Infosets are keyed by a 128-bit hash (BLAKE2b) of the acting player and
+the information state string (some games give two players one string:
+phantom_ttt's empty board) in an open-addressing table of arrays (linear
+probing, at most half full); a key found again must agree on the number
+of legal actions, or the lookup raises with the string (two strings with
+one 128-bit hash would be a BLAKE2b collision).
+
+Node ids follow the order in which episodes first reach the nodes, not
+the compiled tree's preorder; infoset ids the order of their first node.
+Memory (`BYTES_PER_NODE`, `BYTES_PER_SLOT`, `BYTES_PER_INFOSET`): the
+node, slot and infoset arrays grow by doubling until `max_memory`
+(shared with the solver's tables, which the solver sizes); past it the
+tree stops growing (`frozen`), and an episode that leaves the stored tree
+is played out from OpenSpiel states by the uniform strategy of the
+infosets it does not store.
 """
 
 import hashlib
@@ -36,11 +44,13 @@ from numba import njit
 
 from mccfrb.games import tree as tree_lib
 
-UNEXPANDED = 3
-# Bytes of the node arrays per node: kind, player (int8), infoset,
-# child_start, parent (int32), num_children (int16), edge_prob, utility
-# (float64).
-BYTES_PER_NODE = 32
+# Bytes of the node arrays per stored node: kind, player (int8), infoset,
+# child_start, parent (int32), number of children, action taken from the
+# parent (int16), utility (float64).
+BYTES_PER_NODE = 1 + 1 + 4 + 4 + 4 + 2 + 2 + 8
+# Bytes per child slot: the child's node id (int32, -1 if not stored)
+# and the chance probability (float64).
+BYTES_PER_SLOT = 4 + 8
 # Bytes of the infoset arrays per infoset: player (int8), number of
 # actions (int32), and two hash slots (at most half full) of a 16-byte key
 # and an int64 row.
@@ -73,7 +83,12 @@ def find_slot(keys, slot_row, h1, h2):
 
 def _grown(array, size, fill):
   """`array` copied into a new one of `size` rows, new rows `fill`."""
-  out = np.full((size,) + array.shape[1:], fill, dtype=array.dtype)
+  shape = (size,) + array.shape[1:]
+  if fill == 0:  # Zeroed pages come from the system as they are touched.
+    out = np.zeros(shape, dtype=array.dtype)
+  else:
+    out = np.empty(shape, dtype=array.dtype)
+    out[len(array):] = fill
   out[:len(array)] = array
   return out
 
@@ -81,11 +96,14 @@ def _grown(array, size, fill):
 class GrownTree:
   """The stored part of a game tree, with GameTree's arrays and names.
 
-  Attributes (the first `num_nodes` / `num_infosets` entries are used;
-  the arrays are longer, their capacity):
+  Attributes (the first `num_nodes` / `num_slots` / `num_infosets`
+  entries are used; the arrays are longer, their capacity):
     node_kind, node_player, node_infoset, child_start, num_children,
-      edge_prob, utility: as `GameTree`'s; node_kind 3 (UNEXPANDED) for a
-      node allocated by its parent's expansion and not yet expanded.
+      utility: as `GameTree`'s, but `child_start` indexes the slots.
+    node_parent, node_action: the parent's node id and the index of the
+      action (or chance outcome) that leads here (-1 and 0 at the root).
+    slot_node, slot_prob: per child slot, the child's node id (-1 until
+      it is reached) and its chance probability (1 below decisions).
     infoset_player, infoset_num_actions: per infoset.
     utility_sum, max_actions (the game's widest move), max_depth (the
       longest history, chance included, plus one).
@@ -103,31 +121,39 @@ class GrownTree:
     self.utility_sum = (float(game.utility_sum()) if gtype.utility
                         == gtype.utility.CONSTANT_SUM else 0.0)
     n = FIRST_CAPACITY
-    self.node_kind = np.full(n, UNEXPANDED, dtype=np.int8)
+    self.node_kind = np.full(n, tree_lib.TERMINAL, dtype=np.int8)
     self.node_player = np.full(n, -1, dtype=np.int8)
     self.node_infoset = np.full(n, -1, dtype=np.int32)
     self.child_start = np.zeros(n, dtype=np.int32)
     self.node_parent = np.full(n, -1, dtype=np.int32)
     self.num_children = np.zeros(n, dtype=np.int16)
-    self.edge_prob = np.ones(n)
+    self.node_action = np.zeros(n, dtype=np.int16)
     self.utility = np.zeros(n)
+    self.slot_node = np.full(n, -1, dtype=np.int32)
+    self.slot_prob = np.ones(n)
     self.infoset_player = np.zeros(n, dtype=np.int8)
     self.infoset_num_actions = np.zeros(n, dtype=np.int32)
     self._keys = np.zeros((2 * n, 2), dtype=np.uint64)
     self._slot_row = np.full(2 * n, -1, dtype=np.int64)
-    self.num_nodes = 1  # The root, unexpanded.
+    self.num_nodes = 0
+    self.num_slots = 0
     self.num_infosets = 0
     self.frozen = False
 
-  # The arrays in `GameTree.kernel_args()` order.
+  # The arrays in `GameTree.kernel_args()` order (edge_prob: the slots'
+  # chance probabilities), then the slots' child ids.
   def kernel_args(self):
     return (self.node_kind, self.node_player, self.node_infoset,
-            self.child_start, self.num_children, self.edge_prob,
-            self.utility)
+            self.child_start, self.num_children, self.slot_prob,
+            self.utility, self.slot_node)
 
   @property
   def node_capacity(self):
     return len(self.node_kind)
+
+  @property
+  def slot_capacity(self):
+    return len(self.slot_node)
 
   @property
   def infoset_capacity(self):
@@ -145,7 +171,7 @@ class GrownTree:
     return int(self._slot_row[slot])
 
   def _infoset(self, key, player, count):
-    """The id of infoset `key`, inserted if new (None if the tree is full)."""
+    """The id of infoset `key`, inserted if new (room was reserved)."""
     h1, h2 = infoset_hash(key, player)
     h1, h2 = np.uint64(h1), np.uint64(h2)
     slot = find_slot(self._keys, self._slot_row, h1, h2)
@@ -161,8 +187,6 @@ class GrownTree:
             "share a 128-bit hash.")
       return row
     row = self.num_infosets
-    if row == self.infoset_capacity:
-      return None
     self._keys[slot] = (h1, h2)
     self._slot_row[slot] = row
     self.infoset_player[row] = player
@@ -170,33 +194,43 @@ class GrownTree:
     self.num_infosets += 1
     return row
 
-  def reserve(self, nodes, infosets, table_bytes):
-    """Makes room for `nodes` more nodes and `infosets` more infosets,
-    doubling the arrays while `nbytes() + table_bytes(new infoset
-    capacity, new node capacity)` stays within max_memory. Returns False
-    (and freezes the tree) if it cannot."""
-    need_nodes = self.num_nodes + nodes > self.node_capacity
-    need_isets = self.num_infosets + infosets > self.infoset_capacity
-    if not (need_nodes or need_isets):
+  def reserve(self, nodes, slots, infosets, table_bytes):
+    """Makes room for `nodes`, `slots` and `infosets` more, doubling the
+    arrays while `nbytes() + table_bytes(infoset capacity, slot
+    capacity)` stays within max_memory. Returns False (and freezes the
+    tree) if it cannot."""
+    if (self.num_nodes + nodes <= len(self.node_kind)
+        and self.num_slots + slots <= len(self.slot_node)
+        and self.num_infosets + infosets <= len(self.infoset_player)):
+      return True
+    n, s, i = self.node_capacity, self.slot_capacity, self.infoset_capacity
+    while self.num_nodes + nodes > n:
+      n *= 2
+    while self.num_slots + slots > s:
+      s *= 2
+    while self.num_infosets + infosets > i:
+      i *= 2
+    if (n, s, i) == (self.node_capacity, self.slot_capacity,
+                     self.infoset_capacity):
       return True
     if self.frozen:
       return False
-    n = self.node_capacity * (2 if need_nodes else 1)
-    i = self.infoset_capacity * (2 if need_isets else 1)
-    grown = n * BYTES_PER_NODE + i * BYTES_PER_INFOSET + table_bytes(i, n)
-    if grown > self.max_memory or n >= 2**31:
+    grown = (n * BYTES_PER_NODE + s * BYTES_PER_SLOT
+             + i * BYTES_PER_INFOSET + table_bytes(i, s))
+    if grown > self.max_memory or max(n, s) >= 2**31:
       self.frozen = True
       return False
-    if need_nodes:
-      self.node_kind = _grown(self.node_kind, n, UNEXPANDED)
-      self.node_player = _grown(self.node_player, n, -1)
-      self.node_infoset = _grown(self.node_infoset, n, -1)
-      self.child_start = _grown(self.child_start, n, 0)
-      self.node_parent = _grown(self.node_parent, n, -1)
-      self.num_children = _grown(self.num_children, n, 0)
-      self.edge_prob = _grown(self.edge_prob, n, 1.0)
-      self.utility = _grown(self.utility, n, 0.0)
-    if need_isets:
+    if n > self.node_capacity:
+      for name, fill in (("node_kind", tree_lib.TERMINAL),
+                         ("node_player", -1), ("node_infoset", -1),
+                         ("child_start", 0), ("node_parent", -1),
+                         ("num_children", 0), ("node_action", 0),
+                         ("utility", 0.0)):
+        setattr(self, name, _grown(getattr(self, name), n, fill))
+    if s > self.slot_capacity:
+      self.slot_node = _grown(self.slot_node, s, -1)
+      self.slot_prob = _grown(self.slot_prob, s, 1.0)
+    if i > self.infoset_capacity:
       self.infoset_player = _grown(self.infoset_player, i, 0)
       self.infoset_num_actions = _grown(self.infoset_num_actions, i, 0)
       keys, rows = self._keys, self._slot_row
@@ -209,83 +243,104 @@ class GrownTree:
         self._slot_row[new] = rows[slot]
     return True
 
-  def expand(self, node, state, table_bytes):
-    """Expands `node` (UNEXPANDED, reached by the pyspiel `state`): its
-    kind, player, infoset and children. Returns False, changing nothing,
-    if the tree is full (`frozen`)."""
-    if state.is_chance_node():
+  def add_root(self, state, table_bytes):
+    """Stores the root (node 0) from the pyspiel `state`; False if
+    max_memory does not hold it."""
+    return self.add_child(-1, 0, state, table_bytes) is not None
+
+  def add_child(self, parent, action, state, table_bytes):
+    """Stores the child of `parent` by its action (or outcome) index
+    `action`, reached by the pyspiel `state`: its kind and, unless it is
+    terminal, its player, infoset and empty child slots (chance: with
+    their probabilities); terminal: its utility. Returns its node id, or
+    None, changing nothing, if the tree is full (`frozen`)."""
+    if state.is_terminal():
+      kind, player, count = tree_lib.TERMINAL, -1, 0
+    elif state.is_chance_node():
       outcomes = state.chance_outcomes()
-      actions = [a for a, _ in outcomes]
-      kind, player, infoset = tree_lib.CHANCE, -1, -1
+      kind, player, count = tree_lib.CHANCE, -1, len(outcomes)
     else:
       player = state.current_player()
-      actions = state.legal_actions()
-      kind = tree_lib.DECISION
-    count = len(actions)
-    if not self.reserve(count, 0 if kind == tree_lib.CHANCE else 1,
+      legal = state.legal_actions()
+      kind, count = tree_lib.DECISION, len(legal)
+    if not self.reserve(1, count, int(kind == tree_lib.DECISION),
                         table_bytes):
-      return False
-    if kind == tree_lib.DECISION:
-      infoset = self._infoset(state.information_state_string(player),
-                              player, count)
-      if infoset is None:
-        return False
-    start = self.num_nodes
-    self.num_nodes += count
-    self.node_parent[start:start + count] = node
-    for j, a in enumerate(actions):
-      child = state.child(a)
-      if child.is_terminal():
-        self.node_kind[start + j] = tree_lib.TERMINAL
-        self.utility[start + j] = child.returns()[0]
-    if kind == tree_lib.CHANCE:
-      self.edge_prob[start:start + count] = [p for _, p in outcomes]
+      return None
+    node = self.num_nodes
+    self.num_nodes += 1
     self.node_kind[node] = kind
     self.node_player[node] = player
-    self.node_infoset[node] = infoset
+    self.node_parent[node] = parent
+    self.node_action[node] = action
+    if parent >= 0:
+      self.slot_node[self.child_start[parent] + action] = node
+    if kind == tree_lib.TERMINAL:
+      self.utility[node] = state.returns()[0]
+      return node
+    start = self.num_slots
+    self.num_slots += count
     self.child_start[node] = start
     self.num_children[node] = count
-    return True
+    if kind == tree_lib.CHANCE:
+      self.slot_prob[start:start + count] = [p for _, p in outcomes]
+    else:
+      self.node_infoset[node] = self._infoset(
+          state.information_state_string(player), player, count)
+    return node
+
+  def slot(self, parent, action):
+    """The slot of `parent`'s child by action index `action`."""
+    return int(self.child_start[parent]) + action
 
   # Saved and restored by the solver (solvers/grown.py): every array at
   # its capacity, and the counts.
   NODE_ARRAYS = ("node_kind", "node_player", "node_infoset", "child_start",
-                 "node_parent", "num_children", "edge_prob", "utility")
+                 "node_parent", "num_children", "node_action", "utility")
+  SLOT_ARRAYS = ("slot_node", "slot_prob")
   INFOSET_ARRAYS = ("infoset_player", "infoset_num_actions")
   HASH_ARRAYS = ("_keys", "_slot_row")
 
   def arrays(self):
     """{name: array} of every array of the tree."""
     return {n.lstrip("_"): getattr(self, n) for n in (
-        self.NODE_ARRAYS + self.INFOSET_ARRAYS + self.HASH_ARRAYS)}
+        self.NODE_ARRAYS + self.SLOT_ARRAYS + self.INFOSET_ARRAYS
+        + self.HASH_ARRAYS)}
 
-  def restore(self, arrays, num_nodes, num_infosets, frozen):
-    """Takes saved `arrays` (as `arrays()` names them) and counts, after
-    checking that they fit together; ValueError naming what does not."""
-    nodes = len(arrays["node_kind"])
+  def restore(self, arrays, counts, frozen):
+    """Takes saved `arrays` (as `arrays()` names them) and counts (nodes,
+    slots, infosets), after checking that they fit together; ValueError
+    naming what does not."""
+    num_nodes, num_slots, num_infosets = (int(c) for c in counts)
+    for group, what in ((self.NODE_ARRAYS, "node"),
+                        (self.SLOT_ARRAYS, "slot"),
+                        (self.INFOSET_ARRAYS, "infoset")):
+      size = len(arrays[group[0]])
+      for name in group:
+        if arrays[name].shape != (size,):
+          raise ValueError(f"table 'grown_{name}' has shape "
+                           f"{arrays[name].shape}, not ({size},) as the "
+                           f"other {what} tables")
+    nodes, slots = len(arrays["node_kind"]), len(arrays["slot_node"])
     isets = len(arrays["infoset_player"])
-    slots = len(arrays["slot_row"])
-    for name in self.NODE_ARRAYS:
-      if arrays[name].shape != (nodes,):
-        raise ValueError(f"table 'grown_{name}' has shape "
-                         f"{arrays[name].shape}, not ({nodes},)")
-    for name in self.INFOSET_ARRAYS:
-      if arrays[name].shape != (isets,):
-        raise ValueError(f"table 'grown_{name}' has shape "
-                         f"{arrays[name].shape}, not ({isets},)")
-    if (slots < 2 * isets or slots & (slots - 1)
-        or arrays["keys"].shape != (slots, 2)):
+    hashed = len(arrays["slot_row"])
+    if (hashed < 2 * isets or hashed & (hashed - 1)
+        or arrays["keys"].shape != (hashed, 2)):
       raise ValueError("tables 'grown_keys' and 'grown_slot_row' do not form "
                        f"a hash table of at least {2 * isets} slots")
-    if not (1 <= num_nodes <= nodes and 0 <= num_infosets <= isets):
-      raise ValueError(f"counts ({num_nodes} nodes, {num_infosets} "
-                       f"infosets) outside the tables ({nodes}, {isets})")
+    if not (1 <= num_nodes <= nodes and 0 <= num_slots <= slots
+            and 0 <= num_infosets <= isets):
+      raise ValueError(f"counts ({num_nodes} nodes, {num_slots} slots, "
+                       f"{num_infosets} infosets) outside the tables "
+                       f"({nodes}, {slots}, {isets})")
     kind = arrays["node_kind"][:num_nodes]
-    inner = kind <= tree_lib.DECISION
+    inner = kind != tree_lib.TERMINAL
     ends = (arrays["child_start"][:num_nodes][inner].astype(np.int64)
             + arrays["num_children"][:num_nodes][inner])
+    children = arrays["slot_node"][:num_slots]
     rows = arrays["slot_row"]
-    if (np.any((kind < 0) | (kind > UNEXPANDED)) or np.any(ends > num_nodes)
+    if (np.any((kind < 0) | (kind > tree_lib.TERMINAL))
+        or np.any(ends > num_slots) or np.any(children >= num_nodes)
+        or np.any(arrays["node_parent"][:num_nodes] >= num_nodes)
         or np.any(arrays["node_infoset"][:num_nodes] >= num_infosets)
         or np.any(rows >= num_infosets) or np.sum(rows >= 0) != num_infosets):
       raise ValueError("the grown tree's nodes, children, infosets or hash "
@@ -293,7 +348,8 @@ class GrownTree:
     for name, value in arrays.items():
       setattr(self, "_" + name if "_" + name in self.HASH_ARRAYS else name,
               value)
-    self.num_nodes, self.num_infosets = int(num_nodes), int(num_infosets)
+    self.num_nodes, self.num_slots = num_nodes, num_slots
+    self.num_infosets = num_infosets
     self.frozen = bool(frozen)
 
   def path_to(self, node):
@@ -301,10 +357,9 @@ class GrownTree:
     takes them."""
     nodes, actions = [], []
     while node > 0:
-      parent = int(self.node_parent[node])
-      nodes.append(parent)
-      actions.append(node - int(self.child_start[parent]))
-      node = parent
+      nodes.append(int(self.node_parent[node]))
+      actions.append(int(self.node_action[node]))
+      node = nodes[-1]
     return np.array(nodes[::-1], dtype=np.int64), np.array(
         actions[::-1], dtype=np.int64)
 

@@ -109,12 +109,13 @@ def es_iterations(kind, player, infoset, child_start, num_children, edge_prob,
               rng_state, np.uint64(0), 0, 1, frame_node, frame_child,
               frame_sigma, frame_values, frame_weight, strategy, reach,
               counters, rows, rows[0], values, values,
-              np.zeros(2, dtype=np.int64), np.zeros(0, dtype=np.int64))
+              np.zeros(2, dtype=np.int64), np.zeros(0, dtype=np.int64),
+              np.zeros(0, dtype=np.int32))
 
 
 @njit(cache=True, error_model="numpy")
 def es_grown(kind, player, infoset, child_start, num_children, edge_prob,
-             utility, utility_sum, num_actions, regrets, avg, through,
+             utility, slot_node, utility_sum, num_actions, regrets, avg, through,
              weighting, linear_until, gamma, log_pos, log_neg, pruning,
              prune_threshold, prune_probability, prune_k, prune_floor,
              prune_after, first_iteration, num_episodes, rng_state,
@@ -123,12 +124,13 @@ def es_grown(kind, player, infoset, child_start, num_children, edge_prob,
   """Traversals io[0] .. num_episodes - 1 with simple averaging on a grown
   tree (mccfrb/games/grown.py; `_traversals` mode 3): each runs first dry
   (no table changes, the generator restored after it), noting in
-  `pending` the unexpanded nodes (kind 3) it reaches, which it treats as
-  leaves; if it noted none it runs for real, taking the same samples, as
-  `es_iterations` runs it. Otherwise the call returns with io[0] that
-  traversal and io[1] the number of nodes noted (at most len(pending)),
-  the generator at that traversal's start, for the caller to expand them
-  and call again."""
+  `pending` the children it reaches that are not stored (the child of
+  node n by action j is slot_node[child_start[n] + j], -1 if not stored),
+  as pairs (n, j), and treating them as leaves; if it noted none it runs
+  for real, taking the same samples, as `es_iterations` runs it.
+  Otherwise the call returns with io[0] that traversal and io[1] the
+  number of pairs noted (at most len(pending) // 2), the generator at that
+  traversal's start, for the caller to store them and call again."""
   rows = np.zeros((0, 0), dtype=np.int64)
   values = np.zeros((0, 0, 0))
   _traversals(3, kind, player, infoset, child_start, num_children, edge_prob,
@@ -138,7 +140,27 @@ def es_grown(kind, player, infoset, child_start, num_children, edge_prob,
               prune_after, first_iteration, num_episodes, rng_state,
               np.uint64(0), 0, 1, frame_node, frame_child, frame_sigma,
               frame_values, frame_weight, np.zeros((0, 1)), np.zeros((0, 1)),
-              counters, rows, rows[0], values, values, io, pending)
+              counters, rows, rows[0], values, values, io, pending,
+              slot_node)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _child(grown, slot_node, slot):
+  """The child node in `slot` (a grown tree's: -2 - slot if it is not
+  stored)."""
+  if not grown:
+    return slot
+  c = slot_node[slot]
+  return c if c >= 0 else -2 - slot
+
+
+@njit(cache=True, error_model="numpy")
+def _note(pending, io, node, j):
+  """Notes the child of `node` by action j as not stored (`es_grown`)."""
+  if 2 * io[1] + 1 < pending.shape[0]:
+    pending[2 * io[1]] = node
+    pending[2 * io[1] + 1] = j
+    io[1] += 1
 
 
 @njit(cache=True, error_model="numpy")
@@ -150,7 +172,7 @@ def _traversals(mode, kind, player, infoset, child_start, num_children,
                 rng_state, key, worker, workers, frame_node, frame_child,
                 frame_sigma, frame_values, frame_weight, strategy, reach,
                 counters, rec_nodes, rec_count, rec_value, rec_sigma, io,
-                pending):
+                pending, slot_node):
   """Traversals e of the worker-th of `workers` contiguous blocks of
   range(num_episodes): traversal e updates player e % P at iteration
   first_iteration + e // P (module docstring for the equations); mode 3:
@@ -159,7 +181,8 @@ def _traversals(mode, kind, player, infoset, child_start, num_children,
   Args:
     mode: a compile-time constant (numba.literally; see kernels/outcome.py):
       0 training (full averaging after every iteration's second traversal),
-      2 record (phase 1 of `es_batches`), 3 grown (`es_grown`).
+      2 record (phase 1 of `es_batches`), 3 grown (`es_grown`, with
+      `io`, `pending` and `slot_node`; empty otherwise).
     key: mode 2: traversal e draws from the stream `stream_start(key, e)`.
     rec_nodes: int64[E, R]; rec_count: int64[E]; rec_value, rec_sigma:
       float64[E, R, A]: mode 2, traversal e's visited decision nodes in
@@ -209,14 +232,16 @@ def _traversals(mode, kind, player, infoset, child_start, num_children,
         if entering:
           if not dry:
             counters[0] += 1
+          if grown and n < 0:  # Not stored (dry runs only): a leaf.
+            up = frame_node[d - 1]
+            _note(pending, io, up, -2 - n - child_start[up])
+            ret = 0.0
+            entering = False
+            d -= 1
+            continue
           k = kind[n]
-          if grown and k == 3:  # Unexpanded (dry runs only): a leaf.
-            if io[1] < pending.shape[0]:
-              pending[io[1]] = n
-              io[1] += 1
-            k = 2
           if k == 2:
-            ret = 0.0 if kind[n] == 3 else payoff(utility, utility_sum, n, p)
+            ret = payoff(utility, utility_sum, n, p)
             entering = False
             if d == 0:
               break
@@ -232,7 +257,7 @@ def _traversals(mode, kind, player, infoset, child_start, num_children,
             a = sample_index(edge_prob, s, c, u, 0.0)
             frame_child[d] = -1
             d += 1
-            frame_node[d] = s + a
+            frame_node[d] = _child(grown, slot_node, s + a)
             continue
           i = infoset[n]
           # A dry run leaves the lazy discounts to the real one: its
@@ -264,14 +289,17 @@ def _traversals(mode, kind, player, infoset, child_start, num_children,
                   avg[i, j] += w * frame_sigma[d, j]
             frame_child[d] = -1
             d += 1
-            frame_node[d] = s + a
+            frame_node[d] = _child(grown, slot_node, s + a)
             continue
           explored = 0
           for j in range(c):
             frame_weight[d, j] = 1.0
             r = frame_values[d, j] if lazy else regrets[i, j]
-            if (prune_now and r < prune_threshold
-                and kind[s + j] != 2):
+            c_j = _child(grown, slot_node, s + j)
+            if c_j < 0:  # Not stored (dry runs only): noted, not pruned.
+              _note(pending, io, n, j)
+            elif (prune_now and r < prune_threshold
+                  and kind[c_j] != 2):
               if record:
                 state, u = stream_uniform(state)
               else:
@@ -291,7 +319,7 @@ def _traversals(mode, kind, player, infoset, child_start, num_children,
             j += 1
           frame_child[d] = j
           d += 1
-          frame_node[d] = s + j
+          frame_node[d] = _child(grown, slot_node, s + j)
           continue
         # Returning `ret` to the node of frame d.
         j = frame_child[d]
@@ -309,7 +337,7 @@ def _traversals(mode, kind, player, infoset, child_start, num_children,
         if j < c:
           frame_child[d] = j
           d += 1
-          frame_node[d] = s + j
+          frame_node[d] = _child(grown, slot_node, s + j)
           entering = True
           continue
         i = infoset[n]
@@ -418,7 +446,7 @@ def es_batches(kind, player, infoset, child_start, num_children, edge_prob,
                   frame_sigma[wk], frame_values[wk], frame_weight[wk],
                   strategy, reach, counters[wk], rec_nodes, rec_count,
                   rec_value, rec_sigma, np.zeros(2, dtype=np.int64),
-                  np.zeros(0, dtype=np.int64))
+                  np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32))
     for part in prange(workers):
       _apply_traversals(player, infoset, num_children, regrets, avg, through,
                         weighting, linear_until, gamma, log_pos, log_neg, t0,

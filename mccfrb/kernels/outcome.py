@@ -206,7 +206,8 @@ def run_episodes(frozen, kind, player, infoset, child_start, num_children,
         np.uint64(0), 0, 1, path_node, path_action, path_reach, child_est,
         rec_node[0], rec_node, rec_node, records, records, records[0],
         records[0], regret_sum, regret_sq, value_sum, value_sq, root_values,
-        start_node, start_stats, np.full(4, -1, dtype=np.int64), np.zeros(1))
+        start_node, start_stats, np.full(4, -1, dtype=np.int64), np.zeros(1),
+        np.zeros(0, dtype=np.int32))
   return _episodes(
       0, kind, player, infoset, child_start, num_children, edge_prob,
       utility, utility_sum, num_actions, regrets, strategy, avg, avg_last,
@@ -216,7 +217,8 @@ def run_episodes(frozen, kind, player, infoset, child_start, num_children,
       np.uint64(0), 0, 1, path_node, path_action, path_reach, child_est,
       rec_node[0], rec_node, rec_node, records, records, records[0],
       records[0], regret_sum, regret_sq, value_sum, value_sq, root_values,
-      start_node, start_stats, np.full(4, -1, dtype=np.int64), np.zeros(1))
+      start_node, start_stats, np.full(4, -1, dtype=np.int64), np.zeros(1),
+        np.zeros(0, dtype=np.int32))
 
 
 @njit(cache=True, error_model="numpy")
@@ -229,7 +231,7 @@ def _episodes(mode, kind, player, infoset, child_start, num_children,
               path_node, path_action, path_reach, child_est, rec_depth,
               rec_node, rec_row, rec_value, rec_avg, rec_scalar, rec_target,
               regret_sum, regret_sq, value_sum, value_sq, root_values,
-              start_node, start_stats, grown_io, leaf_value):
+              start_node, start_stats, grown_io, leaf_value, slot_node):
   """Episodes e of the worker-th of `workers` contiguous blocks of
   range(num_episodes) (mode 3: episodes grown_io[0] ..).
 
@@ -306,13 +308,15 @@ def _episodes(mode, kind, player, infoset, child_start, num_children,
       the start node's estimates u(h, a) (column a < its action count) and
       u(h) (column A), in the update player's utility, to row 0 and their
       squares to row 1.
-    grown_io, leaf_value: mode 3 (`grown_episodes`): int64[4], in: [0]
-      the first episode, [2] a pending leaf node (-1: none), whose
-      player-0 value leaf_value[0] ends an episode that reaches it
-      (consumed: set to -1); out: [0] the episode reached, [1] the
-      unexpanded node (node kind 3) that stopped it (-1 if every episode
+    grown_io, leaf_value, slot_node: mode 3 (`grown_episodes`): the child
+      of node n by action a is slot_node[child_start[n] + a], -1 if not
+      stored (empty outside mode 3: the child is child_start[n] + a).
+      grown_io: int64[4], in: [0] the first episode, [2] a pending leaf
+      slot (-1: none), whose player-0 value leaf_value[0] ends an episode
+      that reaches it (consumed: set to -1); out: [0] the episode
+      reached, [1] the empty slot that stopped it (-1 if every episode
       ran) and [3] its depth (path_node[:depth], path_action[:depth] lead
-      to it).
+      to it, the last move into the empty slot).
 
   Returns:
     The number of nodes touched.
@@ -368,9 +372,8 @@ def _episodes(mode, kind, player, infoset, child_start, num_children,
     opp_reach = 1.0
     opp_own_reach = 1.0
     sample_reach = 1.0
+    missing = -1
     while kind[n] != 2:
-      if grown and kind[n] == 3:
-        break
       path_node[p0 + d] = n
       r = 4 * (p0 + d)
       path_reach[r] = my_reach
@@ -405,18 +408,25 @@ def _episodes(mode, kind, player, infoset, child_start, num_children,
           opp_own_reach *= sig
           sample_reach *= sig
       path_action[p0 + d] = a
-      n = s + a
       d += 1
+      if grown:
+        # A grown tree reaches children through slots (games/grown.py).
+        if slot_node[s + a] < 0:
+          missing = s + a
+          break
+        n = slot_node[s + a]
+      else:
+        n = s + a
     depth = d
     if record:
       rec_depth[e] = depth
       rec_node[depth, e] = n
-    if grown and kind[n] == 3:
-      if n != grown_io[2]:
-        # Unexpanded: stop before any table changes; the episode runs
-        # again from the same generator state once n is expanded.
+    if grown and missing >= 0:
+      if missing != grown_io[2]:
+        # A child not stored: stop before any table changes; the episode
+        # runs again from the same generator state once it is stored.
         grown_io[0] = e
-        grown_io[1] = n
+        grown_io[1] = missing
         grown_io[3] = depth
         s_hi = episode_hi
         s_lo = episode_lo
@@ -573,8 +583,8 @@ def _episodes(mode, kind, player, infoset, child_start, num_children,
 
 @njit(cache=True, error_model="numpy")
 def grown_episodes(kind, player, infoset, child_start, num_children,
-                   edge_prob, utility, utility_sum, num_actions, regrets,
-                   strategy, avg, avg_last, baseline, baseline_count,
+                   edge_prob, utility, slot_node, utility_sum, num_actions,
+                   regrets, strategy, avg, avg_last, baseline, baseline_count,
                    baseline_kind, averaging, regret_plus, epsilon, decay,
                    first_iteration, num_episodes, through, weighting,
                    linear_until, gamma, log_pos, log_neg, rng_state,
@@ -582,10 +592,10 @@ def grown_episodes(kind, player, infoset, child_start, num_children,
                    leaf_value):
   """Training episodes grown_io[0] .. num_episodes - 1 on a grown tree
   (mccfrb/games/grown.py; `_episodes` mode 3): each as `run_episodes`
-  runs it, until one reaches an unexpanded node (kind 3), which it
-  reports in grown_io[1] with the generator state of that episode's
-  start, so that the caller expands the node and calls again: the
-  episodes, and the tables, are those of the compiled tree.
+  runs it, until one samples a child that is not stored (an empty slot),
+  which it reports in grown_io[1] with the generator state of that
+  episode's start, so that the caller stores the child and calls again:
+  the episodes, and the tables, are those of the compiled tree.
 
   Returns:
     The number of nodes touched.
@@ -602,7 +612,7 @@ def grown_episodes(kind, player, infoset, child_start, num_children,
       np.uint64(0), 0, 1, path_node, path_action, path_reach, child_est,
       rec_node[0], rec_node, rec_node, records, records, records[0],
       records[0], empty, empty, empty, empty, np.zeros(0), 0, empty,
-      grown_io, leaf_value)
+      grown_io, leaf_value, slot_node)
 
 
 @njit(cache=True, error_model="numpy", parallel=True)
@@ -682,7 +692,7 @@ def run_batches(kind, player, infoset, child_start, num_children, edge_prob,
           path_action, path_reach, child_est, rec_depth, rec_node, rec_row,
           rec_value, rec_avg, rec_scalar, rec_target, empty, empty, empty,
           empty, empty[0], 0, empty, np.full(4, -1, dtype=np.int64),
-          np.zeros(1))
+          np.zeros(1), np.zeros(0, dtype=np.int32))
     for part in prange(workers):
       _apply_records(kind, infoset, child_start, num_actions, regrets,
                      strategy, avg, avg_last, baseline, baseline_count,

@@ -3,18 +3,21 @@
 `GrownSampling` is mixed into `MCCFRbSolver` (and so
 `OutcomeSamplingSolver`) and `ExternalSamplingSolver`, and used when the
 representation is "grown" (solvers/representation.py): the tree is a
-`GrownTree` (mccfrb/games/grown.py). The outcome-sampling kernel
-(`outcome.grown_episodes`) stops at an unexpanded node, the node is
-expanded from the OpenSpiel state its path leads to, and the episode runs
-again from the same generator state. An external-sampling traversal
-(`external.es_grown`) runs dry first, noting every unexpanded node it
-reaches; they are expanded and the dry run repeated until it reaches
-none, then the traversal runs for real with the same samples. The tables
+`GrownTree` (mccfrb/games/grown.py), which stores only the nodes that
+episodes reach. The outcome-sampling kernel (`outcome.grown_episodes`)
+stops when it samples a child that is not stored; the child is stored
+from the OpenSpiel state its path leads to (the state of the path's last
+stored node is kept, so that is usually one `apply_action`), and the
+episode runs again from the same generator state. An external-sampling
+traversal (`external.es_grown`) runs dry first, noting every child it
+reaches that is not stored; they are stored and the dry run repeated
+until it notes none, then the traversal runs for real with the same
+samples. The tables
 are the compiled tree's tables, rows numbered in the order infosets are
 first expanded, and they grow with the tree.
 
 Past `max_memory` the tree stops growing: an outcome-sampling episode
-that reaches an unexpanded node then plays the rest of the game from
+that samples a child not stored then plays the rest of the game from
 OpenSpiel states,
 every player uniformly at random and chance by its probabilities (the
 strategy of infosets that are not stored), and takes the return it
@@ -44,7 +47,8 @@ from mccfrb import tables as tables_lib
 # Baseline kinds a grown tree runs: the oracle needs every history's value.
 GROWN_BASELINES = ("none", "thesis", "thesis_exponential", "learned",
                    "history", "predictive")
-# Unexpanded nodes an external-sampling dry run notes per kernel call.
+# Children not stored that an external-sampling dry run notes per kernel
+# call.
 PENDING = 4096
 
 
@@ -123,7 +127,7 @@ class GrownSampling:
     for name in vectors:
       setattr(self, name, np.zeros(g.infoset_capacity, dtype=np.int64))
     size, count_size = self._grown_baseline_sizes(g.infoset_capacity,
-                                                  g.node_capacity)
+                                                  g.slot_capacity)
     if self._outcome_sampling:
       self._baseline = np.zeros(size)
       self._baseline_count = np.zeros(count_size, dtype=np.int64)
@@ -138,7 +142,7 @@ class GrownSampling:
                        np.zeros((depth + 1, width)),
                        np.zeros((depth + 1, width)),
                        np.zeros((depth + 1, width)))
-      self._pending = np.zeros(PENDING, dtype=np.int64)
+      self._pending = np.zeros(2 * PENDING, dtype=np.int64)
     # Play-outs past max_memory draw from their own generator.
     self._playout_rng = np.random.default_rng(
         [int(self._rng.integers(2**63)), 1])
@@ -153,7 +157,7 @@ class GrownSampling:
     root = game.new_initial_state()
     if root.is_terminal():
       raise ValueError(f"{game} ends at its root: nothing to solve.")
-    if not g.expand(0, root, self._grown_table_bytes):
+    if not g.add_root(root, self._grown_table_bytes):
       raise ValueError(f"max_memory={g.max_memory} does not hold the root of "
                        f"{game}.")
     self._grow_tables()
@@ -163,7 +167,9 @@ class GrownSampling:
     """The `GrownTree` (None unless representation='grown')."""
     return self._grown
 
-  def _grown_baseline_sizes(self, infosets, nodes):
+  def _grown_baseline_sizes(self, infosets, slots):
+    """(baseline, baseline_count) sizes: history baselines have a row
+    per child slot (an edge of the tree)."""
     per_infoset = infosets * self._grown.max_actions
     code = getattr(self, "_baseline_code", 0)
     if code == 0:
@@ -172,11 +178,11 @@ class GrownSampling:
       return 2 * per_infoset, 2 * infosets
     if code == 3:
       return per_infoset, per_infoset
-    return nodes, nodes
+    return slots, slots
 
-  def _grown_table_bytes(self, infosets, nodes):
+  def _grown_table_bytes(self, infosets, slots):
     """Bytes of the solver's tables at these capacities."""
-    size, count_size = self._grown_baseline_sizes(infosets, nodes)
+    size, count_size = self._grown_baseline_sizes(infosets, slots)
     matrices, vectors = self._grown_rows()
     return 8 * (infosets * (len(matrices) * self._grown.max_actions
                             + len(vectors)) + size + count_size)
@@ -184,7 +190,7 @@ class GrownSampling:
   def _grow_tables(self):
     """The tables re-allocated to the tree's capacities (new rows 0)."""
     g = self._grown
-    i, n = g.infoset_capacity, g.node_capacity
+    i, n = g.infoset_capacity, g.slot_capacity
     if len(self._regrets) < i:
       for name in sum(self._grown_rows(), ()):
         setattr(self, name, grown_lib._grown(getattr(self, name), i, 0))  # pylint: disable=protected-access
@@ -237,8 +243,9 @@ class GrownSampling:
     leaf = np.zeros(1)
     weighting = self._weighting_args(self._num_iterations + num_iterations)
     args = None
-    # The state of the node expanded last and its depth: an episode that
-    # stops again usually stops below it, and moves on from there.
+    # The OpenSpiel state of the node stored last and its depth: an
+    # episode that stops again usually stops just below it, and moves on
+    # from there by one action.
     last, last_depth, last_state = -1, 0, None
     while True:
       if args is None:  # The arrays as they are after the last growth.
@@ -249,10 +256,10 @@ class GrownSampling:
                 self._decay, self._num_iterations + 1, 2 * num_iterations,
                 self._through, *weighting, self._rng_words, *self._scratch,
                 io, leaf)
-        capacity = (g.node_capacity, g.infoset_capacity)
+        capacity = (g.node_capacity, g.slot_capacity, g.infoset_capacity)
       self._nodes_touched += outcome.grown_episodes(*args)
-      node = int(io[1])
-      if node < 0:
+      slot = int(io[1])
+      if slot < 0:
         break
       path_node, path_action, depth = (self._scratch[0], self._scratch[1],
                                         int(io[3]))
@@ -261,16 +268,24 @@ class GrownSampling:
                           depth)
       else:
         state = g.state_of(path_node, path_action, depth)
+      node = g.add_child(int(path_node[depth - 1]),
+                         int(path_action[depth - 1]), state,
+                         self._grown_table_bytes)
       last, last_depth, last_state = node, depth, state
-      if g.expand(node, state, self._grown_table_bytes):
-        if capacity != (g.node_capacity, g.infoset_capacity):
+      if node is not None:
+        if capacity != (g.node_capacity, g.slot_capacity,
+                        g.infoset_capacity):
           self._grow_tables()
           args = None
         elif self._strategy_rows < g.num_infosets:
-          self._grow_tables()
-      else:  # Full: this episode's value at `node` comes from a play-out.
+          # A new infoset: zero regrets, so sigma is uniform.
+          row = self._strategy_rows
+          count = g.infoset_num_actions[row]
+          self._strategy[row, :count] = 1.0 / count
+          self._strategy_rows = row + 1
+      else:  # Full: this episode's value below `slot` from a play-out.
         self._dropped += 1
-        io[2] = node
+        io[2] = slot
         leaf[0] = self._playout(state)
     self._num_iterations += num_iterations
 
@@ -292,12 +307,14 @@ class GrownSampling:
           self._pending)
       if io[1] == 0:
         break
-      for node in self._pending[:io[1]].tolist():
-        if g.node_kind[node] != grown_lib.UNEXPANDED:
+      noted = self._pending[:2 * io[1]].reshape(-1, 2).tolist()
+      for parent, j in noted:
+        if g.slot_node[g.slot(parent, j)] >= 0:
           continue  # Noted twice in one dry run.
-        nodes, actions = g.path_to(node)
-        state = g.state_of(nodes, actions, len(nodes))
-        if not g.expand(node, state, self._grown_table_bytes):
+        nodes, actions = g.path_to(parent)
+        state = g.state_of(np.append(nodes, parent), np.append(actions, j),
+                           len(nodes) + 1)
+        if g.add_child(parent, j, state, self._grown_table_bytes) is None:
           raise ValueError(
               f"max_memory={g.max_memory} is full: an external-sampling "
               "traversal must store every node it explores. Pass a larger "
@@ -353,15 +370,25 @@ class GrownSampling:
           "head-to-head evaluation for games too large to walk.")
 
   def grown_memory(self):
-    """What the grown tree holds: nodes, infosets, bytes (tree and
-    tables), max_memory, frozen, and `dropped` (episodes that left the
-    stored tree once it was full)."""
+    """What the grown tree holds: nodes, child slots and infosets stored;
+    bytes (tree and tables, capacity included); bytes_per_node (the node
+    and slot arrays over the nodes stored: `BYTES_PER_NODE` and
+    `BYTES_PER_SLOT` a child, doubled at most by capacity) and
+    bytes_per_infoset (the infoset arrays, their hash and the solver's
+    tables over the infosets stored); max_memory, frozen, and `dropped`
+    (episodes that left the stored tree once it was full)."""
     g = self._grown
     tables = sum(getattr(self, n).nbytes for n in self._grown_saved())
-    return dict(nodes=g.num_nodes, infosets=g.num_infosets,
-                bytes=g.nbytes() + tables, tree_bytes=g.nbytes(),
-                table_bytes=tables, max_memory=g.max_memory,
-                frozen=g.frozen, dropped=self._dropped)
+    arrays = g.arrays()
+    node_bytes = sum(arrays[n].nbytes for n in g.NODE_ARRAYS + g.SLOT_ARRAYS)
+    return dict(nodes=g.num_nodes, slots=g.num_slots,
+                infosets=g.num_infosets, bytes=g.nbytes() + tables,
+                tree_bytes=g.nbytes(), table_bytes=tables,
+                bytes_per_node=node_bytes / max(g.num_nodes, 1),
+                bytes_per_infoset=(g.nbytes() - node_bytes + tables)
+                / max(g.num_infosets, 1),
+                max_memory=g.max_memory, frozen=g.frozen,
+                dropped=self._dropped)
 
   # The solver's interface, on a grown tree; elsewhere the next class's.
 
@@ -415,8 +442,8 @@ class GrownSampling:
     saved.update({"grown_" + k: v for k, v in self._grown.arrays().items()})
     g = self._grown
     saved["grown_counts"] = np.array(
-        [g.num_nodes, g.num_infosets, int(g.frozen), self._dropped,
-         self._strategy_rows], dtype=np.int64)
+        [g.num_nodes, g.num_slots, g.num_infosets, int(g.frozen),
+         self._dropped, self._strategy_rows], dtype=np.int64)
     saved["grown_playout_rng"] = np.frombuffer(
         json.dumps(self._playout_rng.bit_generator.state).encode(),
         dtype=np.uint8)
@@ -445,18 +472,18 @@ class GrownSampling:
       checkpoint.check_values(path, "grown_" + name, arrays[name], 0,
                               signed=True)
     counts = tables["grown_counts"]
-    if counts.shape != (5,) or counts.dtype != np.int64 or counts.min() < 0:
-      raise ValueError(f"{path}: table 'grown_counts' is not five counts.")
+    if counts.shape != (6,) or counts.dtype != np.int64 or counts.min() < 0:
+      raise ValueError(f"{path}: table 'grown_counts' is not six counts.")
     try:
-      self._grown.restore(arrays, *counts[:2], counts[2])
+      self._grown.restore(arrays, counts[:3], counts[3])
       state = json.loads(tables["grown_playout_rng"].tobytes().decode())
       self._playout_rng.bit_generator.state = state
     except (ValueError, TypeError, KeyError, UnicodeDecodeError) as e:
       raise ValueError(f"{path}: {e}.") from None
-    self._dropped, self._strategy_rows = int(counts[3]), int(counts[4])
+    self._dropped, self._strategy_rows = int(counts[4]), int(counts[5])
     g = self._grown
     size, count_size = self._grown_baseline_sizes(g.infoset_capacity,
-                                                  g.node_capacity)
+                                                  g.slot_capacity)
     shape = (g.infoset_capacity, g.max_actions)
     matrices, vectors = self._grown_rows()
     targets = [(n, shape, np.float64) for n in matrices] + [
