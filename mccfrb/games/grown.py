@@ -139,6 +139,11 @@ class GrownTree:
     self.num_slots = 0
     self.num_infosets = 0
     self.frozen = False
+    # Counts the reallocations: kernels must be handed the new arrays.
+    self.generation = 0
+    # The node stored last and its actions (or chance outcomes), which
+    # the next move from it (`advance`) takes without asking OpenSpiel.
+    self._last_node, self._last_actions = -1, []
 
   # The arrays in `GameTree.kernel_args()` order (edge_prob: the slots'
   # chance probabilities), then the slots' child ids.
@@ -220,6 +225,7 @@ class GrownTree:
     if grown > self.max_memory or max(n, s) >= 2**31:
       self.frozen = True
       return False
+    self.generation += 1
     if n > self.node_capacity:
       for name, fill in (("node_kind", tree_lib.TERMINAL),
                          ("node_player", -1), ("node_infoset", -1),
@@ -263,8 +269,11 @@ class GrownTree:
       player = state.current_player()
       legal = state.legal_actions()
       kind, count = tree_lib.DECISION, len(legal)
-    if not self.reserve(1, count, int(kind == tree_lib.DECISION),
-                        table_bytes):
+    if ((self.num_nodes >= len(self.node_kind)
+         or self.num_slots + count > len(self.slot_node)
+         or self.num_infosets >= len(self.infoset_player))
+        and not self.reserve(1, count, int(kind == tree_lib.DECISION),
+                             table_bytes)):
       return None
     node = self.num_nodes
     self.num_nodes += 1
@@ -283,7 +292,9 @@ class GrownTree:
     self.num_children[node] = count
     if kind == tree_lib.CHANCE:
       self.slot_prob[start:start + count] = [p for _, p in outcomes]
+      self._last_node, self._last_actions = node, [a for a, _ in outcomes]
     else:
+      self._last_node, self._last_actions = node, legal
       self.node_infoset[node] = self._infoset(
           state.information_state_string(player), player, count)
     return node
@@ -373,6 +384,15 @@ class GrownTree:
   def advance(self, state, path_node, path_action, start, depth):
     """`state`, the pyspiel state at path_node[start], moved (in place)
     along the path's moves start .. depth - 1 (see `state_of`)."""
+    if depth == start + 1:  # One move, the usual case.
+      j = int(path_action[start])
+      if path_node[start] == self._last_node:
+        state.apply_action(self._last_actions[j])
+      elif self.node_kind[path_node[start]] == tree_lib.CHANCE:
+        state.apply_action(state.chance_outcomes()[j][0])
+      else:
+        state.apply_action(state.legal_actions()[j])
+      return state
     kinds = self.node_kind[path_node[start:depth]].tolist()
     for kind, j in zip(kinds, path_action[start:depth].tolist()):
       if kind == tree_lib.CHANCE:

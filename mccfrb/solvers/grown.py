@@ -256,7 +256,7 @@ class GrownSampling:
                 self._decay, self._num_iterations + 1, 2 * num_iterations,
                 self._through, *weighting, self._rng_words, *self._scratch,
                 io, leaf)
-        capacity = (g.node_capacity, g.slot_capacity, g.infoset_capacity)
+        generation = g.generation
       self._nodes_touched += outcome.grown_episodes(*args)
       slot = int(io[1])
       if slot < 0:
@@ -273,8 +273,7 @@ class GrownSampling:
                          self._grown_table_bytes)
       last, last_depth, last_state = node, depth, state
       if node is not None:
-        if capacity != (g.node_capacity, g.slot_capacity,
-                        g.infoset_capacity):
+        if generation != g.generation:
           self._grow_tables()
           args = None
         elif self._strategy_rows < g.num_infosets:
