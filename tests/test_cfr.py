@@ -12,7 +12,7 @@ import mccfrb.kernels.exact
 import mccfrb.kernels.cfr
 from mccfrb.kernels import cfr as cfr_kernels
 import mccfrb.solvers.cfr
-import mccfrb.games.schedule
+import mccfrb.kernels.schedule
 import mccfrb.games.tree
 
 REFERENCES = {
@@ -244,7 +244,7 @@ def test_underflowing_reach_is_not_pruned():
     assert_same_tables(*solvers)
   # One pass's sweeps on that strategy: no factor is 0, so every value is
   # computed, also below the reaches that underflowed.
-  schedule = mccfrb.games.schedule.schedule_of(tree)
+  schedule = mccfrb.kernels.schedule.schedule_of(tree)
   scratch = mccfrb.solvers.cfr.cfr_scratch(tree, schedule)
   col, values, slots = scratch[0], scratch[1], scratch[2:]
   cfr_kernels._sweeps(0, 1, 7, True, schedule.zero_chance, True, *schedule.tree[:6],
@@ -262,7 +262,7 @@ def test_any_node_numbering(trees, game_name):
   """A tree not numbered in the compile's depth-first block order is
   renumbered by its schedule; the tables do not change."""
   tree = bfs_tree(trees[game_name])
-  assert mccfrb.games.schedule.schedule_of(tree).order is not None
+  assert mccfrb.kernels.schedule.schedule_of(tree).order is not None
   four = mccfrb.CFRSolver(game_name, variant="cfr+", tree=tree,
                           passes="four_sweeps")
   ours = mccfrb.CFRSolver(game_name, variant="cfr+", tree=tree,

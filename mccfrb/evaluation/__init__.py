@@ -19,7 +19,7 @@ from mccfrb.evaluation import policy as policy_lib
 from mccfrb.evaluation import walk_size
 from mccfrb.evaluation.head_to_head import HeadToHead  # pylint: disable=unused-import
 from mccfrb.evaluation.head_to_head import head_to_head  # pylint: disable=unused-import
-from mccfrb.games import schedule as schedule_lib
+from mccfrb.kernels import schedule as schedule_lib
 from mccfrb.games import tree as tree_lib
 from mccfrb.kernels import exact
 from mccfrb.solvers import base

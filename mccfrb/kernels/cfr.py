@@ -31,7 +31,7 @@ LCFR/DCFR discounting a zero regret may differ in sign; BUILD_NOTES.md,
     and one bottom-up sweep
     for the values that also stores p's regret increments in slots, over a
     schedule of independent subtree tasks below a frontier depth
-    (mccfrb/games/schedule.py); both sweeps skip subtrees where the opponent's
+    (mccfrb/kernels/schedule.py); both sweeps skip subtrees where the opponent's
     or chance's reach has an exact zero factor (the 1-die Dudo notes: "prune histories
     whose opponent's reach is zero"). Then one loop over p's infosets adds each
     infoset's regret and average terms in ascending node id order (the
@@ -332,7 +332,7 @@ def cfr_iterations(kind, player, infoset, child_start, num_children,
   """Runs exact iterations first_iteration ..; tables change in place.
 
   Args:
-    schedule: `Schedule.cfr_args()` (mccfrb/games/schedule.py).
+    schedule: `Schedule.cfr_args()` (mccfrb/kernels/schedule.py).
     scratch: `cfr_scratch` in solvers/cfr.py: (reach, values, own, delta,
       visited). FOUR_SWEEPS uses reach float64[N, P + 1] and values
       float64[N]; SWEEPS uses reach float64[1, N] (one player's own reach,

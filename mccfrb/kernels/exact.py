@@ -352,7 +352,7 @@ def best_response_value(kind, player, infoset, child_start, num_children,
 
 
 # ---------------------------------------------------------------------------
-# Sweep schedules (mccfrb/games/schedule.py): built once per tree.
+# Sweep schedules (mccfrb/kernels/schedule.py): built once per tree.
 
 
 @njit(cache=True)
@@ -514,7 +514,7 @@ def subtree_ends(kind, child_start, num_children, end):
 
 @njit(cache=True)
 def task_range(k, top_nodes, task_start, task_end):
-  """(listed, lo, hi) of task k of a schedule (mccfrb/games/schedule.py): for the
+  """(listed, lo, hi) of task k of a schedule (mccfrb/kernels/schedule.py): for the
   top (k = T) the nodes top_nodes[lo:hi] (listed), else the ids lo .. hi - 1."""
   if k == task_start.shape[0]:
     return True, 0, top_nodes.shape[0]

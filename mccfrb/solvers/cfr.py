@@ -3,7 +3,7 @@
 import numpy as np
 
 from mccfrb.evaluation import policy as policy_lib
-from mccfrb.games import schedule as schedule_lib
+from mccfrb.kernels import schedule as schedule_lib
 from mccfrb.games import tree as tree_lib
 from mccfrb.kernels import cfr
 from mccfrb import games
@@ -47,7 +47,7 @@ class CFRSolver(engine_lib.EngineSampling, base.TabularSolverBase):
     max_nodes, tree: as for `MCCFRbSolver`.
     threads: numba threads for one solve (default 1; at most numba's pool,
       NUMBA_NUM_THREADS): the subtrees below the schedule's frontier
-      (mccfrb/games/schedule.py) and the infosets of the updating player are
+      (mccfrb/kernels/schedule.py) and the infosets of the updating player are
       shared out; the tables do not depend on it.
     passes: "sweeps" (two sweeps of the tree per player and iteration that
       skip zero-reach subtrees, on any number of threads), "four_sweeps"
