@@ -36,7 +36,7 @@ from experiments import common
 from mccfrb.experiment import analysis
 from mccfrb.experiment import analysis_mcts
 from mccfrb import evaluation
-from mccfrb.evaluation import policy as policy_lib
+from mccfrb.tables import policy as policy_lib
 from mccfrb.experiment import sweep
 from mccfrb.games import tree as tree_lib
 

@@ -25,11 +25,11 @@ from mccfrb.evaluation import policy_values
 from mccfrb.games import load_game
 from mccfrb import play
 from mccfrb.solvers.normal_form import regret_matching
-from mccfrb.evaluation.policy import table_from_policy
-from mccfrb.evaluation.policy import to_pyspiel_dict
-from mccfrb.evaluation.policy import to_pyspiel_policy
-from mccfrb.evaluation.policy import to_tabular_policy
-from mccfrb.evaluation.policy import uniform_table
+from mccfrb.tables.policy import table_from_policy
+from mccfrb.tables.policy import to_pyspiel_dict
+from mccfrb.tables.policy import to_pyspiel_policy
+from mccfrb.tables.policy import to_tabular_policy
+from mccfrb.tables.policy import uniform_table
 from mccfrb.games.public import PublicTree
 from mccfrb.games.public import public_states
 from mccfrb.solvers import AVERAGINGS

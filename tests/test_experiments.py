@@ -30,7 +30,7 @@ def test_registry_builds_every_algorithm(name):
   runner = registry.make(name, game, seed=1, tree=tree)
   runner.run(20)
   table = runner.average_policy_table(tree)
-  mccfrb.evaluation.policy.validate_table(tree, table)
+  mccfrb.tables.policy.validate_table(tree, table)
   # Both evaluators agree on every algorithm's policy.
   assert pyspiel.exploitability(game, runner.openspiel_policy(tree)) == (
       pytest.approx(mccfrb.exploitability(tree, table), abs=1e-9))

@@ -6,7 +6,7 @@ from open_spiel.python.algorithms import exploitability as os_exploitability
 
 import mccfrb
 from mccfrb import evaluation
-from mccfrb.evaluation import policy as policy_lib
+from mccfrb.tables import policy as policy_lib
 from mccfrb.reference import mcts as reference_mcts
 from mccfrb.experiment import registry
 from mccfrb.kernels import mcts as mcts_kernel

@@ -10,7 +10,7 @@ import pytest
 
 import mccfrb
 from mccfrb.experiment import nfsp
-from mccfrb.evaluation import policy as policy_lib
+from mccfrb.tables import policy as policy_lib
 from mccfrb.experiment import registry
 
 SKIP_REASON = f"needs the nfsp extra: {nfsp.INSTALL}"

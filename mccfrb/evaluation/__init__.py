@@ -15,7 +15,7 @@ import numpy as np
 import pyspiel
 
 from mccfrb import games
-from mccfrb.evaluation import policy as policy_lib
+from mccfrb.tables import policy as policy_lib
 from mccfrb.evaluation import walk_size
 from mccfrb.evaluation.head_to_head import HeadToHead  # pylint: disable=unused-import
 from mccfrb.evaluation.head_to_head import head_to_head  # pylint: disable=unused-import

@@ -21,7 +21,7 @@ import sys
 import numpy as np
 import pyspiel
 
-from mccfrb.evaluation import policy as policy_lib
+from mccfrb.tables import policy as policy_lib
 
 INSTALL = 'pip install -e ".[nfsp]"'
 # What OpenSpiel's JAX NFSP imports (jax/nfsp.py and jax/dqn.py).

@@ -15,7 +15,7 @@ import pyspiel
 from open_spiel.python.algorithms import mccfr as os_mccfr_base
 from open_spiel.python.algorithms import outcome_sampling_mccfr as os_mccfr
 
-from mccfrb.evaluation import policy as policy_lib
+from mccfrb.tables import policy as policy_lib
 from mccfrb import solvers
 
 

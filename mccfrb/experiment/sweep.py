@@ -33,7 +33,7 @@ from mccfrb import evaluation
 from mccfrb import files
 from mccfrb import games
 from mccfrb.experiment import lock as lock_lib
-from mccfrb.evaluation import policy as policy_lib
+from mccfrb.tables import policy as policy_lib
 from mccfrb.experiment import registry
 from mccfrb.games import tree as tree_lib
 from mccfrb.games import tree_size

@@ -12,7 +12,7 @@ import numpy as np
 from mccfrb import counts
 from mccfrb import files
 from mccfrb import games
-from mccfrb.evaluation import policy as policy_lib
+from mccfrb.tables import policy as policy_lib
 from mccfrb.games import tree as tree_lib
 from mccfrb.games import tree_size
 from mccfrb.kernels import exact

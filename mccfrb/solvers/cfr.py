@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from mccfrb.evaluation import policy as policy_lib
+from mccfrb.tables import policy as policy_lib
 from mccfrb.kernels import schedule as schedule_lib
 from mccfrb.games import tree as tree_lib
 from mccfrb.kernels import cfr

@@ -2,8 +2,7 @@
 
 import numpy as np
 
-from mccfrb import evaluation
-from mccfrb.evaluation import policy as policy_lib
+from mccfrb.tables import policy as policy_lib
 from mccfrb.games import tree as tree_lib
 from mccfrb.kernels import exact
 from mccfrb.kernels import mcts
@@ -178,9 +177,11 @@ class SmoothUCTSolver(base.TabularSolverBase):
     table = self.average_policy_table()
     uniform = policy_lib.uniform_table(t)
     values = np.zeros(2)
+    node_values = np.empty(t.num_nodes)
     for seat in (0, 1):
       mixed = np.where((t.infoset_player == seat)[:, None], table, uniform)
-      v0 = evaluation.expected_value(t, mixed)
+      exact.node_values(*t.kernel_args(), mixed, node_values)
+      v0 = float(node_values[0])
       values[seat] = v0 if seat == 0 else t.utility_sum - v0
     return values
 

@@ -4,6 +4,10 @@
 rows found by a 128-bit key in a compact arena, for engines and trees that
 grow; precision "float64" or "float32". Atomic operations and a prefetch
 hint for the kernels are in tables/atomics.py.
+
+Strategy tables of a compiled tree (float64[num_infosets, max_actions], rows
+by compiled infoset id) and their conversions to and from OpenSpiel policies
+are in tables/policy.py: the solvers return them and evaluation reads them.
 """
 
 from mccfrb.tables.hashed_table import HashedTable
