@@ -1,4 +1,4 @@
-"""Streaming walks on native engines (mccfrb/evaluation/stream.py, kernels/stream.py)
+"""Streaming walks on native engines (mccfrb/solvers/stream.py, kernels/stream.py)
 against the compiled tree: best responses of random, partial and uniform
 policies, the optimistic-averaging catch-up, and the exact CFR family."""
 
@@ -7,7 +7,7 @@ import pytest
 from open_spiel.python import policy as os_policy
 
 import mccfrb
-from mccfrb.evaluation import stream
+from mccfrb.solvers import stream
 from mccfrb.kernels import stream as kernels
 from mccfrb.tables import HashedTable
 

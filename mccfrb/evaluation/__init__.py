@@ -133,7 +133,7 @@ def nash_conv(game_or_tree, policy, threads=1):
   base.check_threads(threads, None)
   if isinstance(policy, engine_solvers.EnginePolicy):
     # A policy of an engine solver: the streaming walk of the public tree,
-    # no compiled tree (mccfrb/evaluation/stream.py), on games of any size.
+    # no compiled tree (mccfrb/solvers/stream.py), on games of any size.
     return engine_solvers.engine_policy_nash_conv(policy)
   game, tree = _game_and_tree(game_or_tree)
   strategy = policy_lib.table_from_policy(tree, policy, game=game)

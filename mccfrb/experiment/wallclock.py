@@ -4,7 +4,7 @@ The comparison "where sampling wins" (docs/pages/results.md): on a game
 too large to compile (goofspiel with 6 cards), each algorithm trains for a budget of
 seconds on one core; at checkpoints the clock stops, the average policy's
 exploitability is computed by the streaming walk of the public tree
-(mccfrb/evaluation/stream.py), and a row is written. `experiments/big_games.py` is the
+(mccfrb/solvers/stream.py), and a row is written. `experiments/big_games.py` is the
 binary; `ALGORITHMS` the configurations it knows. Games whose exploitability
 cannot be computed are scored head to head instead
 (mccfrb/experiment/head_to_head.py passes its evaluation to `timed_run`).
@@ -18,7 +18,7 @@ import numpy as np
 import pyspiel
 
 from mccfrb import games
-from mccfrb.evaluation import stream
+from mccfrb.solvers import stream
 from mccfrb.games.engines import engine_for
 from mccfrb.games.engines import goofspiel as goofspiel_engine
 from mccfrb.solvers import engine as engine_solvers

@@ -59,7 +59,7 @@ class CFRSolver(engine_lib.EngineSampling, base.TabularSolverBase):
       family").
     representation: "auto" (default), "tree" or "engine"
       (solvers/representation.py). On an engine an iteration streams over
-      the public tree (mccfrb/evaluation/stream.py): two walks of the game, per-infoset
+      the public tree (mccfrb/solvers/stream.py): two walks of the game, per-infoset
       tables only; the averages equal the tree's up to the order of sums.
     max_memory: bytes the engine's tables may take (default: half the
       memory available).
@@ -102,7 +102,7 @@ class CFRSolver(engine_lib.EngineSampling, base.TabularSolverBase):
       if threads != 1 or passes not in ("auto", "sweeps"):
         raise ValueError("CFRSolver on an engine streams on one thread; "
                          f"got threads={threads}, passes={passes!r}.")
-      from mccfrb.evaluation import stream  # pylint: disable=import-outside-toplevel
+      from mccfrb.solvers import stream  # pylint: disable=import-outside-toplevel
       self._init_engine_game(loaded, engine)
       self._averaging_code = self._regret_code = 0  # Averages: no catch-up.
       self._stream = stream.StreamingCFR(engine, self._rule, max_memory)

@@ -456,10 +456,10 @@ class EngineSampling:
 
 
 def engine_policy_nash_conv(policy, progress=True):
-  """NashConv of an `EnginePolicy` by the streaming walk (mccfrb/evaluation/stream.py):
+  """NashConv of an `EnginePolicy` by the streaming walk (mccfrb/solvers/stream.py):
   the average strategy with its optimistic catch-up, or the current
   strategy (read as an average with no catch-up)."""
-  from mccfrb.evaluation import stream  # pylint: disable=import-outside-toplevel
+  from mccfrb.solvers import stream  # pylint: disable=import-outside-toplevel
   return stream.engine_nash_conv(policy.engine, policy.tables, policy.flush,
                                  policy.iterations, progress=progress,
                                  current=policy.current)
