@@ -1,6 +1,10 @@
-"""Strategy tables and OpenSpiel policies, by the path evaluation/bound.py
-imports them from: the conversions live in mccfrb/tables/policy.py, under
-the solvers, which return them."""
+"""Strategy tables and OpenSpiel policies, for evaluation's modules.
+
+The conversions are in mccfrb/tables/policy.py, under the solvers that
+return them; this module re-exports them: `uniform_table`, `validate_table`,
+`table_from_policy`, `TabularPolicyConverter`, `to_tabular_policy`,
+`to_pyspiel_dict`, `to_pyspiel_policy`.
+"""
 
 # pylint: disable=unused-import
 from mccfrb.tables.policy import TabularPolicyConverter
