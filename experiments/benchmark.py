@@ -54,20 +54,30 @@ Sections:
     iterations (the first inserts every infoset's row) and the streaming
     exploitability of their average (value: seconds; mb: the process's
     peak resident memory). Not in the default sections.
-  grown: on games that do not compile (phantom_ttt, 3x3
-    dark_hex), OutcomeSamplingSolver on a grown tree, in a fresh process:
-    its iterations per second over 10 s after max(--seconds, 60) s of
-    growing, against pyspiel.OutcomeSamplingMCCFRSolver over 10 s from the
-    start; bytes of the tree per stored node and of the tables per stored
-    infoset (capacity included), and peak resident memory (mb, above an
-    idle import) of both at the same number of iterations; kernel_share:
+  grown: on games that do not compile (--grown_games: phantom_ttt, 3x3
+    and 4x4 dark_hex, oshi_zumo, and battleship, 300 actions),
+    OutcomeSamplingSolver on a grown tree, in a fresh process:
+    its iterations per CPU second (one thread; CPU time, so that the
+    rates hold on a shared machine) over 10 s after max(--seconds, 60) s
+    of growing, against pyspiel.OutcomeSamplingMCCFRSolver over 10 s after
+    as long; memory() of mccfrb's bytes per stored node (node and child-slot
+    arrays) and per stored infoset (infoset arrays, hash and tables),
+    capacity included; peak resident memory (mb, above an idle import) of
+    both at the same number of iterations (OpenSpiel's in a third process
+    that runs mccfrb's iteration count); kernel_share:
     the part of mccfrb's 10 s spent in the kernel (outcome.grown_episodes),
     the rest being Python expansions, which bounds what episodes in flight
     could gain there. Not in the default sections.
+  grown_keys: what a grown tree's infoset key costs (--grown_games), in
+    microseconds per key over the decision states of one seeded random
+    play-out: the information state string and its 128-bit BLAKE2b hash
+    (what mccfrb/games/grown.py does), against the information state
+    tensor as float32 bytes and their hash (value: microseconds; NaN
+    where the game offers no tensor). Not in the default sections.
   engines_after_60s: phantom_ttt and 3x3 dark_hex on their native
     engines: MCCFRbSolver's defaults and pyspiel.OutcomeSamplingMCCFRSolver,
-    each in a fresh process, trained max(--seconds, 60) s and then timed
-    over 10 s (the rate after a minute of training); peak resident memory
+    each in a fresh process, trained max(--seconds, 60) CPU seconds and
+    then timed over 10 (the rate after a minute of training); peak resident memory
     (mb, the whole process) and mccfrb's bytes per infoset. Not in the
     default sections.
   cfr_goofspiel5: the same comparison of the pass structures on
@@ -109,11 +119,13 @@ NUMBA_NUM_THREADS defaults to the machine's cores here, so that the scaling
 section can use them.
 """
 
+import hashlib
 import math
 import os
 import platform
 import sys
 import time
+import timeit
 
 os.environ.setdefault("NUMBA_NUM_THREADS", str(os.cpu_count() or 1))
 # Run by path (python experiments/NAME.py) as well as with -m:
@@ -129,6 +141,7 @@ from open_spiel.python.algorithms import outcome_sampling_mccfr as os_mccfr
 
 import mccfrb
 from mccfrb.experiment import wallclock
+from mccfrb.games import grown as grown_lib
 from experiments.common import GOOFSPIEL4
 from experiments.common import GOOFSPIEL5
 from experiments import common
@@ -139,11 +152,15 @@ DEFAULT_SECTIONS = ("exploitability", "outcome", "external", "cfr", "regret",
 SECTIONS = DEFAULT_SECTIONS + ("cfr_goofspiel5", "engines", "engine_kernels",
                                 "engine_memory",
                                 "engine_exact", "rules", "hogwild",
-                                "head_to_head", "grown",
+                                "head_to_head", "grown", "grown_keys",
                                 "engines_after_60s")
 # The games of the grown and engines_after_60s sections: too large to
 # compile, timed on grown trees and on their native engines.
 GROWN_GAMES = ("phantom_ttt", "dark_hex(num_rows=3,num_cols=3)")
+# The games of the grown section: those two, and games without an engine,
+# one of them with 300 actions (battleship).
+GROWN_SECTION_GAMES = GROWN_GAMES + ("dark_hex(num_rows=4,num_cols=4)",
+                                     "oshi_zumo", "battleship")
 # The big games of the engine sections (too large to compile).
 GOOFSPIEL6 = ("goofspiel(num_cards=6,imp_info=True,points_order=random,"
               "returns_type=point_difference)")
@@ -152,6 +169,8 @@ BIG_GAMES = (GOOFSPIEL6, "goofspiel", "phantom_ttt")
 _SECTIONS = flags.DEFINE_list("sections", list(DEFAULT_SECTIONS),
                               f"Which benchmarks, of {', '.join(SECTIONS)}.")
 _SECONDS = flags.DEFINE_float("seconds", 1.0, "Minimum time of one timing.")
+_GROWN_GAMES = flags.DEFINE_list("grown_games", list(GROWN_SECTION_GAMES),
+                                 "Games of the grown section.")
 _REPEATS = flags.DEFINE_integer("repeats", 3, "Timings per entry; best kept.")
 _EXPL_GAMES = flags.DEFINE_list("exploitability_games",
                                 ["leduc_poker", "liars_dice(numdice=1)"],
@@ -903,17 +922,19 @@ import mccfrb, pyspiel
 game, who, seconds, iterations = sys.argv[1:5]
 seconds, iterations = float(seconds), int(iterations)
 warm = float(sys.argv[5]) if len(sys.argv) > 5 else 0.0
+CHUNK = 100  # Iterations per step: battleship runs tens a second.
+clock = time.process_time  # CPU seconds: the rates hold on a shared machine.
 def timed(step, limit):
-  done, start = 0, time.perf_counter()
-  while time.perf_counter() - start < limit:
+  done, start = 0, clock()
+  while clock() - start < limit:
     step()
-    done += 1000
-  return done, done / (time.perf_counter() - start)
+    done += CHUNK
+  return done, done / (clock() - start)
 if who == "mccfrb":
   from mccfrb.solvers import grown
   solver = mccfrb.OutcomeSamplingSolver(game, seed=0, representation="grown")
   solver.run(10, progress=False)  # Compiles (or loads) the kernel.
-  step = lambda: solver.run(1000, progress=False)
+  step = lambda: solver.run(CHUNK, progress=False)
   first, _ = timed(step, seconds)
   # The share of the last 10 s spent in the kernel (the rest: expansions).
   kernel, inner = [0.0], grown.outcome.grown_episodes
@@ -925,22 +946,23 @@ if who == "mccfrb":
   grown.outcome.grown_episodes = counted
   start = time.perf_counter()
   later, rate = timed(step, 10.0)
-  share = kernel[0] / (time.perf_counter() - start)
+  share = kernel[0] / (time.perf_counter() - start)  # Both wall clock.
   grown.outcome.grown_episodes = inner
   m = solver.memory()
   print(first + later + 10, rate,
         resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-        m["nodes"], m["infosets"], m["tree_bytes"], m["table_bytes"], share)
+        m["nodes"], m["infosets"], m["bytes_per_node"], m["bytes_per_infoset"],
+        share)
 else:
   solver = pyspiel.OutcomeSamplingMCCFRSolver(pyspiel.load_game(game), 0.6, 0)
   def step():
-    for _ in range(1000):
+    for _ in range(CHUNK):
       solver.run_iteration()
   if iterations:
-    start = time.perf_counter()
-    for _ in range(iterations // 1000):
+    start = clock()
+    for _ in range(iterations // CHUNK):
       step()
-    done, rate = iterations, iterations / (time.perf_counter() - start)
+    done, rate = iterations, iterations / (clock() - start)
   else:
     first, _ = timed(step, warm)
     done, rate = timed(step, seconds)
@@ -957,12 +979,12 @@ import mccfrb
 game, warm, seconds = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
 solver = mccfrb.MCCFRbSolver(game, seed=0, representation="engine")
 solver.run(10, progress=False)  # Compiles (or loads) the kernels.
-def timed(limit):
-  done, start = 0, time.perf_counter()
-  while time.perf_counter() - start < limit:
+def timed(limit):  # In CPU seconds, as the grown section's script.
+  done, start = 0, time.process_time()
+  while time.process_time() - start < limit:
     solver.run(1000, progress=False)
     done += 1000
-  return done, done / (time.perf_counter() - start)
+  return done, done / (time.process_time() - start)
 first, _ = timed(warm)
 later, rate = timed(seconds)
 m = solver.memory()
@@ -1002,34 +1024,86 @@ def grown_rows(seconds, repeats):
   """Outcome sampling on grown trees (module docstring, grown): mccfrb's
   rate over 10 s after max(seconds, 60) s of growing, bytes per stored
   node and infoset, peak memory, against OpenSpiel's C++ outcome sampling
-  (10 s from the start; and its peak memory at mccfrb's iterations)."""
+  (10 s after as long; and its peak memory at mccfrb's iterations)."""
   del repeats
   rows = []
   base = float(_subprocess_measure(
       "import mccfrb, pyspiel, resource; print(resource.getrusage("
       "resource.RUSAGE_SELF).ru_maxrss / 1024)")[0])
-  for game in GROWN_GAMES:
-    done, rate, mb, nodes, isets, tree_bytes, table_bytes, share = (
+  for game in rejoin_game_list(_GROWN_GAMES.value):
+    done, rate, mb, nodes, isets, per_node, per_infoset, share = (
         _subprocess_measure(_GROWN_SCRIPT, game, "mccfrb",
                             max(seconds, 60.0), 0))
     _, theirs, _ = _subprocess_measure(_GROWN_SCRIPT, game, "openspiel",
-                                       10.0, 0)
+                                       10.0, 0, max(seconds, 60.0))
     _, _, theirs_mb = _subprocess_measure(_GROWN_SCRIPT, game, "openspiel",
-                                          0, int(done) // 1000 * 1000)
+                                          0, int(done))
     nodes, isets = int(nodes), int(isets)
     rows.append({"section": "grown", "game": game,
                  "algorithm": "mccfrb_os_grown_after_60s",
                  "per_second": float(rate),
                  "ratio": float(rate) / float(theirs),
                  "iterations": int(done), "nodes": nodes, "infosets": isets,
-                 "bytes_per_node": int(tree_bytes) / nodes,
-                 "bytes_per_infoset": int(table_bytes) / isets,
+                 "bytes_per_node": float(per_node),
+                 "bytes_per_infoset": float(per_infoset),
                  "kernel_share": float(share),
                  "mb": float(mb) - base})
     rows.append({"section": "grown", "game": game,
                  "algorithm": "pyspiel_os_cpp", "per_second": float(theirs),
-                 "ratio": 1.0, "iterations": int(done) // 1000 * 1000,
+                 "ratio": 1.0, "iterations": int(done),
                  "mb": float(theirs_mb) - base})
+  return rows
+
+
+def _decision_states(game, count):
+  """Up to `count` decision states of one seeded random play-out."""
+  rng = np.random.default_rng(0)
+  states, state = [], game.new_initial_state()
+  while not state.is_terminal() and len(states) < count:
+    if state.is_chance_node():
+      actions = [a for a, _ in state.chance_outcomes()]
+      state.apply_action(actions[rng.integers(len(actions))])
+      continue
+    states.append(state.clone())
+    legal = state.legal_actions()
+    state.apply_action(legal[rng.integers(len(legal))])
+  return states
+
+
+def grown_keys_rows(seconds, repeats):
+  """Microseconds per infoset key, string against tensor (module
+  docstring, grown_keys)."""
+  del seconds
+  rows = []
+  for name in rejoin_game_list(_GROWN_GAMES.value):
+    game = pyspiel.load_game(name)
+    if game.get_type().dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS:
+      game = pyspiel.convert_to_turn_based(game)
+    states = _decision_states(game, 60)
+    calls = 20 * len(states)
+
+    def by_string():
+      for state in states:
+        player = state.current_player()
+        grown_lib.infoset_hash(state.information_state_string(player),
+                               player)
+
+    def by_tensor():
+      for state in states:
+        tensor = np.asarray(
+            state.information_state_tensor(state.current_player()),
+            dtype=np.float32)
+        hashlib.blake2b(tensor.tobytes(), digest_size=16).digest()
+
+    kinds = [("string_blake2b", by_string)]
+    if game.get_type().provides_information_state_tensor:
+      kinds.append(("tensor_blake2b", by_tensor))
+    for label, keys in kinds:
+      best = min(timeit.repeat(keys, number=20, repeat=repeats)) / calls
+      rows.append({"section": "grown_keys", "game": name,
+                   "algorithm": f"{label} (value: microseconds)",
+                   "per_second": 1.0 / best, "ratio": float("nan"),
+                   "value": best * 1e6})
   return rows
 
 
@@ -1059,7 +1133,7 @@ def main(argv):
               "engine_memory": engine_memory_rows,
               "engine_exact": engine_exact_rows, "rules": rules_rows,
               "hogwild": hogwild_rows, "head_to_head": head_to_head_rows,
-              "grown": grown_rows,
+              "grown": grown_rows, "grown_keys": grown_keys_rows,
               "engines_after_60s": engines_after_rows}
   rows = []
   for section in _SECTIONS.value:

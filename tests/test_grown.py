@@ -83,10 +83,13 @@ def test_split_runs_equal_one_run():
 
 
 def test_growth_stops_at_max_memory_and_episodes_play_out():
-  limit = 1_600_000  # The first allocation takes 1.38 MB.
+  limit = 1_600_000  # The first allocation takes 1.42 MB.
   solver = mccfrb.MCCFRbSolver("leduc_poker", representation="grown",
                                seed=0, max_memory=limit, baseline="learned")
-  solver.run(20_000, progress=False)
+  with pytest.warns(UserWarning, match="reached max_memory") as said:
+    solver.run(20_000, progress=False)
+    solver.run(1_000, progress=False)
+  assert len([w for w in said if "max_memory" in str(w.message)]) == 1
   report = solver.memory()
   assert report["frozen"] and report["dropped"] > 0
   assert report["bytes"] <= limit
@@ -239,3 +242,28 @@ def test_grown_external_sampling_saves_and_loads(tmp_path):
   game = pyspiel.load_game("leduc_poker")
   assert mccfrb.nash_conv(game, loaded.average_policy()) == pytest.approx(
       mccfrb.nash_conv(game, whole.average_policy()), abs=1e-12)
+
+
+def test_only_the_nodes_episodes_reach_are_stored():
+  solver = mccfrb.OutcomeSamplingSolver("leduc_poker", representation="grown",
+                                        seed=0)
+  solver.run(1, progress=False)  # Two episodes, one per player.
+  g = solver.grown_tree
+  # Each episode stores at most its path: never a sibling it did not take.
+  assert g.num_nodes <= 2 * (g.max_depth - 1) + 1
+  stored = g.slot_node[:g.num_slots]
+  assert np.sum(stored >= 0) == g.num_nodes - 1  # Every node but the root.
+  children = np.sort(stored[stored >= 0])
+  np.testing.assert_array_equal(children, np.arange(1, g.num_nodes))
+  for node in range(1, g.num_nodes):
+    assert g.slot_node[g.slot(g.node_parent[node], g.node_action[node])] == node
+  solver.run(2000, progress=False)
+  report = solver.memory()
+  tree = mccfrb.compile_tree("leduc_poker")
+  assert report["nodes"] < tree.num_nodes
+  assert report["slots"] == int(g.num_children[:g.num_nodes].sum())
+  # memory() bounds: a node and its slots, at most doubled by capacity.
+  per_node = grown_lib.BYTES_PER_NODE + grown_lib.BYTES_PER_SLOT * (
+      report["slots"] / report["nodes"])
+  assert per_node <= report["bytes_per_node"] <= 2 * per_node + 1e-9
+  assert report["bytes_per_infoset"] >= grown_lib.BYTES_PER_INFOSET

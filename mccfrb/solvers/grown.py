@@ -31,6 +31,7 @@ infoset's hash.
 """
 
 import json
+import warnings
 
 import numpy as np
 from open_spiel.python import policy as os_policy
@@ -283,10 +284,21 @@ class GrownSampling:
           self._strategy[row, :count] = 1.0 / count
           self._strategy_rows = row + 1
       else:  # Full: this episode's value below `slot` from a play-out.
+        if not self._dropped:
+          self._say_frozen()
         self._dropped += 1
         io[2] = slot
         leaf[0] = self._playout(state)
     self._num_iterations += num_iterations
+
+  def _say_frozen(self):
+    """Warns, once per solver, that the tree stopped growing."""
+    g = self._grown
+    warnings.warn(
+        f"mccfrb: the grown tree of {g.game} reached max_memory="
+        f"{g.max_memory} bytes at {g.num_nodes} nodes and {g.num_infosets} "
+        "infosets; it stops growing, and episodes that leave it are played "
+        "out uniformly (counted in memory()['dropped']).", stacklevel=4)
 
   def _run_es_grown(self, num_iterations):
     """`num_iterations` external-sampling iterations on the grown tree
