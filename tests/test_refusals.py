@@ -200,3 +200,58 @@ def test_cfr_solver_takes_a_seed():
   np.testing.assert_array_equal(other.average_policy_table(),
                                 plain.average_policy_table())
   assert "seed" in mccfrb.CFRSolver.__doc__
+
+
+DARK_HEX_LARGE = ["dark_hex(num_rows=3,num_cols=3)",
+                  "dark_hex(num_rows=3,num_cols=3,gameversion=adh)",
+                  "dark_hex(num_rows=4,num_cols=4)"]
+DARK_HEX_SMALL = ["dark_hex(num_rows=2,num_cols=2)",
+                  "dark_hex(num_rows=2,num_cols=3)",
+                  "dark_hex(num_rows=3,num_cols=2,gameversion=adh)"]
+
+
+def _names_what_fits(message):
+  assert "dark_hex boards of up to 6 cells" in message, message
+  assert "histories" in message, message
+
+
+@pytest.mark.parametrize("spec", DARK_HEX_LARGE + ["phantom_ttt"])
+def test_public_sampling_refuses_large_whole_depth_games_at_once(spec):
+  begin = time.perf_counter()
+  with pytest.raises(ValueError, match="PublicSamplingSolver cannot run") as (
+      error):
+    mccfrb.PublicSamplingSolver(spec, representation="engine")
+  assert time.perf_counter() - begin < 1.0
+  message = _one_line(error)
+  _names_what_fits(message)
+  assert "MCCFRbSolver" in message
+
+
+@pytest.mark.parametrize("spec", DARK_HEX_LARGE + ["phantom_ttt"])
+def test_streaming_walk_refuses_large_whole_depth_games_at_once(spec):
+  from mccfrb.evaluation import walk_size  # pylint: disable=import-outside-toplevel
+  begin = time.perf_counter()
+  with pytest.raises(ValueError, match="cannot finish") as error:
+    walk_size.check_streaming_walk(mccfrb.load_game(spec))
+  assert time.perf_counter() - begin < 1.0
+  message = _one_line(error)
+  _names_what_fits(message)
+  assert "head-to-head evaluation" in message
+
+
+@pytest.mark.parametrize("spec", DARK_HEX_SMALL)
+def test_small_dark_hex_boards_pass_the_size_checks(spec):
+  from mccfrb.evaluation import walk_size  # pylint: disable=import-outside-toplevel
+  game = mccfrb.load_game(spec)
+  estimate = walk_size.check_streaming_walk(game)
+  assert 100 < estimate < walk_size.WHOLE_DEPTH_EPISODE_HISTORIES
+  solver = mccfrb.PublicSamplingSolver(spec, representation="engine", seed=0)
+  assert solver.representation == "engine"
+
+
+def test_small_dark_hex_walks_and_samples_public_states_on_its_engine():
+  spec = "dark_hex(num_rows=2,num_cols=2)"
+  solver = mccfrb.PublicSamplingSolver(spec, representation="engine", seed=0)
+  solver.run(20, progress=False)
+  exact = mccfrb.exploitability(spec, solver.average_policy())
+  assert 0.0 <= exact < 1.0

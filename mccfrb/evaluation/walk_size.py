@@ -8,6 +8,8 @@ of random probes, remembered per game), and refuse a game they cannot
 finish in one line that points to head-to-head evaluation.
 """
 
+import math
+
 from mccfrb.games import tree_size
 
 # Seconds of random probes for an estimate (at least one probe runs).
@@ -31,9 +33,21 @@ HEAD_TO_HEAD = (
     "at least x (the bound head to head gives).")
 
 # Games whose public states hold about every history of a depth (a player
-# sees none of the other's moves): a streaming walk holds the histories of
-# a public state at once, billions of them here, whatever the estimate.
-WHOLE_DEPTH_PUBLIC_STATES = ("phantom_ttt",)
+# sees none of the other's moves, only how many were made): a streaming walk
+# holds every history of the game at once, and an episode of public-state
+# sampling expands them all. Small boards fit; large ones are refused by
+# their estimated size (`check_whole_depth`).
+WHOLE_DEPTH_PUBLIC_STATES = ("phantom_ttt", "dark_hex")
+# Bytes a streaming walk of such a game holds per history (measured: about
+# 200 on dark_hex 2x3, 1.1e5 histories, and 550 on 3x2 abrupt, 2.5e5).
+WHOLE_DEPTH_BYTES_PER_HISTORY = 512
+# Histories an episode of public-state sampling may expand on such a game
+# (an episode of dark_hex 3x2 abrupt, 2.5e5 histories, takes about 0.2 s).
+WHOLE_DEPTH_EPISODE_HISTORIES = 1e6
+# What fits, named in the refusals.
+WHOLE_DEPTH_FITS = ("dark_hex boards of up to 6 cells (2x2, 2x3, 3x2: "
+                    "1e5-2.5e5 histories) fit; phantom_ttt and dark_hex 3x3 "
+                    "(2e10) do not")
 
 _ESTIMATES = {}
 
@@ -72,12 +86,12 @@ def check_streaming_walk(game, what="the streaming walk"):
   holds every history already, so the walk fits."""
   if game is None:
     return None
-  name = game.get_type().short_name
-  if name in WHOLE_DEPTH_PUBLIC_STATES:
-    raise ValueError(
-        f"{what} of {game} cannot finish: it holds the histories of a "
-        f"public state at once, and a public state of {name} holds about "
-        f"every history of its depth (billions). {HEAD_TO_HEAD}")
+  if game.get_type().short_name in WHOLE_DEPTH_PUBLIC_STATES:
+    available = tree_size.available_memory()
+    limit = (math.inf if available is None
+             else available / WHOLE_DEPTH_BYTES_PER_HISTORY)
+    return check_whole_depth(game, f"{what} of {game} cannot finish",
+                             limit, HEAD_TO_HEAD)
   estimate = estimated_histories(game)
   seconds = estimate / STREAM_HISTORIES_PER_SECOND
   need = estimate * STREAM_BYTES_PER_HISTORY
@@ -94,3 +108,26 @@ def check_streaming_walk(game, what="the streaming walk"):
       f"{what} of {game} cannot finish: it expands every one of the game's "
       f"about {estimate:.2g} histories (Knuth's estimator), and {why}. "
       f"{HEAD_TO_HEAD}")
+
+
+def check_whole_depth(game, what, max_histories, fix):
+  """ValueError when `game` (a loaded `pyspiel.Game`) has public states of
+  every history of a depth (WHOLE_DEPTH_PUBLIC_STATES) and more than
+  `max_histories` histories by Knuth's estimate: a walk or an episode that
+  holds every history at once would not fit or not finish. One line:
+  `what` (the start of the sentence), the estimate, what fits, `fix`.
+
+  Returns:
+    The estimate, or None for other games (not estimated).
+  """
+  name = game.get_type().short_name
+  if name not in WHOLE_DEPTH_PUBLIC_STATES:
+    return None
+  estimate = estimated_histories(game)
+  if estimate <= max_histories:
+    return estimate
+  raise ValueError(
+      f"{what}: a public state of {name} holds about every history of its "
+      f"depth, so it would hold all of the game's about {estimate:.2g} "
+      f"histories (Knuth's estimator) at once, above the {max_histories:.2g} "
+      f"that fit here; {WHOLE_DEPTH_FITS}. {fix}")

@@ -124,13 +124,11 @@ class PublicSamplingSolver(engine_lib.EngineSampling,
       baseline = DEFAULT_PUBLIC_BASELINE[kind]
     if kind == "engine":
       from mccfrb.evaluation import walk_size  # pylint: disable=import-outside-toplevel
-      if engine.name in walk_size.WHOLE_DEPTH_PUBLIC_STATES:
-        raise ValueError(
-            f"PublicSamplingSolver cannot run {loaded}: a public state of "
-            f"{engine.name} holds about every history of its depth "
-            "(billions), and an episode expands every history of the public "
-            "states it visits. Use MCCFRbSolver, OutcomeSamplingSolver or "
-            "ExternalSamplingSolver.")
+      walk_size.check_whole_depth(
+          loaded, f"PublicSamplingSolver cannot run {loaded} (an episode "
+          "expands every history of the public states it visits)",
+          walk_size.WHOLE_DEPTH_EPISODE_HISTORIES,
+          "Use MCCFRbSolver, OutcomeSamplingSolver or ExternalSamplingSolver.")
       if baseline not in ENGINE_PUBLIC_BASELINES:
         raise ValueError(
             f"baseline={baseline!r} needs the exact values of every history "
