@@ -18,7 +18,12 @@ Where exploitability cannot be computed, --evaluator=head_to_head scores
 each checkpoint's policy by Monte Carlo against the uniform policy and
 against OpenSpiel's C++ outcome sampling trained for the same seconds
 (mccfrb/experiment/head_to_head.py): rows to {out_dir}/head_to_head.csv,
-the plot to {out_dir}/head_to_head_{game}.png.
+the plot to {out_dir}/head_to_head_{game}.png. Beside them each checkpoint
+gets a lower bound on its policy's exploitability
+(mccfrb.approximate_exploitability: best responders trained
+--bound_seconds against it, scored on --episodes episodes per player;
+--bound_seconds=0 skips it): rows to {out_dir}/bound.csv, the plot to
+{out_dir}/bound_{game}.png.
 
   python -m experiments.big_games --games=phantom_ttt --evaluator=head_to_head --algorithms=openspiel_os_cpp --seconds=60
 """
@@ -69,6 +74,11 @@ _EPISODES = flags.DEFINE_integer(
     "(even: half in each seat).")
 _CONFIDENCE = flags.DEFINE_float("confidence", 0.95,
                                  "Coverage of the head-to-head intervals.")
+_BOUND_SECONDS = flags.DEFINE_float(
+    "bound_seconds", 60.0, "With --evaluator=head_to_head: best-response "
+    "training seconds (both players together) of the lower bound on each "
+    "checkpoint's exploitability, scored on --episodes episodes per player; "
+    "0 skips it.")
 
 
 COLUMNS = ["game", "algorithm", "seed", "target", "seconds", "iterations",
@@ -111,10 +121,21 @@ def append_row(path, row, columns):
 
 
 def run_head_to_head(games_list, targets):
-  """--evaluator=head_to_head: rows to head_to_head.csv, then its plots."""
+  """--evaluator=head_to_head: rows to head_to_head.csv (and bound.csv),
+  then their plots."""
   path = os.path.join(_OUT_DIR.value, "head_to_head.csv")
+  bound_path = os.path.join(_OUT_DIR.value, "bound.csv")
 
   def on_row(row):
+    if head_to_head.is_bound_row(row):
+      append_row(bound_path, row, head_to_head.BOUND_COLUMNS)
+      print(f"{row['algorithm']:>20} {row['seconds']:8.1f}s "
+            f"{row['iterations']:>12,} it  exploitability >= "
+            f"{row['exploitability_bound']:.4f} in [{row['low']:.4f}, "
+            f"{row['high']:.4f}] ({row['responder_walks']:,} walks in "
+            f"{row['responder_seconds']:.0f}s, {row['representation']})",
+            flush=True)
+      return
     append_row(path, row, head_to_head.COLUMNS)
     print(f"{row['algorithm']:>20} {row['seconds']:8.1f}s "
           f"{row['iterations']:>12,} it  vs {row['opponent']:<16} "
@@ -126,7 +147,8 @@ def run_head_to_head(games_list, targets):
     for algorithm in _ALGORITHMS.value:
       for seed in range(_SEEDS.value):
         head_to_head.timed_run(game, algorithm, seed, targets,
-                               _EPISODES.value, _CONFIDENCE.value, on_row)
+                               _EPISODES.value, _CONFIDENCE.value, on_row,
+                               bound_seconds=_BOUND_SECONDS.value)
   frame = pd.read_csv(path)
   for game in games_list:
     head_to_head.plot(frame, game, head_to_head.plot_path(_OUT_DIR.value,
@@ -134,6 +156,21 @@ def run_head_to_head(games_list, targets):
   last = frame.groupby(["game", "algorithm", "opponent"]).tail(1)
   print(last[["game", "algorithm", "opponent", "seconds", "iterations",
               "mean", "low", "high"]].to_string(index=False))
+  if os.path.exists(bound_path):
+    plot_bounds(pd.read_csv(bound_path), games_list)
+
+
+def plot_bounds(frame, games_list):
+  """bound_{game}.png for each game of `games_list` with rows in `frame`
+  (bound.csv), and the last bound of each algorithm printed."""
+  for game in games_list:
+    if (frame.game == game).any():
+      head_to_head.plot_bound(frame, game, head_to_head.plot_bound_path(
+          _OUT_DIR.value, game))
+  last = frame.groupby(["game", "algorithm", "bound_seconds"]).tail(1)
+  print(last[["game", "algorithm", "seconds", "bound_seconds",
+              "responder_walks", "exploitability_bound", "low",
+              "high"]].to_string(index=False))
 
 
 def main(argv):
@@ -161,6 +198,9 @@ def main(argv):
     if not 0 < _CONFIDENCE.value < 1:
       raise app.UsageError(f"--confidence must be in (0, 1), got "
                            f"{_CONFIDENCE.value}.")
+    if not 0 <= _BOUND_SECONDS.value < float("inf"):
+      raise app.UsageError(f"--bound_seconds must be >= 0 (0 skips the "
+                           f"bound), got {_BOUND_SECONDS.value}.")
   games_list = common.rejoin_game_list(_GAMES.value)
   os.makedirs(_OUT_DIR.value, exist_ok=True)
   if _EVALUATOR.value == "head_to_head":

@@ -230,13 +230,25 @@ def test_a_game_too_large_to_compile_is_refused_in_one_line_leaving_nothing(
 
 def test_big_games_scores_checkpoints_head_to_head(tmp_path):
   """--evaluator=head_to_head on a small game: a row per checkpoint and
-  opponent in head_to_head.csv, the C++ opponent trained as long, a plot."""
+  opponent in head_to_head.csv, the C++ opponent trained as long, a plot;
+  a bound row per checkpoint in bound.csv, and its plot."""
   from mccfrb.experiment import head_to_head  # pylint: disable=import-outside-toplevel
   done = run_binary("experiments.big_games", "--games=kuhn_poker",
                     "--algorithms=mccfrb_plus_none,openspiel_os_cpp",
                     "--checkpoint_seconds=0.5,1", "--evaluator=head_to_head",
-                    "--episodes=2000", f"--out_dir={tmp_path}")
+                    "--episodes=2000", "--bound_seconds=0.2",
+                    f"--out_dir={tmp_path}")
   assert done.returncode == 0, done.stderr
+  bound = pd.read_csv(tmp_path / "bound.csv")
+  assert list(bound.columns) == head_to_head.BOUND_COLUMNS
+  assert len(bound) == 2 * 2  # Algorithms x checkpoints.
+  assert set(bound.algorithm) == {"mccfrb_plus_none", "openspiel_os_cpp"}
+  assert (bound.bound_seconds == 0.2).all() and (bound.episodes == 2000).all()
+  assert (bound.representation == "tree").all()
+  assert (bound.responder_walks > 0).all()
+  assert (bound.low < bound.exploitability_bound).all() and (
+      bound.exploitability_bound < bound.high).all()
+  assert (tmp_path / "bound_kuhn_poker.png").exists()
   frame = pd.read_csv(tmp_path / "head_to_head.csv")
   assert list(frame.columns) == head_to_head.COLUMNS
   assert len(frame) == 2 * 2 * 2  # Algorithms x checkpoints x opponents.
@@ -251,6 +263,40 @@ def test_big_games_scores_checkpoints_head_to_head(tmp_path):
   assert (frame[frame.opponent == "uniform"].low > 0).all()
   assert (tmp_path / "head_to_head_kuhn_poker.png").exists()
   assert not (tmp_path / "big_games.csv").exists()
+
+
+def test_head_to_head_bound_is_below_and_close_to_the_exact_value():
+  """The bound row of a checkpoint bounds that checkpoint's policy: on Kuhn
+  (responders near best responses after a second) it is within 10% plus
+  noise of the policy's exact exploitability, never far above it."""
+  from mccfrb.experiment import head_to_head  # pylint: disable=import-outside-toplevel
+  from mccfrb.experiment import wallclock  # pylint: disable=import-outside-toplevel
+  runner = wallclock.factory_of("mccfrb_plus_none")("kuhn_poker", 0, "tree")
+  runner.run(300)
+  evaluation = head_to_head.Evaluation("kuhn_poker", 0, 400_000,
+                                       opponents=(), bound_seconds=1.0)
+  rows = evaluation(runner, 1.0)
+  assert len(rows) == 1 and head_to_head.is_bound_row(rows[0])
+  row = rows[0]
+  exact = mccfrb.exploitability("kuhn_poker", runner.policy())
+  assert exact > 0.01  # Far enough from equilibrium to be measured.
+  assert row["low"] <= exact
+  assert abs(row["exploitability_bound"] - exact) <= (
+      0.1 * exact + 4 * row["stderr"]), (row, exact)
+  assert row["responder_walks"] > 0 and row["representation"] == "tree"
+  assert set(head_to_head.BOUND_COLUMNS) - set(row) == {
+      "game", "algorithm", "seed", "target", "seconds", "iterations",
+      "memory_bytes"}  # The run's own columns.
+
+
+def test_big_games_refuses_a_negative_bound_budget(tmp_path):
+  done = run_binary("experiments.big_games", "--games=kuhn_poker",
+                    "--evaluator=head_to_head", "--bound_seconds=-1",
+                    f"--out_dir={tmp_path}/out")
+  assert done.returncode == 1
+  assert "--bound_seconds must be >= 0 (0 skips the bound), got -1" in (
+      done.stderr)
+  assert not (tmp_path / "out").exists()
 
 
 def test_big_games_refuses_an_odd_number_of_episodes(tmp_path):

@@ -255,7 +255,7 @@ def _constant(game, tree):
 def _budget_loop(step, budget, iterations, progress, desc):
   """Calls `step(k)` (k walks) in growing chunks until `iterations` walks
   or `budget` seconds; returns (walks, seconds)."""
-  done, chunk, elapsed = 0, 16, 0.0
+  done, chunk, elapsed = 0, 1, 0.0  # One walk first: on states a walk can take seconds.
   total = iterations if iterations is not None else budget
   with running.deferred_interrupts() as request, running.RunProgress(
       total, progress, desc=desc,

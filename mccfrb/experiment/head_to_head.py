@@ -16,6 +16,13 @@ The row's `mean` is the checkpoint policy's expected return against the
 opponent over both seats, in [low, high] (the normal-approximation
 interval at `confidence`); `experiments/big_games.py --evaluator=
 head_to_head` writes the rows to head_to_head.csv and plots them.
+
+With `bound_seconds` > 0 each checkpoint also gets a row (BOUND_COLUMNS)
+of `mccfrb.approximate_exploitability`: best responders trained against
+the checkpoint policy for `bound_seconds` (both players together), scored
+on `episodes` fresh episodes per player; `exploitability_bound` is a lower
+bound on the policy's exploitability, `low` its lower end at `confidence`.
+`big_games` writes these rows to bound.csv and plots them (`plot_bound`).
 """
 
 import os
@@ -25,6 +32,7 @@ from open_spiel.python import policy as os_policy
 
 from mccfrb import games
 from mccfrb import evaluation
+from mccfrb.evaluation import bound as bound_lib
 from mccfrb.experiment import analysis
 from mccfrb.experiment import wallclock
 
@@ -36,6 +44,18 @@ COLUMNS = ["game", "algorithm", "seed", "target", "seconds", "iterations",
            "opponent", "opponent_seconds", "opponent_iterations", "mean",
            "stderr", "low", "high", "confidence", "episodes", "eval_seconds",
            "memory_bytes"]
+# The rows of the exploitability bound (`is_bound_row`).
+BOUND_COLUMNS = ["game", "algorithm", "seed", "target", "seconds",
+                 "iterations", "bound_seconds", "responder_seconds",
+                 "responder_walks", "exploitability_bound", "stderr", "low",
+                 "high", "confidence", "episodes", "representation",
+                 "eval_seconds", "memory_bytes"]
+
+
+def is_bound_row(row):
+  """Whether a row of `Evaluation` is the bound's (else a head-to-head
+  row against an opponent)."""
+  return "exploitability_bound" in row
 
 
 class Evaluation:
@@ -47,17 +67,22 @@ class Evaluation:
     episodes: episodes per opponent and checkpoint (even).
     confidence: of the intervals.
     opponents: a subset of OPPONENTS.
+    bound_seconds: best-response training seconds of the exploitability
+      bound (both players together); 0 for none.
   """
 
   def __init__(self, game, seed, episodes, confidence=0.95,
-               opponents=OPPONENTS):
+               opponents=OPPONENTS, bound_seconds=0.0):
     unknown = set(opponents) - set(OPPONENTS)
     if unknown:
       raise ValueError(f"Unknown opponents {sorted(unknown)}; known: "
                        f"{', '.join(OPPONENTS)}.")
+    if not bound_seconds >= 0:
+      raise ValueError(f"bound_seconds must be >= 0, got {bound_seconds}.")
     self.game = games.load_game(game)
     self.seed, self.episodes, self.confidence = seed, episodes, confidence
     self.opponents = tuple(opponents)
+    self.bound_seconds = float(bound_seconds)
     self._opponent = None
     self._opponent_seconds, self._opponent_chunk = 0.0, 1
 
@@ -84,7 +109,25 @@ class Evaluation:
           stderr=result.stderr, low=result.low, high=result.high,
           confidence=result.confidence, episodes=result.episodes,
           eval_seconds=time.perf_counter() - start))
+    if self.bound_seconds > 0:
+      rows.append(self.bound(policy))
     return rows
+
+  def bound(self, policy):
+    """The bound's row (the BOUND_COLUMNS a run does not add) of `policy`:
+    `mccfrb.approximate_exploitability` with `bound_seconds` of training
+    and `episodes` scoring episodes per player."""
+    start = time.perf_counter()
+    result = bound_lib.approximate_exploitability(
+        self.game, policy, seconds=self.bound_seconds, seed=self.seed,
+        episodes=self.episodes, confidence=self.confidence, progress=False)
+    return dict(
+        bound_seconds=self.bound_seconds, responder_seconds=result.seconds,
+        responder_walks=sum(result.iterations),
+        exploitability_bound=result.exploitability, stderr=result.stderr,
+        low=result.low, high=result.high, confidence=result.confidence,
+        episodes=result.episodes, representation=result.representation,
+        eval_seconds=time.perf_counter() - start)
 
   def _trained_opponent(self, seconds):
     """OpenSpiel's C++ outcome sampling's average policy once it has
@@ -98,12 +141,14 @@ class Evaluation:
 
 
 def timed_run(game, algorithm, seed, targets, episodes, confidence=0.95,
-              on_row=None, opponents=OPPONENTS):
+              on_row=None, opponents=OPPONENTS, bound_seconds=0.0):
   """`wallclock.timed_run` with every checkpoint scored head to head (rows
-  with COLUMNS, one per checkpoint and opponent). The mccfrb solvers take
-  representation="auto" (a compiled tree, an engine, whatever the game
-  allows)."""
-  evaluation = Evaluation(game, seed, episodes, confidence, opponents)
+  with COLUMNS, one per checkpoint and opponent) and, with `bound_seconds`
+  > 0, by the exploitability bound (a row with BOUND_COLUMNS per
+  checkpoint). The mccfrb solvers take representation="auto" (a compiled
+  tree, an engine, whatever the game allows)."""
+  evaluation = Evaluation(game, seed, episodes, confidence, opponents,
+                          bound_seconds)
   return wallclock.timed_run(game, algorithm, seed, targets, on_row,
                              evaluate=evaluation, representation="auto")
 
@@ -148,3 +193,44 @@ def plot(frame, game, path):
 def plot_path(out_dir, game):
   """Where `plot` puts the figure of `game` in `out_dir`."""
   return os.path.join(out_dir, f"head_to_head_{analysis.game_slug(game)}.png")
+
+
+def plot_bound(frame, game, path):
+  """The exploitability bound (rows with BOUND_COLUMNS) by training seconds
+  with its interval, a line per algorithm and responder budget (over
+  seeds: the mean of the bounds and of the interval ends)."""
+  import matplotlib  # pylint: disable=import-outside-toplevel
+  matplotlib.use("Agg")
+  import matplotlib.ticker  # pylint: disable=import-outside-toplevel
+  import matplotlib.pyplot as plt  # pylint: disable=import-outside-toplevel
+  rows = frame[frame.game == game]
+  fig, ax = plt.subplots(figsize=(7, 4.5))
+  for (algorithm, budget), runs in rows.groupby(["algorithm",
+                                                 "bound_seconds"]):
+    mean = runs.groupby("target", as_index=False)[
+        ["seconds", "exploitability_bound", "low", "high",
+         "responder_walks"]].mean()
+    line, = ax.plot(mean.seconds, mean.exploitability_bound, marker="o",
+                    label=f"{algorithm} (responders {budget:g} s, "
+                    f"{mean.responder_walks.iloc[-1]:,.0f} walks)")
+    ax.fill_between(mean.seconds, mean.low, mean.high, alpha=0.2,
+                    color=line.get_color())
+  ax.axhline(0.0, color="black", linewidth=0.8)
+  ax.set_xscale("log")
+  ticks = sorted(set(rows.target))
+  ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
+  ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+  ax.set_xlabel("training seconds (one core; evaluation excluded)")
+  ax.set_ylabel("lower bound on exploitability (band: interval)")
+  ax.set_title(f"{game}: the exploitability is at or above the bound "
+               "(up to the band)", fontsize=8)
+  ax.grid(True, which="both", alpha=0.3)
+  ax.legend(fontsize=7)
+  fig.tight_layout()
+  fig.savefig(path, dpi=120)
+  plt.close(fig)
+
+
+def plot_bound_path(out_dir, game):
+  """Where `plot_bound` puts the figure of `game` in `out_dir`."""
+  return os.path.join(out_dir, f"bound_{analysis.game_slug(game)}.png")
