@@ -23,7 +23,9 @@ gets a lower bound on its policy's exploitability
 (mccfrb.approximate_exploitability: best responders trained
 --bound_seconds against it, scored on --episodes episodes per player;
 --bound_seconds=0 skips it): rows to {out_dir}/bound.csv, the plot to
-{out_dir}/bound_{game}.png.
+{out_dir}/bound_{game}.png. --clock=cpu reads the training seconds of the
+run and of OpenSpiel's solver as the process's CPU seconds (fair when the
+machine is shared).
 
   python -m experiments.big_games --games=phantom_ttt --evaluator=head_to_head --algorithms=openspiel_os_cpp --seconds=60
 """
@@ -74,6 +76,11 @@ _EPISODES = flags.DEFINE_integer(
     "(even: half in each seat).")
 _CONFIDENCE = flags.DEFINE_float("confidence", 0.95,
                                  "Coverage of the head-to-head intervals.")
+_CLOCK = flags.DEFINE_enum(
+    "clock", "wall", ["wall", "cpu"],
+    "With --evaluator=head_to_head: the training clock of the run and of "
+    "OpenSpiel's opponent: wall seconds, or the process's CPU seconds (fair "
+    "on a shared machine: both train on one thread).")
 _BOUND_SECONDS = flags.DEFINE_float(
     "bound_seconds", 60.0, "With --evaluator=head_to_head: best-response "
     "training seconds (both players together) of the lower bound on each "
@@ -148,7 +155,8 @@ def run_head_to_head(games_list, targets):
       for seed in range(_SEEDS.value):
         head_to_head.timed_run(game, algorithm, seed, targets,
                                _EPISODES.value, _CONFIDENCE.value, on_row,
-                               bound_seconds=_BOUND_SECONDS.value)
+                               bound_seconds=_BOUND_SECONDS.value,
+                               clock=_CLOCK.value)
   frame = pd.read_csv(path)
   for game in games_list:
     head_to_head.plot(frame, game, head_to_head.plot_path(_OUT_DIR.value,

@@ -5,6 +5,7 @@ import os
 import pathlib
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pandas as pd
@@ -230,13 +231,14 @@ def test_a_game_too_large_to_compile_is_refused_in_one_line_leaving_nothing(
 
 def test_big_games_scores_checkpoints_head_to_head(tmp_path):
   """--evaluator=head_to_head on a small game: a row per checkpoint and
-  opponent in head_to_head.csv, the C++ opponent trained as long, a plot;
-  a bound row per checkpoint in bound.csv, and its plot."""
+  opponent in head_to_head.csv, the C++ opponent trained as long (CPU
+  seconds), a plot; a bound row per checkpoint in bound.csv, and its
+  plot."""
   from mccfrb.experiment import head_to_head  # pylint: disable=import-outside-toplevel
   done = run_binary("experiments.big_games", "--games=kuhn_poker",
                     "--algorithms=mccfrb_plus_none,openspiel_os_cpp",
                     "--checkpoint_seconds=0.5,1", "--evaluator=head_to_head",
-                    "--episodes=2000", "--bound_seconds=0.2",
+                    "--episodes=2000", "--bound_seconds=0.2", "--clock=cpu",
                     f"--out_dir={tmp_path}")
   assert done.returncode == 0, done.stderr
   bound = pd.read_csv(tmp_path / "bound.csv")
@@ -287,6 +289,31 @@ def test_head_to_head_bound_is_below_and_close_to_the_exact_value():
   assert set(head_to_head.BOUND_COLUMNS) - set(row) == {
       "game", "algorithm", "seed", "target", "seconds", "iterations",
       "memory_bytes"}  # The run's own columns.
+
+
+def test_head_to_head_cpu_clock_counts_cpu_seconds_not_waits(monkeypatch):
+  """clock="cpu": the run and the opponent train until their CPU seconds
+  reach the target; time spent waiting (here a sleep in every call of
+  the run) is not counted, and both sides get as many CPU seconds."""
+  from mccfrb.experiment import head_to_head  # pylint: disable=import-outside-toplevel
+  from mccfrb.experiment import wallclock  # pylint: disable=import-outside-toplevel
+  runner = wallclock.factory_of("mccfrb_plus_none")("kuhn_poker", 0, "tree")
+  runner.run(2)
+  slow_run = runner.run
+
+  def run(n):
+    time.sleep(0.05)  # Waiting: wall seconds, no CPU seconds.
+    slow_run(n)
+
+  monkeypatch.setattr(runner, "run", run)
+  start_cpu, start_wall = time.process_time(), time.perf_counter()
+  trained, _ = head_to_head.train_until(runner, 0.0, 0.3, 1,
+                                        head_to_head.CLOCKS["cpu"])
+  wall = time.perf_counter() - start_wall
+  assert 0.3 <= trained <= time.process_time() - start_cpu + 1e-6
+  assert wall > trained + 0.1  # The sleeps were not counted.
+  with pytest.raises(ValueError, match="clock must be one of wall, cpu"):
+    head_to_head.Evaluation("kuhn_poker", 0, 2, clock="gpu")
 
 
 def test_big_games_refuses_a_negative_bound_budget(tmp_path):

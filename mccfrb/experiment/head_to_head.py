@@ -12,6 +12,11 @@ opponents, a row each:
                     keeps training from checkpoint to checkpoint and its
                     training is not counted in the run's).
 
+Training seconds are read on `clock`: "wall" (`time.perf_counter`, as
+`wallclock.timed_run`) or "cpu" (`time.process_time`, the process's CPU
+seconds: both sides train on one thread, so on a shared machine each gets
+the same CPU time however busy the machine is while it trains).
+
 The row's `mean` is the checkpoint policy's expected return against the
 opponent over both seats, in [low, high] (the normal-approximation
 interval at `confidence`); `experiments/big_games.py --evaluator=
@@ -35,8 +40,11 @@ from mccfrb import evaluation
 from mccfrb.evaluation import bound as bound_lib
 from mccfrb.experiment import analysis
 from mccfrb.experiment import wallclock
+from mccfrb.solvers import representation as representation_lib
 
 OPPONENTS = ("uniform", "openspiel_os_cpp")
+# The training clocks: wall seconds, or the process's CPU seconds.
+CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
 # The opponent's seed is this plus the run's (never the seed of a run of
 # openspiel_os_cpp itself, which would play its own copy).
 OPPONENT_SEED = 1_000_003
@@ -69,14 +77,16 @@ class Evaluation:
     opponents: a subset of OPPONENTS.
     bound_seconds: best-response training seconds of the exploitability
       bound (both players together); 0 for none.
+    clock: a key of CLOCKS, the opponent's training clock.
   """
 
   def __init__(self, game, seed, episodes, confidence=0.95,
-               opponents=OPPONENTS, bound_seconds=0.0):
+               opponents=OPPONENTS, bound_seconds=0.0, clock="wall"):
     unknown = set(opponents) - set(OPPONENTS)
     if unknown:
       raise ValueError(f"Unknown opponents {sorted(unknown)}; known: "
                        f"{', '.join(OPPONENTS)}.")
+    self.clock = _clock(clock)
     if not bound_seconds >= 0:
       raise ValueError(f"bound_seconds must be >= 0, got {bound_seconds}.")
     self.game = games.load_game(game)
@@ -135,22 +145,81 @@ class Evaluation:
     if self._opponent is None:
       self._opponent = wallclock.OpenSpielRunner(
           self.game, OPPONENT_SEED + self.seed)
-    self._opponent_seconds, self._opponent_chunk = wallclock.train_until(
-        self._opponent, self._opponent_seconds, seconds, self._opponent_chunk)
+    self._opponent_seconds, self._opponent_chunk = train_until(
+        self._opponent, self._opponent_seconds, seconds, self._opponent_chunk,
+        self.clock)
     return self._opponent.policy()
 
 
+def _clock(name):
+  """The function of CLOCKS named `name`."""
+  if name not in CLOCKS:
+    raise ValueError(f"clock must be one of {', '.join(CLOCKS)}, got "
+                     f"{name!r}.")
+  return CLOCKS[name]
+
+
+def train_until(runner, trained, target, n, clock):
+  """`wallclock.train_until` on `clock` (a function of CLOCKS): runs
+  `runner` until its training seconds, `trained` so far, reach `target`;
+  returns (the training seconds then, the next chunk size)."""
+  while trained < target:
+    if runner.chunk is not None:
+      n = runner.chunk
+    start = clock()
+    runner.run(n)
+    elapsed = clock() - start
+    trained += elapsed
+    if runner.chunk is None and elapsed < 0.2:
+      n *= 2
+  return trained, n
+
+
 def timed_run(game, algorithm, seed, targets, episodes, confidence=0.95,
-              on_row=None, opponents=OPPONENTS, bound_seconds=0.0):
+              on_row=None, opponents=OPPONENTS, bound_seconds=0.0,
+              clock="wall"):
   """`wallclock.timed_run` with every checkpoint scored head to head (rows
   with COLUMNS, one per checkpoint and opponent) and, with `bound_seconds`
   > 0, by the exploitability bound (a row with BOUND_COLUMNS per
-  checkpoint). The mccfrb solvers take representation="auto" (a compiled
-  tree, an engine, whatever the game allows)."""
+  checkpoint), training read on `clock` (a key of CLOCKS) for the run and
+  the opponent alike. The mccfrb solvers take representation="auto" (a
+  compiled tree, an engine, whatever the game allows)."""
   evaluation = Evaluation(game, seed, episodes, confidence, opponents,
-                          bound_seconds)
-  return wallclock.timed_run(game, algorithm, seed, targets, on_row,
-                             evaluate=evaluation, representation="auto")
+                          bound_seconds, clock)
+  if clock == "wall":
+    return wallclock.timed_run(game, algorithm, seed, targets, on_row,
+                               evaluate=evaluation, representation="auto")
+  return _timed_run(game, algorithm, seed, targets, on_row, evaluation)
+
+
+def _timed_run(game, algorithm, seed, targets, on_row, evaluation):
+  """`wallclock.timed_run` (representation "auto") with the training read
+  on `evaluation.clock`."""
+  targets = [float(t) for t in targets]
+  if not targets or any(t <= 0 for t in targets) or targets != sorted(targets):
+    raise ValueError(f"checkpoint seconds must be positive and increasing, "
+                     f"got {targets}.")
+  factory = wallclock.factory_of(algorithm)
+  representation, _ = representation_lib.resolve(games.load_game(game),
+                                                 "auto", grown=True)
+  factory(wallclock.small_instance(game), seed, representation).run(2)
+  runner = factory(game, seed, representation)
+  rows, trained, n = [], 0.0, 1
+  for target in targets:
+    trained, n = train_until(runner, trained, target, n, evaluation.clock)
+    start = time.perf_counter()
+    measured = evaluation(runner, trained)
+    elapsed = time.perf_counter() - start
+    for fields in measured:
+      row = dict(game=str(game), algorithm=algorithm, seed=seed,
+                 target=target, seconds=trained,
+                 iterations=runner.iterations, **fields)
+      row.setdefault("eval_seconds", elapsed)
+      row["memory_bytes"] = runner.memory_bytes()
+      rows.append(row)
+      if on_row is not None:
+        on_row(row)
+  return rows
 
 
 def plot(frame, game, path):
