@@ -291,8 +291,9 @@ def plot_bound(frame, game, path):
   ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
   ax.set_xlabel("training seconds (one core; evaluation excluded)")
   ax.set_ylabel("lower bound on exploitability (band: interval)")
-  ax.set_title(f"{game}: the exploitability is at or above the bound "
-               "(up to the band)", fontsize=8)
+  coverage = (1.0 + float(rows.confidence.iloc[0])) / 2.0
+  ax.set_title(f"{game}: each policy's exploitability is above the band's "
+               f"lower edge (probability about {coverage:.1%})", fontsize=8)
   ax.grid(True, which="both", alpha=0.3)
   ax.legend(fontsize=7)
   fig.tight_layout()
