@@ -23,9 +23,12 @@ unless --evaluator=mccfrb asks for mccfrb's exact evaluator (equal to 1e-9).
 On games with more than two players or general-sum (for example
 --games="kuhn_poker(players=3)") exploitability does not apply: the CSV's
 exploitability column is empty there, the nash_conv column (pyspiel.nash_conv
-or mccfrb's) scores the runs, and the tables and plots say NashConv. The
-algorithms that cannot run such a game (optimistic averaging, public-state
-sampling, the MCTS solvers) are left out with one line each saying why.
+or mccfrb's) scores the runs, and the tables and plots say NashConv.
+Without --algorithms such games run MORE_PLAYERS_ALGORITHMS (the predictive
+baseline, plain outcome and external sampling, OpenSpiel's outcome
+sampling); algorithms asked for that cannot run such a game (optimistic
+averaging, public-state sampling, the MCTS solvers) are left out with one
+line each saying why.
 
 When the --reference algorithm's rows exist (in this sweep or in
 --reference_csv), also writes {out_dir}/speedup.csv and prints the iteration
@@ -58,6 +61,11 @@ from mccfrb.experiment import sweep
 # Leduc and on goofspiel with 4 cards, where optimistic and linear averaging
 # keep converging (on goofspiel 3 with stochastic averaging every method
 # stalls at the noise of its stochastically weighted average).
+# The default on games with more than two players or general-sum returns:
+# the predictive baseline and plain outcome sampling with stochastic
+# averaging, external sampling, and OpenSpiel's outcome sampling.
+MORE_PLAYERS_ALGORITHMS = ("mccfrb_predictive", "os", "es", "openspiel_os_cpp",
+                           "openspiel_os_python")
 _GAMES = flags.DEFINE_list(
     "games", ["leduc_poker",
               "goofspiel(num_cards=4,imp_info=True,points_order=random,"
@@ -66,7 +74,9 @@ _GAMES = flags.DEFINE_list(
 _ALGORITHMS = flags.DEFINE_list(
     "algorithms", ["mccfrb_plus_predictive", "public_plus_predictive",
                    "os_optimistic", "openspiel_os_cpp", "openspiel_os_python"],
-    f"Registry names: {', '.join(registry.ALGORITHMS)}.")
+    f"Registry names: {', '.join(registry.ALGORITHMS)}. Without this "
+    "flag, games with more than two players or general-sum run "
+    f"{', '.join(MORE_PLAYERS_ALGORITHMS)} instead.")
 _ITERATIONS = flags.DEFINE_integer("iterations", 100_000, "Iterations per run.")
 _SECONDS = flags.DEFINE_float(
     "seconds", None, "Instead of --iterations: seconds of training wall "
@@ -221,6 +231,20 @@ def print_speedups(df, reference, reference_df, out_dir):
   return path
 
 
+def algorithms_by_game(games_list):
+  """(every algorithm of the sweep, {game: its algorithms}): --algorithms
+  for every game; without the flag, its default for the two-player
+  zero-sum games and MORE_PLAYERS_ALGORITHMS for the others (the default
+  uses optimistic averaging and public-state sampling, which those games
+  refuse)."""
+  chosen = {}
+  for g in games_list:
+    more = not _ALGORITHMS.present and not sweep.scored_by_exploitability(g)
+    chosen[g] = list(MORE_PLAYERS_ALGORITHMS if more else _ALGORITHMS.value)
+  algorithms = list(dict.fromkeys(a for g in games_list for a in chosen[g]))
+  return algorithms, chosen
+
+
 def main(argv):
   if len(argv) > 1:
     common.fail(PROGRAM, f"unexpected arguments {argv[1:]}")
@@ -232,7 +256,8 @@ def main(argv):
     iterations = None if seconds is not None else _ITERATIONS.value
     games_list = common.rejoin_game_list(_GAMES.value)
     seeds = common.parse_seeds(_SEEDS.value)
-    sweep.validate(games_list, _ALGORITHMS.value, iterations,
+    algorithms, chosen = algorithms_by_game(games_list)
+    sweep.validate(games_list, algorithms, iterations,
                    _CHECKPOINTS.value, _EVALUATOR.value, _BACKEND.value,
                    _JOBS.value, seconds=seconds)
     try:
@@ -242,26 +267,28 @@ def main(argv):
     reference_df = (read_reference_csv(_REFERENCE_CSV.value)
                     if _REFERENCE_CSV.value else None)
     common.check_writable_dir(_OUT_DIR.value)
-    left_out = sweep.unsupported(games_list, _ALGORITHMS.value)
+    left_out = [(g, a, why) for g, a, why in sweep.unsupported(
+        games_list, algorithms) if a in chosen[g]]
   except ValueError as e:
     common.fail(PROGRAM, e)
   for game, algorithm, why in left_out:
     print(f"left out {algorithm} on {game}: {why}")
   refused = {(g, a) for g, a, _ in left_out}
-  pairs = [(g, a) for g in games_list for a in _ALGORITHMS.value
+  pairs = [(g, a) for g in games_list for a in chosen[g]
            if (g, a) not in refused]
   if not pairs:
     common.fail(PROGRAM, "none of the algorithms runs these games (see the "
                 "lines above)")
   tasks = [t for t in sweep.make_tasks(
-      games_list, _ALGORITHMS.value, seeds, iterations, _CHECKPOINTS.value,
+      games_list, algorithms, seeds, iterations, _CHECKPOINTS.value,
       _EVALUATOR.value, seconds) if (t.game, t.algorithm) in pairs]
   count = analysis.count_text
   budget = (f"{iterations} iterations" if seconds is None
             else f"{seconds:g} s of training")
   shape = (f"{count(len(games_list), 'game')} x "
-           f"{count(len(_ALGORITHMS.value), 'algorithm')}"
-           if not left_out else f"{count(len(pairs), 'game-algorithm pair')}")
+           f"{count(len(algorithms), 'algorithm')}"
+           if not left_out and len(pairs) == len(games_list) * len(algorithms)
+           else f"{count(len(pairs), 'game-algorithm pair')}")
   print(f"{count(len(tasks), 'run')}: {shape} x "
         f"{count(len(seeds), 'seed')}, {budget} each, "
         f"backend {_BACKEND.value}, {count(_JOBS.value, 'job')}", flush=True)

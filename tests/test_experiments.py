@@ -429,3 +429,25 @@ def test_a_stored_three_player_run_needs_nash_conv_not_exploitability():
   assert sweep._damage(df2, two, {}) is None  # pylint: disable=protected-access
   assert sweep._damage(df2.assign(exploitability=np.nan), two, {}) == (  # pylint: disable=protected-access
       "values are missing in column 'exploitability'")
+
+
+def test_convergence_defaults_on_three_players_run_what_runs_there(tmp_path):
+  """Without --algorithms, a 3-player game runs the defaults for such games
+  (none left out), and a 2-player game in the same sweep keeps its own."""
+  done = run_binary("experiments.convergence", f"--games={KUHN3},kuhn_poker",
+                    "--seeds=1", "--iterations=100", "--num_checkpoints=2",
+                    "--jobs=1", "--noplot", f"--out_dir={tmp_path}")
+  assert done.returncode == 0, done.stderr
+  assert "left out" not in done.stdout
+  df = pd.read_csv(tmp_path / "convergence.csv")
+  by_game = df.groupby("game")["algorithm"].unique()
+  assert sorted(by_game[KUHN3]) == sorted(
+      ["mccfrb_predictive", "os", "es", "openspiel_os_cpp",
+       "openspiel_os_python"])
+  assert sorted(by_game["kuhn_poker"]) == sorted(
+      ["mccfrb_plus_predictive", "public_plus_predictive", "os_optimistic",
+       "openspiel_os_cpp", "openspiel_os_python"])
+  # The kernels of 3-player trees compile before the clock starts: the
+  # first checkpoint of a run takes far less than a compile.
+  first = df[(df["game"] == KUHN3) & (df["iteration"] == 1)]
+  assert (first["seconds"] < 2.0).all(), first[["algorithm", "seconds"]]

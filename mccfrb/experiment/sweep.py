@@ -169,11 +169,16 @@ def unsupported(games_list, algorithms):
 
 
 @functools.lru_cache(maxsize=None)
-def _warm_up(algorithm):
-  """Compiles numba kernels (or loads them from cache) outside the timing."""
-  kuhn = pyspiel.load_game("kuhn_poker")
+def _warm_up(algorithm, general=False):
+  """Compiles numba kernels (or loads them from cache) outside the timing;
+  `general`: for games with more than two players or general-sum, whose
+  kernels are compiled for other array types."""
+  kuhn = pyspiel.load_game("kuhn_poker(players=3)" if general
+                           else "kuhn_poker")
   runner = registry.make(algorithm, kuhn, 0)
   runner.run(1)
+  if general:
+    return
   kuhn_tree = tree_lib.compile_tree(kuhn)
   evaluation.exploitability(kuhn_tree, runner.average_policy_table(kuhn_tree))
 
@@ -223,7 +228,7 @@ def run_task(task):
   """
   start = time.perf_counter()
   game, tree = _game_and_tree(task.game)
-  _warm_up(task.algorithm)
+  _warm_up(task.algorithm, not scored_by_exploitability(task.game))
   runner = registry.make(task.algorithm, game, task.seed, tree=tree)
   setup = time.perf_counter() - start
   rows, done, seconds = [], 0, 0.0
