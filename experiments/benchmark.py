@@ -954,7 +954,10 @@ if who == "mccfrb":
         m["nodes"], m["infosets"], m["bytes_per_node"], m["bytes_per_infoset"],
         share)
 else:
-  solver = pyspiel.OutcomeSamplingMCCFRSolver(pyspiel.load_game(game), 0.6, 0)
+  game = pyspiel.load_game(game)
+  if game.get_type().dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS:
+    game = pyspiel.convert_to_turn_based(game)  # As mccfrb plays it.
+  solver = pyspiel.OutcomeSamplingMCCFRSolver(game, 0.6, 0)
   def step():
     for _ in range(CHUNK):
       solver.run_iteration()
