@@ -42,7 +42,8 @@ strings merge histories the player could tell apart (goofspiel with
 imp_info=False) is refused there and runs on the tree.
 
 **Scoring.** `episodes` fresh episodes per player with the responder's
-pure policy in its seat and the policy in the other give the mean and
+pure policy in its seat (on states, the policy's own play at information
+states training never met) and the policy in the other give the mean and
 standard error of each $u_i(\beta_i, \pi_{-i})$; the two are independent,
 so the bound's standard error is $\tfrac12\sqrt{se_0^2 + se_1^2}$, and
 its interval the normal approximation $\hat e \pm z\,se$, as in
@@ -115,7 +116,8 @@ class ExploitabilityBound(NamedTuple):
     responders: the two trained responders: on the tree, int32[I] arrays
       of the column each plays at every infoset (of its own; the rows of
       the other player are 0); on states, dicts {information state
-      string: action} (unlisted information states play uniform).
+      string: action} (at unlisted information states the responder
+      plays as the policy does).
   """
   exploitability: float
   stderr: float
@@ -501,19 +503,27 @@ def _induction_states(sums, parent):
   return best
 
 
+class _Responder:
+  """The trained responder on states: its action where training decided
+  one, the policy's own play at information states training never met
+  (any strategy gives a lower bound; the policy's own play scores about
+  what the policy does, where uniform play would lose)."""
+
+  def __init__(self, best, agent):
+    self._best, self._agent = best, agent
+
+  def pick(self, state, player, moves):
+    action = self._best.get(state.information_state_string(player))
+    if action is None:
+      return self._agent.pick(state, player, moves)
+    return action
+
+
 def _score_states(game, agent, player, best, generator, episodes, progress):
-  """(mean, stderr) of `player`'s return with `best` against the agent."""
+  """(mean, stderr) of `player`'s return with `best` (the policy's own play
+  where `best` has no action) against the agent."""
   moves = h2h._Uniforms(generator)  # pylint: disable=protected-access
-
-  def respond(state):
-    key = state.information_state_string(player)
-    action = best.get(key)
-    if action is None:  # Never met in training: uniform.
-      legal = state.legal_actions(player)
-      return [(a, 1.0 / len(legal)) for a in legal]
-    return [(action, 1.0)]
-
-  responder = h2h._agent(respond, "responder", True)  # pylint: disable=protected-access
+  responder = _Responder(best, agent)
   seats = (responder, agent) if player == 0 else (agent, responder)
   returns = np.empty(episodes)
   with running.RunProgress(episodes, progress, desc=f"scoring player "
