@@ -160,7 +160,8 @@ def run_head_to_head(games_list, targets):
   frame = pd.read_csv(path)
   for game in games_list:
     head_to_head.plot(frame, game, head_to_head.plot_path(_OUT_DIR.value,
-                                                          game))
+                                                          game),
+                      _CLOCK.value)
   last = frame.groupby(["game", "algorithm", "opponent"]).tail(1)
   print(last[["game", "algorithm", "opponent", "seconds", "iterations",
               "mean", "low", "high"]].to_string(index=False))
@@ -174,7 +175,7 @@ def plot_bounds(frame, games_list):
   for game in games_list:
     if (frame.game == game).any():
       head_to_head.plot_bound(frame, game, head_to_head.plot_bound_path(
-          _OUT_DIR.value, game))
+          _OUT_DIR.value, game), _CLOCK.value)
   last = frame.groupby(["game", "algorithm", "bound_seconds"]).tail(1)
   print(last[["game", "algorithm", "seconds", "bound_seconds",
               "responder_walks", "exploitability_bound", "low",

@@ -222,10 +222,17 @@ def _timed_run(game, algorithm, seed, targets, on_row, evaluation):
   return rows
 
 
-def plot(frame, game, path):
-  """The head-to-head mean by training seconds with its interval, a panel
-  per opponent, a line per algorithm (over seeds: the mean of the means
-  and of the interval bounds at each checkpoint)."""
+# The x axis of the plots, by training clock.
+XLABELS = {"wall": "training seconds (wall clock, one core; evaluation "
+                   "excluded)",
+           "cpu": "training CPU seconds (one core; evaluation excluded)"}
+
+
+def plot(frame, game, path, clock="wall"):
+  """The head-to-head mean by training seconds (on `clock`, a key of
+  CLOCKS) with its interval, a panel per opponent, a line per algorithm
+  (over seeds: the mean of the means and of the interval bounds at each
+  checkpoint)."""
   import matplotlib  # pylint: disable=import-outside-toplevel
   matplotlib.use("Agg")
   import matplotlib.ticker  # pylint: disable=import-outside-toplevel
@@ -243,12 +250,13 @@ def plot(frame, game, path):
                       label=algorithm)
       ax.fill_between(mean.seconds, mean.low, mean.high, alpha=0.2,
                       color=line.get_color())
+      _error_bars(ax, mean, "mean", line.get_color())
     ax.axhline(0.0, color="black", linewidth=0.8)
     ax.set_xscale("log")
     ticks = sorted(set(rows.target))  # The checkpoints, as plain numbers.
     ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
     ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
-    ax.set_xlabel("training seconds (one core; evaluation excluded)")
+    ax.set_xlabel(XLABELS[clock])
     ax.set_title(f"against {opponent}", fontsize=9)
     ax.grid(True, which="both", alpha=0.3)
   axes[0][0].set_ylabel("mean return over both seats (band: interval)")
@@ -259,15 +267,23 @@ def plot(frame, game, path):
   plt.close(fig)
 
 
+def _error_bars(ax, mean, column, color):
+  """The intervals [low, high] around `column` as capped bars (visible
+  where a band of one checkpoint is not)."""
+  ax.errorbar(mean.seconds, mean[column],
+              yerr=[mean[column] - mean.low, mean.high - mean[column]],
+              fmt="none", ecolor=color, capsize=4)
+
+
 def plot_path(out_dir, game):
   """Where `plot` puts the figure of `game` in `out_dir`."""
   return os.path.join(out_dir, f"head_to_head_{analysis.game_slug(game)}.png")
 
 
-def plot_bound(frame, game, path):
+def plot_bound(frame, game, path, clock="wall"):
   """The exploitability bound (rows with BOUND_COLUMNS) by training seconds
-  with its interval, a line per algorithm and responder budget (over
-  seeds: the mean of the bounds and of the interval ends)."""
+  (on `clock`) with its interval, a line per algorithm and responder
+  budget (over seeds: the mean of the bounds and of the interval ends)."""
   import matplotlib  # pylint: disable=import-outside-toplevel
   matplotlib.use("Agg")
   import matplotlib.ticker  # pylint: disable=import-outside-toplevel
@@ -284,12 +300,13 @@ def plot_bound(frame, game, path):
                     f"{mean.responder_walks.iloc[-1]:,.0f} walks)")
     ax.fill_between(mean.seconds, mean.low, mean.high, alpha=0.2,
                     color=line.get_color())
+    _error_bars(ax, mean, "exploitability_bound", line.get_color())
   ax.axhline(0.0, color="black", linewidth=0.8)
   ax.set_xscale("log")
   ticks = sorted(set(rows.target))
   ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
   ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
-  ax.set_xlabel("training seconds (one core; evaluation excluded)")
+  ax.set_xlabel(XLABELS[clock])
   ax.set_ylabel("lower bound on exploitability (band: interval)")
   coverage = (1.0 + float(rows.confidence.iloc[0])) / 2.0
   ax.set_title(f"{game}: each policy's exploitability is above the band's "
