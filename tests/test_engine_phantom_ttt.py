@@ -231,6 +231,6 @@ def test_auto_picks_the_engine_and_its_policy_answers_pyspiel_states():
   root = policy.action_probabilities(game.new_initial_state())
   assert max(root.values()) > min(root.values())
   # No exact evaluation: its streaming walk would hold billions of
-  # histories at once (evaluation/walk_size.py).
+  # histories at once (games/walk_size.py).
   with pytest.raises(ValueError, match="head-to-head evaluation"):
     mccfrb.nash_conv(game, policy)

@@ -229,7 +229,7 @@ def test_public_sampling_refuses_large_whole_depth_games_at_once(spec):
 
 @pytest.mark.parametrize("spec", DARK_HEX_LARGE + ["phantom_ttt"])
 def test_streaming_walk_refuses_large_whole_depth_games_at_once(spec):
-  from mccfrb.evaluation import walk_size  # pylint: disable=import-outside-toplevel
+  from mccfrb.games import walk_size  # pylint: disable=import-outside-toplevel
   begin = time.perf_counter()
   with pytest.raises(ValueError, match="cannot finish") as error:
     walk_size.check_streaming_walk(mccfrb.load_game(spec))
@@ -241,7 +241,7 @@ def test_streaming_walk_refuses_large_whole_depth_games_at_once(spec):
 
 @pytest.mark.parametrize("spec", DARK_HEX_SMALL)
 def test_small_dark_hex_boards_pass_the_size_checks(spec):
-  from mccfrb.evaluation import walk_size  # pylint: disable=import-outside-toplevel
+  from mccfrb.games import walk_size  # pylint: disable=import-outside-toplevel
   game = mccfrb.load_game(spec)
   estimate = walk_size.check_streaming_walk(game)
   assert 100 < estimate < walk_size.WHOLE_DEPTH_EPISODE_HISTORIES

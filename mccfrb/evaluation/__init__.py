@@ -16,7 +16,7 @@ import pyspiel
 
 from mccfrb import games
 from mccfrb.tables import policy as policy_lib
-from mccfrb.evaluation import walk_size
+from mccfrb.games import walk_size
 from mccfrb.evaluation.head_to_head import HeadToHead  # pylint: disable=unused-import
 from mccfrb.evaluation.head_to_head import head_to_head  # pylint: disable=unused-import
 from mccfrb.kernels import schedule as schedule_lib

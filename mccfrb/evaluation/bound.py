@@ -72,7 +72,7 @@ import numpy as np
 import pyspiel
 
 from mccfrb import games
-from mccfrb.evaluation import policy as policy_lib
+from mccfrb.tables import policy as policy_lib
 from mccfrb.games import tree as tree_lib
 from mccfrb.kernels import exact
 from mccfrb.kernels.rng import pcg64_next

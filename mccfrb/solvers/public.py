@@ -123,7 +123,7 @@ class PublicSamplingSolver(engine_lib.EngineSampling,
     if baseline is None:
       baseline = DEFAULT_PUBLIC_BASELINE[kind]
     if kind == "engine":
-      from mccfrb.evaluation import walk_size  # pylint: disable=import-outside-toplevel
+      from mccfrb.games import walk_size  # pylint: disable=import-outside-toplevel
       walk_size.check_whole_depth(
           loaded, f"PublicSamplingSolver cannot run {loaded} (an episode "
           "expands every history of the public states it visits)",

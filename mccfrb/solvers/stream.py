@@ -20,7 +20,7 @@ them.
       conversions on small games (a walk of the pyspiel tree in lockstep
       with the engine).
 
-A walk first estimates the game's size (mccfrb/evaluation/walk_size.py)
+A walk first estimates the game's size (mccfrb/games/walk_size.py)
 and refuses, in a fraction of a second, a game it cannot finish.
 Walks that take more than a few seconds show a tqdm progress bar (the
 kernel pauses every BUDGET children and resumes where it stopped).
@@ -38,7 +38,7 @@ import numpy as np
 
 from mccfrb import counts
 from mccfrb import games
-from mccfrb.evaluation import walk_size
+from mccfrb.games import walk_size
 from mccfrb.games.engines import Engine
 from mccfrb.games.engines import engine_for
 from mccfrb.games.engines import protocol

@@ -1,7 +1,7 @@
 """Whether a walk of every history can finish, decided before it starts.
 
 The exact evaluators compile the game's tree, and the streaming walks
-(mccfrb/evaluation/stream.py) expand every history of the game one public
+(mccfrb/solvers/stream.py) expand every history of the game one public
 state at a time. Both are asked first how many histories the game has
 (Knuth's estimate, `tree_size.estimate_num_nodes`, a fraction of a second
 of random probes, remembered per game), and refuse a game they cannot
