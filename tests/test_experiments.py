@@ -307,8 +307,8 @@ def test_head_to_head_cpu_clock_counts_cpu_seconds_not_waits(monkeypatch):
 
   monkeypatch.setattr(runner, "run", run)
   start_cpu, start_wall = time.process_time(), time.perf_counter()
-  trained, _ = head_to_head.train_until(runner, 0.0, 0.3, 1,
-                                        head_to_head.CLOCKS["cpu"])
+  trained, _ = wallclock.train_until(runner, 0.0, 0.3, 1,
+                                     head_to_head.CLOCKS["cpu"])
   wall = time.perf_counter() - start_wall
   assert 0.3 <= trained <= time.process_time() - start_cpu + 1e-6
   assert wall > trained + 0.1  # The sleeps were not counted.

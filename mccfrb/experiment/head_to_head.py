@@ -145,7 +145,7 @@ class Evaluation:
     if self._opponent is None:
       self._opponent = wallclock.OpenSpielRunner(
           self.game, OPPONENT_SEED + self.seed)
-    self._opponent_seconds, self._opponent_chunk = train_until(
+    self._opponent_seconds, self._opponent_chunk = wallclock.train_until(
         self._opponent, self._opponent_seconds, seconds, self._opponent_chunk,
         self.clock)
     return self._opponent.policy()
@@ -159,22 +159,6 @@ def _clock(name):
   return CLOCKS[name]
 
 
-def train_until(runner, trained, target, n, clock):
-  """`wallclock.train_until` on `clock` (a function of CLOCKS): runs
-  `runner` until its training seconds, `trained` so far, reach `target`;
-  returns (the training seconds then, the next chunk size)."""
-  while trained < target:
-    if runner.chunk is not None:
-      n = runner.chunk
-    start = clock()
-    runner.run(n)
-    elapsed = clock() - start
-    trained += elapsed
-    if runner.chunk is None and elapsed < 0.2:
-      n *= 2
-  return trained, n
-
-
 def timed_run(game, algorithm, seed, targets, episodes, confidence=0.95,
               on_row=None, opponents=OPPONENTS, bound_seconds=0.0,
               clock="wall"):
@@ -186,40 +170,9 @@ def timed_run(game, algorithm, seed, targets, episodes, confidence=0.95,
   compiled tree, an engine, whatever the game allows)."""
   evaluation = Evaluation(game, seed, episodes, confidence, opponents,
                           bound_seconds, clock)
-  if clock == "wall":
-    return wallclock.timed_run(game, algorithm, seed, targets, on_row,
-                               evaluate=evaluation, representation="auto")
-  return _timed_run(game, algorithm, seed, targets, on_row, evaluation)
-
-
-def _timed_run(game, algorithm, seed, targets, on_row, evaluation):
-  """`wallclock.timed_run` (representation "auto") with the training read
-  on `evaluation.clock`."""
-  targets = [float(t) for t in targets]
-  if not targets or any(t <= 0 for t in targets) or targets != sorted(targets):
-    raise ValueError(f"checkpoint seconds must be positive and increasing, "
-                     f"got {targets}.")
-  factory = wallclock.factory_of(algorithm)
-  representation, _ = representation_lib.resolve(games.load_game(game),
-                                                 "auto", grown=True)
-  factory(wallclock.small_instance(game), seed, representation).run(2)
-  runner = factory(game, seed, representation)
-  rows, trained, n = [], 0.0, 1
-  for target in targets:
-    trained, n = train_until(runner, trained, target, n, evaluation.clock)
-    start = time.perf_counter()
-    measured = evaluation(runner, trained)
-    elapsed = time.perf_counter() - start
-    for fields in measured:
-      row = dict(game=str(game), algorithm=algorithm, seed=seed,
-                 target=target, seconds=trained,
-                 iterations=runner.iterations, **fields)
-      row.setdefault("eval_seconds", elapsed)
-      row["memory_bytes"] = runner.memory_bytes()
-      rows.append(row)
-      if on_row is not None:
-        on_row(row)
-  return rows
+  return wallclock.timed_run(game, algorithm, seed, targets, on_row,
+                             evaluate=evaluation, representation="auto",
+                             clock=evaluation.clock)
 
 
 # The x axis of the plots, by training clock.

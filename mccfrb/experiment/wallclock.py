@@ -275,7 +275,7 @@ def checkpoints(seconds, count):
 
 
 def timed_run(game, algorithm, seed, targets, on_row=None, evaluate=None,
-              representation="engine"):
+              representation="engine", clock=time.perf_counter):
   """Trains `algorithm` on `game`, evaluating when the training time
   (evaluation excluded) reaches each of `targets` (seconds, increasing).
 
@@ -288,6 +288,8 @@ def timed_run(game, algorithm, seed, targets, on_row=None, evaluate=None,
       `eval_seconds` if they time themselves).
     representation: of the mccfrb solvers ("engine": the streaming
       exploitability needs one; "auto" for head-to-head evaluation).
+    clock: what training seconds are read on: the wall clock, or
+      `time.process_time` (CPU seconds of the process).
 
   Returns:
     A list of row dicts: game, algorithm, seed, target (seconds asked),
@@ -312,7 +314,7 @@ def timed_run(game, algorithm, seed, targets, on_row=None, evaluate=None,
   for target in targets:
     if trained >= target and runner.iterations == evaluated_at:
       continue  # One exact iteration outlasted several checkpoints.
-    trained, n = train_until(runner, trained, target, n)
+    trained, n = train_until(runner, trained, target, n, clock)
     start = time.perf_counter()
     evaluated_at = runner.iterations
     measured = evaluate(runner, trained)
@@ -329,17 +331,18 @@ def timed_run(game, algorithm, seed, targets, on_row=None, evaluate=None,
   return rows
 
 
-def train_until(runner, trained, target, n=1):
-  """Runs `runner` until its training seconds, `trained` so far, reach
-  `target`, in chunks of `n` iterations doubled while they take under
-  0.2 s (or of `runner.chunk` iterations); returns (the training seconds
-  then, the next chunk size)."""
+def train_until(runner, trained, target, n=1, clock=time.perf_counter):
+  """Runs `runner` until its training seconds on `clock` (the wall clock,
+  or `time.process_time`), `trained` so far, reach `target`, in chunks of
+  `n` iterations doubled while they take under 0.2 s (or of
+  `runner.chunk` iterations); returns (the training seconds then, the next
+  chunk size)."""
   while trained < target:
     if runner.chunk is not None:
       n = runner.chunk
-    start = time.perf_counter()
+    start = clock()
     runner.run(n)
-    elapsed = time.perf_counter() - start
+    elapsed = clock() - start
     trained += elapsed
     if runner.chunk is None and elapsed < 0.2:
       n *= 2
