@@ -204,10 +204,6 @@ class GrownTree:
     arrays while `nbytes() + table_bytes(infoset capacity, slot
     capacity)` stays within max_memory. Returns False (and freezes the
     tree) if it cannot."""
-    if (self.num_nodes + nodes <= len(self.node_kind)
-        and self.num_slots + slots <= len(self.slot_node)
-        and self.num_infosets + infosets <= len(self.infoset_player)):
-      return True
     n, s, i = self.node_capacity, self.slot_capacity, self.infoset_capacity
     while self.num_nodes + nodes > n:
       n *= 2

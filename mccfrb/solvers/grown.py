@@ -214,15 +214,17 @@ class GrownSampling:
       self._baseline = grown_lib._grown(self._baseline, size, 0.0)  # pylint: disable=protected-access
       self._baseline_count = grown_lib._grown(self._baseline_count,
                                               count_size, 0)  # pylint: disable=protected-access
-    # Infosets expanded since the last call: zero regrets, so sigma is
-    # uniform (what regret matching gives).
-    first, last = self._strategy_rows, g.num_infosets
-    if last > first:
-      counts = g.infoset_num_actions[first:last]
-      self._strategy[first:last] = np.where(
-          np.arange(g.max_actions)[None, :] < counts[:, None],
-          1.0 / counts[:, None], 0.0)
-      self._strategy_rows = last
+    self._uniform_new_rows()
+
+  def _uniform_new_rows(self):
+    """sigma of the infosets stored since the last call: zero regrets, so
+    uniform (what regret matching gives); the rows past their actions stay
+    0."""
+    g = self._grown
+    for row in range(self._strategy_rows, g.num_infosets):
+      count = g.infoset_num_actions[row]
+      self._strategy[row, :count] = 1.0 / count
+    self._strategy_rows = g.num_infosets
 
   def _playout(self, state):
     """Player 0's return at the end of a uniformly random play-out."""
@@ -278,11 +280,7 @@ class GrownSampling:
           self._grow_tables()
           args = None
         elif self._strategy_rows < g.num_infosets:
-          # A new infoset: zero regrets, so sigma is uniform.
-          row = self._strategy_rows
-          count = g.infoset_num_actions[row]
-          self._strategy[row, :count] = 1.0 / count
-          self._strategy_rows = row + 1
+          self._uniform_new_rows()
       else:  # Full: this episode's value below `slot` from a play-out.
         if not self._dropped:
           self._say_frozen()
