@@ -5,7 +5,7 @@ The episode of kernels/public.py (`_public_episodes`, mode 0; Schmid et al.
 sampling), with the public tree built on the fly: the public states an
 episode visits are expanded as it reaches them, by the engine
 (mccfrb/games/engines/protocol.py), and infoset rows are found by the
-engine's keys in the growing hash tables of kernels/table.py.
+engine's keys in the growing hash tables of tables/hashed.py.
 
 An episode holds, in a pool, the histories of the public states it visits
 (engine state, reaches, value, row), and per history its edges (terminal

@@ -60,12 +60,12 @@ def _column(params, column, n):
   return params[H_SIZE + column * params[0] + n]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def reset(params, state):  # pylint: disable=unused-argument
   state[0] = 0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def player(params, state):
   n = state[0]
   kind = _column(params, KIND, n)
@@ -76,28 +76,28 @@ def player(params, state):
   return _column(params, PLAYER, n)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def num_moves(params, state):
   return _column(params, NUM_CHILDREN, state[0])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def move_action(params, state, j):
   return _column(params, ACTION, _column(params, CHILD_START, state[0]) + j)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def chance_prob(params, state, j):
   return _as_float(_column(params, PROB,
                            _column(params, CHILD_START, state[0]) + j))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def apply(params, state, j):
   state[0] = _column(params, CHILD_START, state[0]) + j
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def terminal_value(params, state, j):
   """(True, the child's utility) when child j is terminal, else (False,
   0.0)."""
@@ -107,18 +107,18 @@ def terminal_value(params, state, j):
   return False, 0.0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def returns0(params, state):
   return _as_float(_column(params, UTILITY, state[0]))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def infoset_hash(params, state, p):  # pylint: disable=unused-argument
   """The infoset id + 1 (never 0, which marks an empty hash slot)."""
   return np.uint64(_column(params, INFOSET, state[0]) + 1), np.uint64(0)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def public_hash(params, state):
   return np.uint64(_column(params, PUBLIC, state[0]) + 1), np.uint64(0)
 

@@ -158,7 +158,7 @@ def _cell(params, state, p, j):
   return np.int64(-1)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def reset(params, state):
   """The initial state, in place."""
   n = params[P_CELLS]
@@ -183,13 +183,13 @@ def reset(params, state):
     state[view + words + w] = tried
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def player(params, state):  # pylint: disable=unused-argument
   """The acting player (0, 1) or TERMINAL."""
   return state[S_PLAYER]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def num_moves(params, state):  # pylint: disable=unused-argument
   """The cells the mover has not tried, 0 at terminals."""
   p = state[S_PLAYER]
@@ -198,19 +198,19 @@ def num_moves(params, state):  # pylint: disable=unused-argument
   return state[S_LEGAL + p]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def move_action(params, state, j):
   """OpenSpiel's action of move j: the j-th untried cell of the mover."""
   return _cell(params, state, state[S_PLAYER], j)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def chance_prob(params, state, j):  # pylint: disable=unused-argument
   """Dark hex has no chance nodes."""
   return 0.0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def apply(params, state, j):
   """Plays move j (a try of the mover's j-th untried cell) in place."""
   n = params[P_CELLS]
@@ -258,7 +258,7 @@ def apply(params, state, j):
     state[k + 1] = np.int64(hash_step(np.uint64(state[k + 1]), _SALT))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def terminal_value(params, state, j):
   """(True, player 0's return) when move j ends the game (a stone that
   connects both of the mover's edges), without playing it; else
@@ -275,13 +275,13 @@ def terminal_value(params, state, j):
   return False, 0.0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def returns0(params, state):  # pylint: disable=unused-argument
   """Player 0's return at a terminal."""
   return np.float64(state[S_RESULT])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def infoset_hash(params, state, p):  # pylint: disable=unused-argument
   """(uint64, uint64): the key of player p's information state string."""
   w = state[S_MOVES] * 2 + p
@@ -292,7 +292,7 @@ def infoset_hash(params, state, p):  # pylint: disable=unused-argument
   return a, b
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def public_hash(params, state):  # pylint: disable=unused-argument
   """(uint64, uint64): the key of the public state: the acting player and
   the number of moves."""

@@ -197,7 +197,7 @@ def _root_hashes(imp, full):
   return pub_a, pub_b, a, b, a, b
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def reset(params, state):
   """The initial state, in place."""
   n = params[P_NUM_CARDS]
@@ -223,13 +223,13 @@ def reset(params, state):
     state[S_PLAYER] = 0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def player(params, state):  # pylint: disable=unused-argument
   """The acting player (0, 1), CHANCE or TERMINAL."""
   return state[S_PLAYER]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def num_moves(params, state):  # pylint: disable=unused-argument
   """Legal bids at a decision, undealt cards at chance, 0 at terminals."""
   p = state[S_PLAYER]
@@ -238,7 +238,7 @@ def num_moves(params, state):  # pylint: disable=unused-argument
   return _popcount(state[S_DECK if p == CHANCE else S_HANDS + p])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def move_action(params, state, j):  # pylint: disable=unused-argument
   """OpenSpiel's action of move j: the j-th lowest card of the mover's hand
   (or of the undealt point cards at chance), 0-based."""
@@ -246,13 +246,13 @@ def move_action(params, state, j):  # pylint: disable=unused-argument
   return np.int64(_select(state[S_DECK if p == CHANCE else S_HANDS + p], j))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def chance_prob(params, state, j):  # pylint: disable=unused-argument
   """Probability of chance outcome j: uniform over the undealt cards."""
   return 1.0 / _popcount(state[S_DECK])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def apply(params, state, j):
   """Plays move j in place (and the forced last round after the
   second-to-last)."""
@@ -319,7 +319,7 @@ def apply(params, state, j):
     state[S_HANDS + 1] = 0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def terminal_value(params, state, j):
   """(True, player 0's return) when move j ends the game (player 1's bid in
   the second-to-last round: that round and the forced last one resolve),
@@ -355,7 +355,7 @@ def terminal_value(params, state, j):
   return True, points0 - (points0 + points1) / 2.0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def returns0(params, state):
   """Player 0's return at a terminal."""
   p0 = state[S_POINTS]
@@ -369,7 +369,7 @@ def returns0(params, state):
   return p0 - (p0 + p1) / 2.0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def infoset_hash(params, state, p):  # pylint: disable=unused-argument
   """(uint64, uint64): the key of player p's information state string."""
   cp = state[S_PLAYER]
@@ -384,7 +384,7 @@ def infoset_hash(params, state, p):  # pylint: disable=unused-argument
   return a, b
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def public_hash(params, state):
   """(uint64, uint64): the key of the public state: the moves made, the
   point cards and winners, and without imp_info both hands."""

@@ -252,7 +252,7 @@ def apply(params, state, j):
     state[PLAYER] = 1 - who
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def terminal_value(params, state, j):  # pylint: disable=unused-argument
   """(False, 0.0): the walk plays the move to learn whether it ends the
   game (see `protocol.terminal_value`)."""

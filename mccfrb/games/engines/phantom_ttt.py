@@ -107,20 +107,20 @@ def _has_line(m):
           or (m & 0x111) == 0x111 or (m & 0x54) == 0x54)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def reset(params, state):  # pylint: disable=unused-argument
   """The empty board, player 0 to move, in place."""
   for k in range(STATE_SIZE):
     state[k] = 0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def player(params, state):  # pylint: disable=unused-argument
   """The acting player (0 or 1) or TERMINAL."""
   return state[PLAYER]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def num_moves(params, state):  # pylint: disable=unused-argument
   """The cells still empty in the mover's view (0 at a terminal)."""
   p = state[PLAYER]
@@ -134,7 +134,7 @@ def num_moves(params, state):  # pylint: disable=unused-argument
   return count
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def move_action(params, state, j):  # pylint: disable=unused-argument
   """The cell of move j: the j-th cell empty in the mover's view."""
   tried = state[VIEW + state[PLAYER]]
@@ -146,7 +146,7 @@ def move_action(params, state, j):  # pylint: disable=unused-argument
   return -1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def chance_prob(params, state, j):  # pylint: disable=unused-argument
   """No chance nodes: never called by a walk."""
   return 0.0
@@ -161,7 +161,7 @@ def _push(state, p, token):
   state[NTOK + p] = n + 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def apply(params, state, j):
   """Plays move j (the j-th cell empty in the mover's view), in place."""
   p = state[PLAYER]
@@ -192,19 +192,19 @@ def apply(params, state, j):
     _push(state, 1 - p, UNKNOWN)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def terminal_value(params, state, j):  # pylint: disable=unused-argument
   """(False, 0.0): the walk plays the move (see `protocol`)."""
   return False, 0.0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def returns0(params, state):  # pylint: disable=unused-argument
   """Player 0's return: +1 for x's line, -1 for o's, 0 on a full board."""
   return np.float64(state[RETURN0])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def infoset_hash(params, state, p):  # pylint: disable=unused-argument
   """(uint64, uint64): player p's token sequence, packed exactly, each word
   through `mix64` (a bijection; the second word is never 0)."""
@@ -213,7 +213,7 @@ def infoset_hash(params, state, p):  # pylint: disable=unused-argument
   return mix64(a), mix64(b)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def public_hash(params, state):
   """(uint64, uint64): the public state (see the module docstring): the
   number of moves (abrupt), the movers so far (classical,

@@ -8,6 +8,15 @@ a `code` that numba sees as a compile-time constant (`numba.literally`),
 so a kernel is compiled (and cached) per engine; the dispatchers are
 inlined into it, where the engine's branch is the only one taken.
 
+The engines' own functions are plain njit functions, never inlined by
+numba: each call site of a dispatcher then types five calls of functions
+typed once per process (and cached on disk), instead of five engines'
+bodies; LLVM still inlines the engine's functions into the machine code
+where it pays. Inlining them (the former choice) made numba type every
+engine's code at every call site: the first use of external sampling on
+an engine took 218 s to compile, against 22 s now, at 0.92-1.0x the
+speed (BUILD_NOTES, "Compiles of the engine kernels").
+
 A compiled `GameTree` is an implementation too (engines/compiled.py, code
 TREE), so every engine kernel also runs on a compiled tree.
 
@@ -43,7 +52,7 @@ gives its OpenSpiel action id.
                                             lies inside one public state
 
 To add an engine for a game: write a module in `mccfrb/games/engines/` with
-the ten functions (njit, cache=True, inline="always", no globals but
+the ten functions (njit, cache=True, not inlined, no globals but
 constants), give it a code in `CODES`, add a branch to each dispatcher
 below, and an `Engine` factory in `mccfrb/games/engines/__init__.py`;
 `engines/check.py` then proves it equal to OpenSpiel (the enumerated tree
