@@ -54,6 +54,14 @@ Sections:
     iterations (the first inserts every infoset's row) and the streaming
     exploitability of their average (value: seconds; mb: the process's
     peak resident memory). Not in the default sections.
+  first_use: the cold first use of each solver kind on each
+    representation (FIRST_USE: a compiled tree, the goofspiel and
+    phantom_ttt engines, a grown tree), each in a fresh process with an
+    empty NUMBA_CACHE_DIR: the seconds from the solver's construction to
+    the end of its first run of 10 iterations, the import excluded
+    (value), and the same in a second fresh process on the filled cache
+    (warm_seconds); ratio = value / 15 s, the goal. Not in the default
+    sections.
   grown: on games that do not compile (--grown_games: phantom_ttt, 3x3
     and 4x4 dark_hex, oshi_zumo, and battleship, 300 actions),
     OutcomeSamplingSolver on a grown tree, in a fresh process:
@@ -153,7 +161,7 @@ SECTIONS = DEFAULT_SECTIONS + ("cfr_goofspiel5", "engines", "engine_kernels",
                                 "engine_memory",
                                 "engine_exact", "rules", "hogwild",
                                 "head_to_head", "grown", "grown_keys",
-                                "engines_after_60s")
+                                "engines_after_60s", "first_use")
 # The games of the grown and engines_after_60s sections: too large to
 # compile, timed on grown trees and on their native engines.
 GROWN_GAMES = ("phantom_ttt", "dark_hex(num_rows=3,num_cols=3)")
@@ -1110,6 +1118,60 @@ def grown_keys_rows(seconds, repeats):
   return rows
 
 
+# The first_use section: (solver, game, representation).
+FIRST_USE = tuple(
+    (solver, "leduc_poker", "tree")
+    for solver in ("MCCFRbSolver", "OutcomeSamplingSolver",
+                   "ExternalSamplingSolver", "PublicSamplingSolver",
+                   "CFRSolver", "SmoothUCTSolver")) + tuple(
+    (solver, GOOFSPIEL4, "engine")
+    for solver in ("MCCFRbSolver", "OutcomeSamplingSolver",
+                   "ExternalSamplingSolver", "PublicSamplingSolver",
+                   "CFRSolver")) + (
+    ("MCCFRbSolver", "phantom_ttt", "engine"),
+    ("MCCFRbSolver", "leduc_poker", "grown"),
+    ("ExternalSamplingSolver", "leduc_poker", "grown"))
+FIRST_USE_GOAL = 15.0
+_FIRST_USE_SCRIPT = """
+import sys, time
+import mccfrb
+solver, game, representation = sys.argv[1:4]
+start = time.perf_counter()
+options = {} if solver == "SmoothUCTSolver" else dict(
+    representation=representation)
+s = getattr(mccfrb, solver)(game, seed=0, **options)
+s.run(10)
+print(time.perf_counter() - start)
+"""
+
+
+def first_use_rows(seconds, repeats):
+  """Cold and warm first use of each FIRST_USE entry (module docstring,
+  first_use)."""
+  del seconds, repeats
+  import tempfile  # pylint: disable=import-outside-toplevel
+  rows = []
+  for solver, game, representation in FIRST_USE:
+    with tempfile.TemporaryDirectory() as cache:
+      os.environ["NUMBA_CACHE_DIR"], before = cache, os.environ.get(
+          "NUMBA_CACHE_DIR")
+      try:
+        cold, warm = (float(_subprocess_measure(
+            _FIRST_USE_SCRIPT, solver, game, representation)[-1])
+                      for _ in range(2))
+      finally:
+        if before is None:
+          del os.environ["NUMBA_CACHE_DIR"]
+        else:
+          os.environ["NUMBA_CACHE_DIR"] = before
+    rows.append({"section": "first_use", "game": game,
+                 "algorithm": f"{solver} ({representation})",
+                 "per_second": 0.0, "ratio": cold / FIRST_USE_GOAL,
+                 "value": cold, "warm_seconds": round(warm, 2)})
+    print(rows[-1], flush=True)
+  return rows
+
+
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError("Too many command-line arguments.")
@@ -1137,7 +1199,8 @@ def main(argv):
               "engine_exact": engine_exact_rows, "rules": rules_rows,
               "hogwild": hogwild_rows, "head_to_head": head_to_head_rows,
               "grown": grown_rows, "grown_keys": grown_keys_rows,
-              "engines_after_60s": engines_after_rows}
+              "engines_after_60s": engines_after_rows,
+              "first_use": first_use_rows}
   rows = []
   for section in _SECTIONS.value:
     numba.set_num_threads(1)  # Solvers with threads= raise it themselves.

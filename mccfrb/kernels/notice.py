@@ -1,8 +1,9 @@
 """A one-line notice when numba compiles mccfrb's kernels.
 
-The first use of a solver compiles its kernels (15-30 s); later uses load
-them from numba's on-disk cache at once. Numba announces a real compilation
-(not a cache load) with its "numba:compile" event; `install()` registers a
+The first use of a solver compiles its kernels (2-41 s; the
+getting-started page lists them); later uses load them from numba's
+on-disk cache at once. Numba announces a real compilation (not a cache
+load) with its "numba:compile" event; `install()` registers a
 listener that prints one line to standard error the first time a kernel of
 mccfrb starts compiling in a process, so a user knows why the first call is
 slow and that it will not be next time.
