@@ -128,7 +128,7 @@ def test_refusals():
   with pytest.raises(ValueError, match="on a grown tree use one of"):
     mccfrb.MCCFRbSolver("kuhn_poker", representation="grown",
                         baseline="oracle")
-  with pytest.raises(ValueError, match="threads=1 and batch=None"):
+  with pytest.raises(ValueError, match="runs episodes one after the other .threads=1."):
     mccfrb.MCCFRbSolver("kuhn_poker", representation="grown", threads=2)
   with pytest.raises(ValueError, match="runs outcome sampling"):
     mccfrb.CFRSolver("kuhn_poker", representation="grown")

@@ -255,3 +255,37 @@ def test_small_dark_hex_walks_and_samples_public_states_on_its_engine():
   solver.run(20, progress=False)
   exact = mccfrb.exploitability(spec, solver.average_policy())
   assert 0.0 <= exact < 1.0
+
+
+# An option the chosen representation cannot serve: (solver, representation,
+# options, the representations that serve it). Before, batch= on an engine
+# was accepted and did nothing.
+_UNSERVED = [
+    ("MCCFRbSolver", "engine", dict(batch=64), ("tree",)),
+    ("ExternalSamplingSolver", "engine", dict(batch=64), ("tree",)),
+    ("PublicSamplingSolver", "engine", dict(batch=64), ("tree",)),
+    ("MCCFRbSolver", "grown", dict(batch=64), ("tree",)),
+    ("ExternalSamplingSolver", "grown", dict(batch=64), ("tree",)),
+    ("OutcomeSamplingSolver", "grown", dict(threads=2), ("tree", "engine")),
+    ("MCCFRbSolver", "tree", dict(hogwild=True, threads=2), ("engine",)),
+    ("MCCFRbSolver", "tree", dict(precision="float32"), ("engine",)),
+    ("MCCFRbSolver", "tree", dict(in_flight=8), ("engine",)),
+    ("MCCFRbSolver", "grown", dict(in_flight=8), ("engine",)),
+]
+
+
+@pytest.mark.parametrize("solver,representation,options,serving", _UNSERVED)
+def test_an_option_the_representation_cannot_serve_names_those_that_do(
+    solver, representation, options, serving):
+  game = SMALL if representation == "engine" else "kuhn_poker"
+  with pytest.raises(ValueError) as error:
+    getattr(mccfrb, solver)(game, representation=representation, seed=0,
+                            **options)
+  message = _one_line(error)
+  option, value = next(iter(options.items()))
+  assert message.startswith(f"{option}={value!r} runs on "), message
+  for r in ("tree", "engine", "grown"):
+    named = f"(representation='{r}')"
+    # Names the representations that serve it and the solver's own, only.
+    assert (named in message) == (r in serving or r == representation), (
+        message)

@@ -119,7 +119,7 @@ def test_an_unknown_precision_is_refused_naming_the_allowed_ones(bad):
 
 
 def test_precision_and_in_flight_are_refused_on_a_compiled_tree():
-  with pytest.raises(ValueError, match="applies to hashed tables"):
+  with pytest.raises(ValueError, match="precision=.float32. runs on an engine"):
     mccfrb.MCCFRbSolver(G4, representation="tree", precision="float32")
   with pytest.raises(ValueError, match="runs on an engine"):
     mccfrb.MCCFRbSolver(G4, representation="tree", in_flight=4)

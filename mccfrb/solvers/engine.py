@@ -25,6 +25,7 @@ from mccfrb.games.engines.common import call_literal
 from mccfrb.kernels import outcome_engine
 from mccfrb.kernels import rows as row_kernels
 from mccfrb.solvers import base
+from mccfrb.solvers import representation as representation_lib
 from mccfrb import tables as tables_lib
 from mccfrb.tables import hashed
 
@@ -513,11 +514,8 @@ def refuse_hashed_options(kind, precision, in_flight):
   episode at a time)."""
   if precision not in (None, "float64"):
     check_precision(precision)
-    raise ValueError(
-        f"precision={precision!r} applies to hashed tables "
-        f"(representation='engine'); this solver runs on a {kind} tree, "
-        "whose tables are float64.")
+    representation_lib.refuse(
+        f"precision={precision!r}", ("engine",), kind,
+        "Its tables are float64.")
   if in_flight not in (None, 1):
-    raise ValueError(f"in_flight={in_flight!r} runs on an engine "
-                     "(representation='engine'); this solver runs on a "
-                     f"{kind} tree.")
+    representation_lib.refuse(f"in_flight={in_flight!r}", ("engine",), kind)

@@ -43,6 +43,7 @@ from mccfrb.kernels import external
 from mccfrb.kernels import outcome
 from mccfrb.solvers import base
 from mccfrb.solvers import checkpoint
+from mccfrb.solvers import representation as representation_lib
 from mccfrb import tables as tables_lib
 
 # Baseline kinds a grown tree runs: the oracle needs every history's value.
@@ -111,11 +112,14 @@ class GrownSampling:
           f"baseline={self._baseline_name!r} needs the exact values of every "
           "history (a compiled tree); on a grown tree use one of "
           f"{', '.join(GROWN_BASELINES)}.")
-    if self._threads != 1 or self._batch is not None:
-      raise ValueError(
-          "representation='grown' runs episodes one after the other: "
-          f"threads=1 and batch=None, got threads={self._threads}, "
-          f"batch={self._batch}.")
+    if self._threads != 1:
+      representation_lib.refuse(
+          f"threads={self._threads}", ("tree", "engine"), "grown",
+          "A grown tree runs episodes one after the other (threads=1).")
+    if self._batch is not None:
+      representation_lib.refuse(
+          f"batch={self._batch}", ("tree",), "grown",
+          "A grown tree runs episodes one after the other (batch=None).")
     self._game = game
     self._tree = self._converter = None
     self._num_iterations = self._nodes_touched = 0

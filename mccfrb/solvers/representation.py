@@ -80,16 +80,46 @@ def resolve(game, representation, max_nodes=None, grown=False):
   return ("grown", None) if engine is None else ("engine", engine)
 
 
+# How a refusal names each representation.
+NAMED = {"tree": "a compiled tree (representation='tree')",
+         "engine": "an engine (representation='engine')",
+         "grown": "a grown tree (representation='grown')"}
+
+
+def refuse(option, serving, kind, advice=""):
+  """Raises the one-line ValueError for an option that the solver's
+  representation cannot serve.
+
+  Args:
+    option: the option as the user wrote it ("batch=64").
+    serving: the representations that serve it (keys of NAMED).
+    kind: the solver's representation.
+    advice: what to do instead, a sentence (optional).
+  """
+  where = " or ".join(NAMED[r] for r in serving)
+  raise ValueError(f"{option} runs on {where}; this solver runs on "
+                   f"{NAMED[kind]}.{' ' + advice if advice else ''}")
+
+
 def check_hogwild(kind, threads, hogwild, batch):
-  """Raises ValueError unless Hogwild and threads fit the representation:
-  hogwild=True on an engine without batches, and threads > 1 on an engine
-  only with hogwild=True."""
+  """Raises ValueError unless Hogwild, threads and batches fit the
+  representation: hogwild=True on an engine without batches, threads > 1
+  on an engine only with hogwild=True, and batches on a compiled tree
+  only."""
   if not isinstance(hogwild, bool):
     raise ValueError(f"hogwild must be True or False, got {hogwild!r}.")
-  if hogwild and (kind != "engine" or batch is not None):
+  if hogwild and kind != "engine":
+    refuse("hogwild=True", ("engine",), kind,
+           "On a compiled tree, threads > 1 run deterministic batches "
+           "(batch=).")
+  if hogwild and batch is not None:
     raise ValueError(
         "hogwild=True runs on an engine, without batches; on a compiled "
         "tree, threads > 1 run deterministic batches (batch=).")
+  if kind == "engine" and batch is not None:
+    refuse(f"batch={batch!r}", ("tree",), kind,
+           "There episodes run one after the other, or lock-free with "
+           "threads > 1 and hogwild=True.")
   if kind == "engine" and threads > 1 and not hogwild:
     raise ValueError(
         f"threads={threads} on an engine needs hogwild=True (lock-free "
