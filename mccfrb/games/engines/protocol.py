@@ -12,9 +12,9 @@ The engines' own functions are plain njit functions, never inlined by
 numba: each call site of a dispatcher then types five calls of functions
 typed once per process (and cached on disk), instead of five engines'
 bodies; LLVM still inlines the engine's functions into the machine code
-where it pays. Inlining them (the former choice) made numba type every
-engine's code at every call site: the first use of external sampling on
-an engine took 218 s to compile, against 22 s now, at 0.92-1.0x the
+where it pays. Inlining them would make numba type every engine's code
+at every call site: the first use of external sampling on an engine
+compiles in about 20 s this way and in about 220 s that way, at the same
 speed (BUILD_NOTES, "Compiles of the engine kernels").
 
 A compiled `GameTree` is an implementation too (engines/compiled.py, code
