@@ -42,6 +42,8 @@ LCFR/DCFR discounting a zero regret may differ in sign; BUILD_NOTES.md,
 
 import math
 
+import numpy as np
+
 from numba import njit
 from numba import prange
 
@@ -378,8 +380,11 @@ def cfr_iterations(kind, player, infoset, child_start, num_children,
     own_expected[0] = 3 * (first_iteration - 1) + 2
   elif passes == SWEEPS:
     own_expected[0] = 3 * first_iteration
+    # np.int64 and np.bool_ keep the constants from being literal types:
+    # numba would compile `_sweeps` (and its callees) once more for them.
     touched += _sweeps(
-        0, 0, own_expected[0], prune, zero_chance, False, kind, player,
+        np.int64(0), np.int64(0), own_expected[0], prune, zero_chance,
+        np.bool_(False), kind, player,
         infoset, child_start, num_children, edge_prob, utility_sum, top_nodes,
         task_start, task_end, skip_end, chance, slot_of, strategy, reach[0],
         values, own, delta, visited)
@@ -399,7 +404,8 @@ def cfr_iterations(kind, player, infoset, child_start, num_children,
       q = 1 - p
       stamp = 3 * t + 1 + p
       touched += _sweeps(
-          p, q, stamp, prune, zero_chance, True, kind, player, infoset,
+          p, q, stamp, prune, zero_chance, np.bool_(True), kind, player,
+          infoset,
           child_start, num_children, edge_prob, utility_sum, top_nodes,
           task_start, task_end, skip_end, chance, slot_of, strategy,
           reach[0], values, own, delta, visited)
