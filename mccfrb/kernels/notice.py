@@ -1,6 +1,6 @@
 """A one-line notice when numba compiles mccfrb's kernels.
 
-The first use of a solver compiles its kernels (2-41 s; the
+The first use of a solver compiles its kernels (2-33 s; the
 getting-started page lists them); later uses load them from numba's
 on-disk cache at once. Numba announces a real compilation (not a cache
 load) with its "numba:compile" event; `install()` registers a
