@@ -188,3 +188,31 @@ def test_a_full_disk_ends_in_one_line_keeping_the_finished_runs(tmp_path):
   assert again.returncode == 0, again.stderr
   assert "2 of 4 runs finished before" in again.stdout
   assert len(pd.read_csv(out / "convergence.csv")) == 8
+
+
+def _ignored_signals(pid):
+  """The signal numbers process `pid` ignores (/proc/PID/status, SigIgn)."""
+  with open(f"/proc/{pid}/status") as f:
+    mask = next(int(line.split()[1], 16) for line in f
+                if line.startswith("SigIgn:"))
+  return {n for n in range(1, 65) if mask >> (n - 1) & 1}
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"),
+                    reason="reads /proc (Linux)")
+def test_pool_workers_ignore_ctrl_c_before_their_imports():
+  """A Ctrl-C while a spawned worker still imported its modules printed
+  that worker's traceback beside the sweep's one line (the initializer
+  that ignores SIGINT runs only after the imports). The workers must
+  ignore it as soon as they exist, and the caller's handler come back."""
+  before = signal.getsignal(signal.SIGINT)
+  pool = sweep.start_pool(2)
+  try:
+    # At once: the workers are still starting (importing mccfrb takes
+    # seconds), so only an inherited disposition can be seen here.
+    for worker in pool._pool:  # pylint: disable=protected-access
+      assert signal.SIGINT in _ignored_signals(worker.pid)
+  finally:
+    pool.terminate()
+    pool.join()
+  assert signal.getsignal(signal.SIGINT) is before

@@ -21,6 +21,7 @@ import multiprocessing
 import os
 import shutil
 import signal
+import threading
 import time
 from typing import NamedTuple, Optional
 
@@ -472,27 +473,45 @@ def _run_indexed(item):
   return index, run_task(task)
 
 
+def start_pool(jobs):
+  """A pool of `jobs` spawned worker processes that ignore Ctrl-C from
+  their first instruction.
+
+  The workers inherit NUMBA_NUM_THREADS=1 when they are spawned; the
+  caller's value is restored at once (numba refuses to see it change once
+  its threads run). SIGINT is ignored in this process while the workers
+  start, so that they inherit the ignored signal through exec: Python
+  then installs no KeyboardInterrupt handler in them, and a Ctrl-C while
+  a worker still imports its modules does not print that worker's
+  traceback (the initializer alone runs only after those imports). A
+  Ctrl-C in that short window is lost; outside the main thread, where
+  signals cannot be set, the initializer is all there is.
+  """
+  context = multiprocessing.get_context("spawn")
+  previous = os.environ.get("NUMBA_NUM_THREADS")
+  os.environ["NUMBA_NUM_THREADS"] = "1"
+  main = threading.current_thread() is threading.main_thread()
+  handler = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+  try:
+    return context.Pool(jobs, initializer=_ignore_sigint)
+  finally:
+    if main:
+      signal.signal(signal.SIGINT,
+                    signal.SIG_DFL if handler is None else handler)
+    if previous is None:
+      del os.environ["NUMBA_NUM_THREADS"]
+    else:
+      os.environ["NUMBA_NUM_THREADS"] = previous
+
+
 def _run_local(items, jobs, on_done):
   if jobs == 1:
     for index, task in items:
       on_done(index, run_task(task))
     return
-  context = multiprocessing.get_context("spawn")
-  # The workers inherit NUMBA_NUM_THREADS=1 when they are spawned; the
-  # caller's value is restored at once (numba refuses to see it change once
-  # its threads run). Pool.__exit__ terminates the workers, also on
-  # KeyboardInterrupt, so an interrupted sweep does not wait for the runs in
-  # progress.
-  previous = os.environ.get("NUMBA_NUM_THREADS")
-  os.environ["NUMBA_NUM_THREADS"] = "1"
-  try:
-    pool = context.Pool(jobs, initializer=_ignore_sigint)
-  finally:
-    if previous is None:
-      del os.environ["NUMBA_NUM_THREADS"]
-    else:
-      os.environ["NUMBA_NUM_THREADS"] = previous
-  with pool:
+  # Pool.__exit__ terminates the workers, also on KeyboardInterrupt, so an
+  # interrupted sweep does not wait for the runs in progress.
+  with start_pool(jobs) as pool:
     for index, rows in pool.imap_unordered(_run_indexed, items):
       on_done(index, rows)
 
