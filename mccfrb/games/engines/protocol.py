@@ -14,8 +14,9 @@ typed once per process (and cached on disk), instead of five engines'
 bodies; LLVM still inlines the engine's functions into the machine code
 where it pays. Inlining them would make numba type every engine's code
 at every call site: the first use of external sampling on an engine
-compiles in about 20 s this way and in about 220 s that way, at the same
-speed (BUILD_NOTES, "Compiles of the engine kernels").
+compiles in about 20 s this way and in about 220 s that way; this way
+runs 2-4% fewer iterations a second on goofspiel 6 (BUILD_NOTES,
+"Compiles of the engine kernels").
 
 A compiled `GameTree` is an implementation too (engines/compiled.py, code
 TREE), so every engine kernel also runs on a compiled tree.
