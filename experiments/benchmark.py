@@ -807,11 +807,13 @@ print(json.dumps(dict(points=points, memory={
 """
 
 
-def _subprocess_measure(script, *args):
-  """(stdout fields) of `python -c script args` in a fresh process."""
+def _subprocess_measure(script, *args, env=None):
+  """(stdout fields) of `python -c script args` in a fresh process (with
+  the environment `env`, default this process's)."""
   import subprocess  # pylint: disable=import-outside-toplevel
   out = subprocess.run([sys.executable, "-c", script, *map(str, args)],
-                       check=True, capture_output=True, text=True).stdout
+                       check=True, capture_output=True, text=True,
+                       env=env).stdout
   return out.split()
 
 
@@ -1153,17 +1155,12 @@ def first_use_rows(seconds, repeats):
   rows = []
   for solver, game, representation in FIRST_USE:
     with tempfile.TemporaryDirectory() as cache:
-      os.environ["NUMBA_CACHE_DIR"], before = cache, os.environ.get(
-          "NUMBA_CACHE_DIR")
-      try:
-        cold, warm = (float(_subprocess_measure(
-            _FIRST_USE_SCRIPT, solver, game, representation)[-1])
-                      for _ in range(2))
-      finally:
-        if before is None:
-          del os.environ["NUMBA_CACHE_DIR"]
-        else:
-          os.environ["NUMBA_CACHE_DIR"] = before
+      env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+      # The first process compiles into the empty cache, the second loads.
+      cold = float(_subprocess_measure(_FIRST_USE_SCRIPT, solver, game,
+                                       representation, env=env)[-1])
+      warm = float(_subprocess_measure(_FIRST_USE_SCRIPT, solver, game,
+                                       representation, env=env)[-1])
     rows.append({"section": "first_use", "game": game,
                  "algorithm": f"{solver} ({representation})",
                  "per_second": 0.0, "ratio": cold / FIRST_USE_GOAL,

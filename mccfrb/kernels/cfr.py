@@ -43,7 +43,6 @@ LCFR/DCFR discounting a zero regret may differ in sign; BUILD_NOTES.md,
 import math
 
 import numpy as np
-
 from numba import njit
 from numba import prange
 
