@@ -1,5 +1,9 @@
 """Sampling solvers on native engines against the same solvers on the tree."""
 
+import os
+import subprocess
+import sys
+
 import numba
 import numpy as np
 import pytest
@@ -390,3 +394,31 @@ def test_timed_run_writes_a_row_per_checkpoint():
   assert rows[0]["seconds"] >= 0.2 and rows[1]["seconds"] >= 0.4
   assert rows[1]["iterations"] > rows[0]["iterations"] > 0
   assert 0 <= rows[1]["exploitability"] < rows[0]["exploitability"]
+
+
+
+_ONE_ENGINE = """
+import numpy as np
+import mccfrb
+from mccfrb.games.engines import compiled, dark_hex, engine_for, goofspiel
+from mccfrb.games.engines import liars_dice, phantom_ttt, protocol
+from mccfrb.games.engines.common import call_literal
+
+engine = engine_for(mccfrb.load_game("goofspiel(num_cards=4)"))
+state = np.zeros(engine.state_size, dtype=np.int64)
+print(call_literal(protocol.replay, engine.code, engine.params, state,
+                   np.array([0, 1], dtype=np.int64)))
+others = [m.player for m in (compiled, dark_hex, liars_dice, phantom_ttt)]
+print(len(goofspiel.player.signatures), sum(len(f.signatures) for f in others))
+"""
+
+
+def test_a_kernel_types_only_its_own_engines_functions(tmp_path):
+  """`protocol.replay` compiled for goofspiel, from an empty numba cache,
+  types goofspiel's `player` and no other engine's (protocol.py's
+  overloads; the dispatch by branches typed all five engines' functions
+  at every call site)."""
+  env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+  out = subprocess.run([sys.executable, "-c", _ONE_ENGINE], check=True,
+                       capture_output=True, text=True, env=env).stdout.split()
+  assert out == ["-1", "1", "0"], out

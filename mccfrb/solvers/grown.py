@@ -116,10 +116,9 @@ class GrownSampling:
       representation_lib.refuse(
           f"threads={self._threads}", ("tree", "engine"), "grown",
           "A grown tree runs episodes one after the other (threads=1).")
-    if self._batch is not None:
-      representation_lib.refuse(
-          f"batch={self._batch}", ("tree",), "grown",
-          "A grown tree runs episodes one after the other (batch=None).")
+    representation_lib.check_batch(
+        "grown", self._batch,
+        "A grown tree runs episodes one after the other (batch=None).")
     self._game = game
     self._tree = self._converter = None
     self._num_iterations = self._nodes_touched = 0

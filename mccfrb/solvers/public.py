@@ -144,10 +144,8 @@ class PublicSamplingSolver(engine_lib.EngineSampling,
             f"partition={partition!r}: on an engine the public states are "
             "the engine's public keys (the observer partition); use "
             "partition='auto' or 'observer'.")
-    if kind == "engine" and batch is not None:
-      representation_lib.refuse(
-          f"batch={batch!r}", ("tree",), kind,
-          "There episodes run one after the other.")
+    representation_lib.check_batch(
+        kind, batch, "There episodes run one after the other.")
     self._init_threads(threads, batch, default=DEFAULT_PUBLIC_BATCH)
     base.check_choice("regret", regret, outcome.REGRETS)
     base.check_choice("averaging", averaging, outcome.AVERAGINGS)

@@ -101,6 +101,13 @@ def refuse(option, serving, kind, advice=""):
                    f"{NAMED[kind]}.{' ' + advice if advice else ''}")
 
 
+def check_batch(kind, batch, advice):
+  """Refuses `batch=` on any representation but the compiled tree (the only
+  one with batches), with `advice`: what runs there instead."""
+  if kind != "tree" and batch is not None:
+    refuse(f"batch={batch!r}", ("tree",), kind, advice)
+
+
 def check_hogwild(kind, threads, hogwild, batch):
   """Raises ValueError unless Hogwild, threads and batches fit the
   representation: hogwild=True on an engine without batches, threads > 1
@@ -116,10 +123,10 @@ def check_hogwild(kind, threads, hogwild, batch):
     raise ValueError(
         "hogwild=True runs on an engine, without batches; on a compiled "
         "tree, threads > 1 run deterministic batches (batch=).")
-  if kind == "engine" and batch is not None:
-    refuse(f"batch={batch!r}", ("tree",), kind,
-           "There episodes run one after the other, or lock-free with "
-           "threads > 1 and hogwild=True.")
+  if kind == "engine":
+    check_batch(kind, batch,
+                "There episodes run one after the other, or lock-free with "
+                "threads > 1 and hogwild=True.")
   if kind == "engine" and threads > 1 and not hogwild:
     raise ValueError(
         f"threads={threads} on an engine needs hogwild=True (lock-free "

@@ -58,6 +58,8 @@ def call_literal(function, code, *args):
   cache) the literal signature directly the first time and then calls the
   compiled overload.
   """
+  if not hasattr(function, "overloads"):  # A protocol function.
+    return function(code, *args)
   key = (types.literal(code),) + tuple(numba.typeof(a) for a in args)
   compiled = function.overloads.get(key)
   if compiled is None:

@@ -5,18 +5,22 @@ turn-based form of a simultaneous game) move by move. Kernels are written
 against the functions below and never against one engine: each takes the
 engine's integer `code` first and dispatches on it. Kernels call them with
 a `code` that numba sees as a compile-time constant (`numba.literally`),
-so a kernel is compiled (and cached) per engine; the dispatchers are
-inlined into it, where the engine's branch is the only one taken.
+so a kernel is compiled (and cached) per engine, and each call types as
+that engine's own function alone: the functions below are numba
+`overload`s that pick the engine's function from the literal code while
+typing, so a kernel compiles one engine's code, not five. With a code that
+is not a constant a call types as the dispatch by branches (`_*_any`).
 
 The engines' own functions are plain njit functions, never inlined by
-numba: each call site of a dispatcher then types five calls of functions
-typed once per process (and cached on disk), instead of five engines'
-bodies; LLVM still inlines the engine's functions into the machine code
-where it pays. Inlining them would make numba type every engine's code
-at every call site: the first use of external sampling on an engine
-compiles in about 20 s this way and in about 220 s that way; this way
-runs 2-4% fewer iterations a second on goofspiel 6 (BUILD_NOTES,
-"Compiles of the engine kernels").
+numba: LLVM inlines them into the machine code where it pays. Inlining
+them in numba (`inline="always"`) made numba type every engine's code at
+every call site, and the first use of external sampling on an engine
+took about 220 s; the dispatch by branches with the engines' functions
+not inlined took about 20 s and ran 2-4% fewer iterations a second on
+goofspiel 6 than the inlined form. The overloads compile the engine in
+use only, and run about 2% faster than the dispatch by branches on
+goofspiel 6 (BUILD_NOTES, "Compiles of the engine kernels" and "The
+engine protocol as overloads").
 
 A compiled `GameTree` is an implementation too (engines/compiled.py, code
 TREE), so every engine kernel also runs on a compiled tree.
@@ -54,8 +58,9 @@ gives its OpenSpiel action id.
 
 To add an engine for a game: write a module in `mccfrb/games/engines/` with
 the ten functions (njit, cache=True, not inlined, no globals but
-constants), give it a code in `CODES`, add a branch to each dispatcher
-below, and an `Engine` factory in `mccfrb/games/engines/__init__.py`;
+constants), give it a code in `CODES` and `MODULES`, add a branch to each
+`_*_any` dispatcher below, and an `Engine` factory in
+`mccfrb/games/engines/__init__.py`;
 `engines/check.py` then proves it equal to OpenSpiel (the enumerated tree
 equals the compiled tree on small instances; random play-outs agree with
 pyspiel step by step).
@@ -63,6 +68,8 @@ pyspiel step by step).
 
 import numba
 from numba import njit
+from numba.core import types
+from numba.extending import overload
 
 from mccfrb.games.engines import compiled
 from mccfrb.games.engines import dark_hex
@@ -84,7 +91,7 @@ CODES = {"goofspiel": GOOFSPIEL, "liars_dice": LIARS_DICE,
 
 
 @njit(cache=True, inline="always")
-def reset(code, params, state):
+def _reset_any(code, params, state):
   if code == TREE:
     compiled.reset(params, state)
   elif code == GOOFSPIEL:
@@ -98,7 +105,7 @@ def reset(code, params, state):
 
 
 @njit(cache=True, inline="always")
-def player(code, params, state):
+def _player_any(code, params, state):
   if code == TREE:
     return compiled.player(params, state)
   if code == GOOFSPIEL:
@@ -111,7 +118,7 @@ def player(code, params, state):
 
 
 @njit(cache=True, inline="always")
-def num_moves(code, params, state):
+def _num_moves_any(code, params, state):
   if code == TREE:
     return compiled.num_moves(params, state)
   if code == GOOFSPIEL:
@@ -124,7 +131,7 @@ def num_moves(code, params, state):
 
 
 @njit(cache=True, inline="always")
-def move_action(code, params, state, j):
+def _move_action_any(code, params, state, j):
   if code == TREE:
     return compiled.move_action(params, state, j)
   if code == GOOFSPIEL:
@@ -137,7 +144,7 @@ def move_action(code, params, state, j):
 
 
 @njit(cache=True, inline="always")
-def chance_prob(code, params, state, j):
+def _chance_prob_any(code, params, state, j):
   if code == TREE:
     return compiled.chance_prob(params, state, j)
   if code == GOOFSPIEL:
@@ -150,7 +157,7 @@ def chance_prob(code, params, state, j):
 
 
 @njit(cache=True, inline="always")
-def apply(code, params, state, j):
+def _apply_any(code, params, state, j):
   if code == TREE:
     compiled.apply(params, state, j)
   elif code == GOOFSPIEL:
@@ -164,7 +171,7 @@ def apply(code, params, state, j):
 
 
 @njit(cache=True, inline="always")
-def terminal_value(code, params, state, j):
+def _terminal_value_any(code, params, state, j):
   if code == TREE:
     return compiled.terminal_value(params, state, j)
   if code == GOOFSPIEL:
@@ -177,7 +184,7 @@ def terminal_value(code, params, state, j):
 
 
 @njit(cache=True, inline="always")
-def returns0(code, params, state):
+def _returns0_any(code, params, state):
   if code == TREE:
     return compiled.returns0(params, state)
   if code == GOOFSPIEL:
@@ -190,7 +197,7 @@ def returns0(code, params, state):
 
 
 @njit(cache=True, inline="always")
-def infoset_hash(code, params, state, p):
+def _infoset_hash_any(code, params, state, p):
   if code == TREE:
     return compiled.infoset_hash(params, state, p)
   if code == GOOFSPIEL:
@@ -203,7 +210,7 @@ def infoset_hash(code, params, state, p):
 
 
 @njit(cache=True, inline="always")
-def public_hash(code, params, state):
+def _public_hash_any(code, params, state):
   if code == TREE:
     return compiled.public_hash(params, state)
   if code == GOOFSPIEL:
@@ -213,6 +220,52 @@ def public_hash(code, params, state):
   if code == PHANTOM_TTT:
     return phantom_ttt.public_hash(params, state)
   return liars_dice.public_hash(params, state)
+
+
+MODULES = {TREE: compiled, GOOFSPIEL: goofspiel, LIARS_DICE: liars_dice,
+           PHANTOM_TTT: phantom_ttt, DARK_HEX: dark_hex}
+
+
+def _protocol_function(name, any_engine):
+  """The protocol function `name`. In a kernel, numba types a call with a
+  literal engine code as that engine's own function, so that the kernel
+  compiles one engine's code; with any other code, as `any_engine` (the
+  dispatch by branches). From Python it calls the engine's own function."""
+
+  def function(code, params, state, *args):
+    return getattr(MODULES[code], name)(params, state, *args)
+
+  function.__name__ = function.__qualname__ = name
+
+  @overload(function, prefer_literal=True)
+  def typed(code, params, state, *args):  # pylint: disable=unused-argument
+    if (isinstance(code, types.IntegerLiteral)
+        and code.literal_value in MODULES):
+      own = getattr(MODULES[code.literal_value], name)
+
+      def own_engine(code, params, state, *args):  # pylint: disable=unused-argument
+        return own(params, state, *args)
+
+      return own_engine
+
+    def dispatch(code, params, state, *args):
+      return any_engine(code, params, state, *args)
+
+    return dispatch
+
+  return function
+
+
+reset = _protocol_function("reset", _reset_any)
+player = _protocol_function("player", _player_any)
+num_moves = _protocol_function("num_moves", _num_moves_any)
+move_action = _protocol_function("move_action", _move_action_any)
+chance_prob = _protocol_function("chance_prob", _chance_prob_any)
+apply = _protocol_function("apply", _apply_any)
+terminal_value = _protocol_function("terminal_value", _terminal_value_any)
+returns0 = _protocol_function("returns0", _returns0_any)
+infoset_hash = _protocol_function("infoset_hash", _infoset_hash_any)
+public_hash = _protocol_function("public_hash", _public_hash_any)
 
 
 @njit(cache=True)
