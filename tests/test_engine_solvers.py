@@ -422,3 +422,20 @@ def test_a_kernel_types_only_its_own_engines_functions(tmp_path):
   out = subprocess.run([sys.executable, "-c", _ONE_ENGINE], check=True,
                        capture_output=True, text=True, env=env).stdout.split()
   assert out == ["-1", "1", "0"], out
+
+
+def test_an_engine_code_that_is_not_a_constant_is_refused_while_typing():
+  """A kernel that calls the protocol without making the engine code a
+  compile-time constant gets a typing error naming the fix, not a
+  dispatch over every engine."""
+
+  @numba.njit
+  def first_player(code, params, state):
+    protocol.reset(code, params, state)
+    return protocol.player(code, params, state)
+
+  engine = mccfrb.games.engines.engine_for(mccfrb.load_game(G3))
+  state = np.zeros(engine.state_size, dtype=np.int64)
+  with pytest.raises(numba.core.errors.TypingError,
+                     match="must be a compile-time constant"):
+    first_player(engine.code, engine.params, state)

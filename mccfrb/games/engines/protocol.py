@@ -8,8 +8,8 @@ a `code` that numba sees as a compile-time constant (`numba.literally`),
 so a kernel is compiled (and cached) per engine, and each call types as
 that engine's own function alone: the functions below are numba
 `overload`s that pick the engine's function from the literal code while
-typing, so a kernel compiles one engine's code, not five. With a code that
-is not a constant a call types as the dispatch by branches (`_*_any`).
+typing, so a kernel compiles one engine's code, not five. A code that is
+not a constant is a typing error.
 
 The engines' own functions are plain njit functions, never inlined by
 numba: LLVM inlines them into the machine code where it pays. Inlining
@@ -58,9 +58,8 @@ gives its OpenSpiel action id.
 
 To add an engine for a game: write a module in `mccfrb/games/engines/` with
 the ten functions (njit, cache=True, not inlined, no globals but
-constants), give it a code in `CODES` and `MODULES`, add a branch to each
-`_*_any` dispatcher below, and an `Engine` factory in
-`mccfrb/games/engines/__init__.py`;
+constants), give it a code in `CODES` and its module in `MODULES`, and an
+`Engine` factory in `mccfrb/games/engines/__init__.py`;
 `engines/check.py` then proves it equal to OpenSpiel (the enumerated tree
 equals the compiled tree on small instances; random play-outs agree with
 pyspiel step by step).
@@ -90,147 +89,15 @@ CODES = {"goofspiel": GOOFSPIEL, "liars_dice": LIARS_DICE,
          "phantom_ttt": PHANTOM_TTT}
 
 
-@njit(cache=True, inline="always")
-def _reset_any(code, params, state):
-  if code == TREE:
-    compiled.reset(params, state)
-  elif code == GOOFSPIEL:
-    goofspiel.reset(params, state)
-  elif code == DARK_HEX:
-    dark_hex.reset(params, state)
-  elif code == PHANTOM_TTT:
-    phantom_ttt.reset(params, state)
-  else:
-    liars_dice.reset(params, state)
-
-
-@njit(cache=True, inline="always")
-def _player_any(code, params, state):
-  if code == TREE:
-    return compiled.player(params, state)
-  if code == GOOFSPIEL:
-    return goofspiel.player(params, state)
-  if code == DARK_HEX:
-    return dark_hex.player(params, state)
-  if code == PHANTOM_TTT:
-    return phantom_ttt.player(params, state)
-  return liars_dice.player(params, state)
-
-
-@njit(cache=True, inline="always")
-def _num_moves_any(code, params, state):
-  if code == TREE:
-    return compiled.num_moves(params, state)
-  if code == GOOFSPIEL:
-    return goofspiel.num_moves(params, state)
-  if code == DARK_HEX:
-    return dark_hex.num_moves(params, state)
-  if code == PHANTOM_TTT:
-    return phantom_ttt.num_moves(params, state)
-  return liars_dice.num_moves(params, state)
-
-
-@njit(cache=True, inline="always")
-def _move_action_any(code, params, state, j):
-  if code == TREE:
-    return compiled.move_action(params, state, j)
-  if code == GOOFSPIEL:
-    return goofspiel.move_action(params, state, j)
-  if code == DARK_HEX:
-    return dark_hex.move_action(params, state, j)
-  if code == PHANTOM_TTT:
-    return phantom_ttt.move_action(params, state, j)
-  return liars_dice.move_action(params, state, j)
-
-
-@njit(cache=True, inline="always")
-def _chance_prob_any(code, params, state, j):
-  if code == TREE:
-    return compiled.chance_prob(params, state, j)
-  if code == GOOFSPIEL:
-    return goofspiel.chance_prob(params, state, j)
-  if code == DARK_HEX:
-    return dark_hex.chance_prob(params, state, j)
-  if code == PHANTOM_TTT:
-    return phantom_ttt.chance_prob(params, state, j)
-  return liars_dice.chance_prob(params, state, j)
-
-
-@njit(cache=True, inline="always")
-def _apply_any(code, params, state, j):
-  if code == TREE:
-    compiled.apply(params, state, j)
-  elif code == GOOFSPIEL:
-    goofspiel.apply(params, state, j)
-  elif code == DARK_HEX:
-    dark_hex.apply(params, state, j)
-  elif code == PHANTOM_TTT:
-    phantom_ttt.apply(params, state, j)
-  else:
-    liars_dice.apply(params, state, j)
-
-
-@njit(cache=True, inline="always")
-def _terminal_value_any(code, params, state, j):
-  if code == TREE:
-    return compiled.terminal_value(params, state, j)
-  if code == GOOFSPIEL:
-    return goofspiel.terminal_value(params, state, j)
-  if code == DARK_HEX:
-    return dark_hex.terminal_value(params, state, j)
-  if code == PHANTOM_TTT:
-    return phantom_ttt.terminal_value(params, state, j)
-  return liars_dice.terminal_value(params, state, j)
-
-
-@njit(cache=True, inline="always")
-def _returns0_any(code, params, state):
-  if code == TREE:
-    return compiled.returns0(params, state)
-  if code == GOOFSPIEL:
-    return goofspiel.returns0(params, state)
-  if code == DARK_HEX:
-    return dark_hex.returns0(params, state)
-  if code == PHANTOM_TTT:
-    return phantom_ttt.returns0(params, state)
-  return liars_dice.returns0(params, state)
-
-
-@njit(cache=True, inline="always")
-def _infoset_hash_any(code, params, state, p):
-  if code == TREE:
-    return compiled.infoset_hash(params, state, p)
-  if code == GOOFSPIEL:
-    return goofspiel.infoset_hash(params, state, p)
-  if code == DARK_HEX:
-    return dark_hex.infoset_hash(params, state, p)
-  if code == PHANTOM_TTT:
-    return phantom_ttt.infoset_hash(params, state, p)
-  return liars_dice.infoset_hash(params, state, p)
-
-
-@njit(cache=True, inline="always")
-def _public_hash_any(code, params, state):
-  if code == TREE:
-    return compiled.public_hash(params, state)
-  if code == GOOFSPIEL:
-    return goofspiel.public_hash(params, state)
-  if code == DARK_HEX:
-    return dark_hex.public_hash(params, state)
-  if code == PHANTOM_TTT:
-    return phantom_ttt.public_hash(params, state)
-  return liars_dice.public_hash(params, state)
-
-
 MODULES = {TREE: compiled, GOOFSPIEL: goofspiel, LIARS_DICE: liars_dice,
            PHANTOM_TTT: phantom_ttt, DARK_HEX: dark_hex}
 
 
-def _protocol_function(name, any_engine):
+def _protocol_function(name):
   """The protocol function `name`. In a kernel, numba types a call with a
   literal engine code as that engine's own function, so that the kernel
-  compiles one engine's code; with any other code, as `any_engine` (the
-  dispatch by branches). From Python it calls the engine's own function."""
+  compiles one engine's code; any other code is a typing error. From
+  Python it calls the engine's own function."""
 
   def function(code, params, state, *args):
     return getattr(MODULES[code], name)(params, state, *args)
@@ -248,24 +115,23 @@ def _protocol_function(name, any_engine):
 
       return own_engine
 
-    def dispatch(code, params, state, *args):
-      return any_engine(code, params, state, *args)
-
-    return dispatch
+    raise numba.core.errors.TypingError(
+        f"protocol.{name}: the engine code must be a compile-time "
+        f"constant (numba.literally(code) in the kernel), got {code}.")
 
   return function
 
 
-reset = _protocol_function("reset", _reset_any)
-player = _protocol_function("player", _player_any)
-num_moves = _protocol_function("num_moves", _num_moves_any)
-move_action = _protocol_function("move_action", _move_action_any)
-chance_prob = _protocol_function("chance_prob", _chance_prob_any)
-apply = _protocol_function("apply", _apply_any)
-terminal_value = _protocol_function("terminal_value", _terminal_value_any)
-returns0 = _protocol_function("returns0", _returns0_any)
-infoset_hash = _protocol_function("infoset_hash", _infoset_hash_any)
-public_hash = _protocol_function("public_hash", _public_hash_any)
+reset = _protocol_function("reset")
+player = _protocol_function("player")
+num_moves = _protocol_function("num_moves")
+move_action = _protocol_function("move_action")
+chance_prob = _protocol_function("chance_prob")
+apply = _protocol_function("apply")
+terminal_value = _protocol_function("terminal_value")
+returns0 = _protocol_function("returns0")
+infoset_hash = _protocol_function("infoset_hash")
+public_hash = _protocol_function("public_hash")
 
 
 @njit(cache=True)
