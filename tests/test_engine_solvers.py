@@ -46,8 +46,8 @@ def engine_rows(solver_engine, tree):
       n = parents[n]
     assert call_literal(protocol.replay, engine.code, engine.params, state,
                         np.array(history[::-1], dtype=np.int64)) == -1
-    h1, h2 = call_literal(protocol.infoset_hash, engine.code, engine.params,
-                          state, int(tree.node_player[node]))
+    h1, h2 = protocol.infoset_hash(engine.code, engine.params, state,
+                                   int(tree.node_player[node]))
     rows[i] = tables.find(h1, h2)
   return rows
 
@@ -394,7 +394,6 @@ def test_timed_run_writes_a_row_per_checkpoint():
   assert rows[0]["seconds"] >= 0.2 and rows[1]["seconds"] >= 0.4
   assert rows[1]["iterations"] > rows[0]["iterations"] > 0
   assert 0 <= rows[1]["exploitability"] < rows[0]["exploitability"]
-
 
 
 _ONE_ENGINE = """

@@ -139,8 +139,7 @@ class EnginePolicy(os_policy.Policy):
     if bad >= 0:
       raise ValueError(f"{state.history()} is not a history of {e.game} as "
                        "its engine plays it.")
-    h1, h2 = call_literal(protocol.infoset_hash, e.code, e.params,
-                          self._state, player)
+    h1, h2 = protocol.infoset_hash(e.code, e.params, self._state, player)
     return self.tables.find(h1, h2), history
 
   def action_probabilities(self, state, player_id=None):

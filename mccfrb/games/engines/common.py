@@ -58,8 +58,6 @@ def call_literal(function, code, *args):
   cache) the literal signature directly the first time and then calls the
   compiled overload.
   """
-  if not hasattr(function, "overloads"):  # A protocol function.
-    return function(code, *args)
   key = (types.literal(code),) + tuple(numba.typeof(a) for a in args)
   compiled = function.overloads.get(key)
   if compiled is None:
@@ -94,5 +92,5 @@ class Engine(NamedTuple):
     """The initial state (int64[state_size])."""
     from mccfrb.games.engines import protocol  # pylint: disable=import-outside-toplevel
     state = np.zeros(self.state_size, dtype=np.int64)
-    call_literal(protocol.reset, self.code, self.params, state)
+    protocol.reset(self.code, self.params, state)
     return state

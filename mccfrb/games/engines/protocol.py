@@ -115,6 +115,10 @@ def _protocol_function(name):
 
       return own_engine
 
+    if isinstance(code, types.IntegerLiteral):
+      raise numba.core.errors.TypingError(
+          f"protocol.{name}: no engine has code {code.literal_value} "
+          f"(MODULES: {sorted(MODULES)}).")
     raise numba.core.errors.TypingError(
         f"protocol.{name}: the engine code must be a compile-time "
         f"constant (numba.literally(code) in the kernel), got {code}.")
