@@ -10,8 +10,7 @@ SCRIPT = """
 import numpy as np
 import mccfrb
 from mccfrb.games.engines import common
-common.mix64(np.uint64(7))        # an mccfrb kernel: compiles, or loads
-common.hash_step(np.uint64(1), np.uint64(2))
+common.hash_words(np.arange(3), 3, 7)  # an mccfrb kernel: compiles, or loads
 """
 
 
