@@ -1,5 +1,6 @@
 """Shared fixtures: the games every test suite checks, and table checks."""
 
+import faulthandler
 import hashlib
 import os
 import signal
@@ -19,6 +20,36 @@ import mccfrb
 GOOFSPIEL4 = ("goofspiel(num_cards=4,imp_info=True,points_order=random,"
               "returns_type=point_difference)")
 GAMES = ("kuhn_poker", "leduc_poker", GOOFSPIEL4, "matching_pennies")
+
+
+# The longest a test may run: past it, the test's process prints every
+# thread's stack and exits, so that a hang fails one test (under
+# pytest-xdist, its worker) instead of stalling the suite. The slowest
+# tests take about a minute on two cores. tests/test_hang.py sets it
+# through the environment.
+TEST_TIMEOUT_SECONDS = float(os.environ.get("MCCFRB_TEST_TIMEOUT_SECONDS",
+                                            600))
+
+
+def pytest_configure(config):
+  """Where the hang watchdog writes: a copy of standard error taken before
+  the tests' output is captured (as pytest's faulthandler plugin does)."""
+  config.stash[_HANG_OUTPUT] = os.dup(2)
+
+
+_HANG_OUTPUT = pytest.StashKey[int]()
+
+
+@pytest.fixture(autouse=True)
+def fail_a_hang(request):
+  """faulthandler's watchdog over each test: a C thread that needs no GIL,
+  so it also ends a test spinning in a numba kernel (which holds the GIL:
+  no Python-level timeout would run)."""
+  faulthandler.dump_traceback_later(
+      TEST_TIMEOUT_SECONDS, exit=True,
+      file=request.config.stash[_HANG_OUTPUT])
+  yield
+  faulthandler.cancel_dump_traceback_later()
 
 
 @pytest.fixture(autouse=True, scope="session")
