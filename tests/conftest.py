@@ -31,13 +31,13 @@ TEST_TIMEOUT_SECONDS = float(os.environ.get("MCCFRB_TEST_TIMEOUT_SECONDS",
                                             600))
 
 
+_HANG_OUTPUT = pytest.StashKey[int]()
+
+
 def pytest_configure(config):
   """Where the hang watchdog writes: a copy of standard error taken before
   the tests' output is captured (as pytest's faulthandler plugin does)."""
   config.stash[_HANG_OUTPUT] = os.dup(2)
-
-
-_HANG_OUTPUT = pytest.StashKey[int]()
 
 
 @pytest.fixture(autouse=True)

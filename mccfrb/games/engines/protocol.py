@@ -12,9 +12,10 @@ typing, so a kernel compiles one engine's code, not five. A code that is
 not a constant is a typing error.
 
 The engines' own functions are plain njit functions, never inlined by
-numba: LLVM inlines them into the machine code where it pays. Inlining
-them in numba (`inline="always"`) made numba type every engine's code at
-every call site, and the first use of external sampling on an engine
+numba, and LLVM does not inline them either (in `replay`'s machine code
+for goofspiel, `reset` and `apply` are calls). Inlining them in numba
+(`inline="always"`) made numba type every engine's code at every call
+site, and the first use of external sampling on an engine
 took about 220 s; the dispatch by branches with the engines' functions
 not inlined took about 20 s and ran 2-4% fewer iterations a second on
 goofspiel 6 than the inlined form. The overloads compile the engine in
