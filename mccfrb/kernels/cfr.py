@@ -54,6 +54,7 @@ from mccfrb.kernels.exact import regret_matching
 from mccfrb.kernels.exact import regret_matching_row
 from mccfrb.kernels.exact import rule_row
 from mccfrb.kernels.exact import task_range
+from mccfrb.kernels.threads import parallel_phases
 
 FOUR_SWEEPS = 0
 SWEEPS = 1
@@ -136,7 +137,7 @@ def _clip_or_discount(regrets, i, count, regret_matching_plus, discount,
       regrets[i, j] = r * (pos_factor if r >= 0.0 else neg_factor)
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
+@njit(cache=True, error_model="numpy", parallel=parallel_phases())
 def _reach_down(first, last, prune, kind, player, infoset, child_start,
                 num_children, top_nodes, task_start, task_end, skip_end,
                 slot_of, strategy, q, col, own, stamp, visited):
@@ -201,7 +202,7 @@ def _reach_down(first, last, prune, kind, player, infoset, child_start,
     visited[k] = hi - lo - skipped
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
+@njit(cache=True, error_model="numpy", parallel=parallel_phases())
 def _values_up(first, last, p, prune, zero_chance, kind, player, infoset,
                child_start, num_children, edge_prob, utility_sum, top_nodes,
                task_start, task_end, chance, slot_of, strategy, col, values,
@@ -284,7 +285,7 @@ def _sweeps(p, q, stamp, prune, zero_chance, with_values, kind, player,
   return touched
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
+@njit(cache=True, error_model="numpy", parallel=parallel_phases())
 def _update_infosets(p, num_actions, iset_start, iset_slot, player_iset_start,
                      player_isets, own, own_expected, delta, stamp, regrets,
                      avg, strategy, weight, flags, rule, inst):

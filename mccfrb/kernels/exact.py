@@ -17,6 +17,8 @@ hold no branch for general trees.
 from numba import njit
 from numba import prange
 
+from mccfrb.kernels.threads import parallel_phases
+
 
 @njit(cache=True)
 def payoff(utility, utility_sum, n, p):
@@ -521,7 +523,7 @@ def task_range(k, top_nodes, task_start, task_end):
   return False, int(task_start[k]), int(task_end[k])
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
+@njit(cache=True, error_model="numpy", parallel=parallel_phases())
 def _opponent_reach_down(first, last, kind, player, infoset, child_start,
                          num_children, edge_prob, strategy, br_player,
                          top_nodes, task_start, task_end, opp_reach):
@@ -549,7 +551,7 @@ def _opponent_reach_down(first, last, kind, player, infoset, child_start,
           opp_reach[s + j] = x * strategy[i, j]
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
+@njit(cache=True, error_model="numpy", parallel=parallel_phases())
 def _level_values_up(first, last, level, width, kind, player, infoset,
                      child_start, num_children, edge_prob, utility,
                      utility_sum, strategy, br_player, level_start,
@@ -584,7 +586,7 @@ def _level_values_up(first, last, level, width, kind, player, infoset,
       values[n] = v
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
+@njit(cache=True, error_model="numpy", parallel=parallel_phases())
 def _decide_infosets(first, last, kind, child_start, utility, utility_sum,
                      num_actions, br_player, level_isets, iset_start,
                      iset_slot, slot_node, opp_reach, values, cfv,

@@ -58,6 +58,7 @@ from mccfrb.kernels.rng import batch_key
 from mccfrb.kernels.rng import pcg64_next
 from mccfrb.kernels.rng import stream_start
 from mccfrb.kernels.rng import stream_uniform
+from mccfrb.kernels.threads import parallel_phases
 from mccfrb.kernels.weighting import catch_up
 from mccfrb.kernels.weighting import caught_up_row
 from mccfrb.kernels.weighting import iteration_weight
@@ -100,6 +101,7 @@ def es_iterations(kind, player, infoset, child_start, num_children, edge_prob,
   """
   rows = np.zeros((0, 0), dtype=np.int64)
   values = np.zeros((0, 0, 0))
+  counts = np.zeros(0, dtype=np.int64)
   _traversals(0, kind, player, infoset, child_start, num_children, edge_prob,
               utility, utility_sum, num_actions, regrets, avg, through,
               averaging, weighting, linear_until, gamma, log_pos, log_neg,
@@ -108,7 +110,7 @@ def es_iterations(kind, player, infoset, child_start, num_children, edge_prob,
               players_of(utility) * num_iterations,
               rng_state, np.uint64(0), 0, 1, frame_node, frame_child,
               frame_sigma, frame_values, frame_weight, strategy, reach,
-              counters, rows, rows[0], values, values,
+              counters, rows, counts, values, values,
               np.zeros(2, dtype=np.int64), np.zeros(0, dtype=np.int64),
               np.zeros(0, dtype=np.int32))
 
@@ -133,6 +135,7 @@ def es_grown(kind, player, infoset, child_start, num_children, edge_prob,
   traversal's start, for the caller to store them and call again."""
   rows = np.zeros((0, 0), dtype=np.int64)
   values = np.zeros((0, 0, 0))
+  counts = np.zeros(0, dtype=np.int64)
   _traversals(3, kind, player, infoset, child_start, num_children, edge_prob,
               utility, utility_sum, num_actions, regrets, avg, through, 0,
               weighting, linear_until, gamma, log_pos, log_neg, pruning,
@@ -140,7 +143,7 @@ def es_grown(kind, player, infoset, child_start, num_children, edge_prob,
               prune_after, first_iteration, num_episodes, rng_state,
               np.uint64(0), 0, 1, frame_node, frame_child, frame_sigma,
               frame_values, frame_weight, np.zeros((0, 1)), np.zeros((0, 1)),
-              counters, rows, rows[0], values, values, io, pending,
+              counters, rows, counts, values, values, io, pending,
               slot_node)
 
 
@@ -403,7 +406,7 @@ def _full_average(kind, player, infoset, child_start, num_children, edge_prob,
       avg[i, j] += w * own * strategy[i, j]
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
+@njit(cache=True, error_model="numpy", parallel=parallel_phases())
 def es_batches(kind, player, infoset, child_start, num_children, edge_prob,
                utility, utility_sum, num_actions, regrets, avg, through,
                averaging, weighting, linear_until, gamma, log_pos, log_neg,

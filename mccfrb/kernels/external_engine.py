@@ -72,6 +72,7 @@ from mccfrb.kernels.rows import catch_up
 from mccfrb.kernels.rows import match_into
 from mccfrb.kernels.rows import count_store
 from mccfrb.kernels.rows import flush_counts
+from mccfrb.kernels.threads import parallel_phases
 from mccfrb.kernels.weighting import iteration_weight
 from mccfrb.tables import hashed
 from mccfrb.tables.atomics import atomic_add
@@ -380,7 +381,7 @@ def es_engine_traversals(code, params, utility_sum, tab, h_through,
   return not suspended
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
+@njit(cache=True, error_model="numpy", parallel=parallel_phases())
 def hogwild_traversals(code, params, utility_sum, tab, h_through,
                        weighting, linear_until, gamma, log_pos, log_neg,
                        pruning, prune_threshold, prune_probability, prune_k,

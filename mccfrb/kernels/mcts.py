@@ -61,6 +61,7 @@ from mccfrb.kernels.rng import batch_key
 from mccfrb.kernels.rng import pcg64_next
 from mccfrb.kernels.rng import stream_start
 from mccfrb.kernels.rng import stream_uniform
+from mccfrb.kernels.threads import parallel_phases
 
 
 @njit(cache=True, error_model="numpy")
@@ -261,7 +262,7 @@ def simulations(kind, player, infoset, child_start, num_children, edge_prob,
   return touched
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
+@njit(cache=True, error_model="numpy", parallel=parallel_phases())
 def simulation_batches(kind, player, infoset, child_start, num_children,
                        edge_prob, utility, utility_sum, infoset_player,
                        visits, counts, values, smooth, c, gamma, eta0, d,

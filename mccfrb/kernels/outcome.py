@@ -78,6 +78,7 @@ from mccfrb.kernels.rng import batch_key
 from mccfrb.kernels.rng import pcg64_next
 from mccfrb.kernels.rng import stream_start
 from mccfrb.kernels.rng import stream_uniform
+from mccfrb.kernels.threads import parallel_phases
 from mccfrb.kernels.weighting import catch_up
 from mccfrb.kernels.weighting import iteration_weight
 from mccfrb.kernels.weighting import linear_skipped
@@ -196,6 +197,8 @@ def run_episodes(frozen, kind, player, infoset, child_start, num_children,
   """
   rec_node = np.zeros((0, 0), dtype=np.int64)
   records = np.zeros((0, 0, 0))
+  rec_depth = np.zeros(0, dtype=np.int64)
+  rec_scalar = np.zeros((0, 0))
   if frozen:
     return _episodes(
         1, kind, player, infoset, child_start, num_children, edge_prob,
@@ -204,8 +207,8 @@ def run_episodes(frozen, kind, player, infoset, child_start, num_children,
         epsilon, decay, first_iteration, num_episodes, learn_baselines,
         through, weighting, linear_until, gamma, log_pos, log_neg, rng_state,
         np.uint64(0), 0, 1, path_node, path_action, path_reach, child_est,
-        rec_node[0], rec_node, rec_node, records, records, records[0],
-        records[0], regret_sum, regret_sq, value_sum, value_sq, root_values,
+        rec_depth, rec_node, rec_node, records, records, rec_scalar,
+        rec_scalar, regret_sum, regret_sq, value_sum, value_sq, root_values,
         start_node, start_stats, np.full(4, -1, dtype=np.int64), np.zeros(1),
         np.zeros(0, dtype=np.int32))
   return _episodes(
@@ -215,8 +218,8 @@ def run_episodes(frozen, kind, player, infoset, child_start, num_children,
       epsilon, decay, first_iteration, num_episodes, learn_baselines,
       through, weighting, linear_until, gamma, log_pos, log_neg, rng_state,
       np.uint64(0), 0, 1, path_node, path_action, path_reach, child_est,
-      rec_node[0], rec_node, rec_node, records, records, records[0],
-      records[0], regret_sum, regret_sq, value_sum, value_sq, root_values,
+      rec_depth, rec_node, rec_node, records, records, rec_scalar,
+      rec_scalar, regret_sum, regret_sq, value_sum, value_sq, root_values,
       start_node, start_stats, np.full(4, -1, dtype=np.int64), np.zeros(1),
         np.zeros(0, dtype=np.int32))
 
@@ -602,6 +605,8 @@ def grown_episodes(kind, player, infoset, child_start, num_children,
   """
   rec_node = np.zeros((0, 0), dtype=np.int64)
   records = np.zeros((0, 0, 0))
+  rec_depth = np.zeros(0, dtype=np.int64)
+  rec_scalar = np.zeros((0, 0))
   empty = np.zeros((0, 0))
   return _episodes(
       3, kind, player, infoset, child_start, num_children, edge_prob,
@@ -610,12 +615,12 @@ def grown_episodes(kind, player, infoset, child_start, num_children,
       epsilon, decay, first_iteration, num_episodes, True, through,
       weighting, linear_until, gamma, log_pos, log_neg, rng_state,
       np.uint64(0), 0, 1, path_node, path_action, path_reach, child_est,
-      rec_node[0], rec_node, rec_node, records, records, records[0],
-      records[0], empty, empty, empty, empty, np.zeros(0), 0, empty,
+      rec_depth, rec_node, rec_node, records, records, rec_scalar,
+      rec_scalar, empty, empty, empty, empty, np.zeros(0), 0, empty,
       grown_io, leaf_value, slot_node)
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
+@njit(cache=True, error_model="numpy", parallel=parallel_phases())
 def run_batches(kind, player, infoset, child_start, num_children, edge_prob,
                 utility, utility_sum, num_actions, regrets, strategy, avg,
                 avg_last, baseline, baseline_count, baseline_kind, averaging,
@@ -691,7 +696,7 @@ def run_batches(kind, player, infoset, child_start, num_children, edge_prob,
           gamma, log_pos, log_neg, rng_state, key, w, workers, path_node,
           path_action, path_reach, child_est, rec_depth, rec_node, rec_row,
           rec_value, rec_avg, rec_scalar, rec_target, empty, empty, empty,
-          empty, empty[0], 0, empty, np.full(4, -1, dtype=np.int64),
+          empty, np.zeros(0), 0, empty, np.full(4, -1, dtype=np.int64),
           np.zeros(1), np.zeros(0, dtype=np.int32))
     for part in prange(workers):
       _apply_records(kind, infoset, child_start, num_actions, regrets,

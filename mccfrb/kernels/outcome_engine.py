@@ -65,6 +65,7 @@ from mccfrb.kernels.rows import catch_up
 from mccfrb.kernels.rows import match_into
 from mccfrb.kernels.rows import count_store
 from mccfrb.kernels.rows import flush_counts
+from mccfrb.kernels.threads import parallel_phases
 from mccfrb.kernels.weighting import iteration_weight
 from mccfrb.kernels.weighting import linear_skipped
 from mccfrb.tables import hashed
@@ -556,7 +557,7 @@ def engine_episodes(code, params, utility_sum, tab, history, fmap,
   return e, touched, ran
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
+@njit(cache=True, error_model="numpy", parallel=parallel_phases())
 def hogwild_episodes(code, params, utility_sum, tab, history, fmap,
                      baseline_kind, averaging, regret_plus, epsilon, decay,
                      first_iteration, num_episodes, allow_insert,

@@ -40,6 +40,7 @@ from mccfrb.kernels.rng import batch_key
 from mccfrb.kernels.rng import pcg64_next
 from mccfrb.kernels.rng import stream_start
 from mccfrb.kernels.rng import stream_uniform
+from mccfrb.kernels.threads import parallel_phases
 from mccfrb.kernels.weighting import linear_skipped
 
 
@@ -68,6 +69,7 @@ def public_episodes(frozen, kind, player, infoset, child_start, num_children,
   """
   rows = np.zeros((0, 0), dtype=np.int64)
   values = np.zeros((0, 0, 0))
+  plane = np.zeros((0, 0))
   if frozen:
     return _public_episodes(
         1, kind, player, infoset, child_start, num_children, edge_prob,
@@ -79,7 +81,7 @@ def public_episodes(frozen, kind, player, infoset, child_start, num_children,
         predicted, sigma, infoset_mark, mass, child_est, visited, stack,
         ps_q, ps_xi, strategy_scratch, increment, regret_sum, regret_sq,
         root_values, start_ps, start_stats, rows, values, values,
-        values[0], rows, values[0], rows, rows)
+        plane, rows, plane, rows, rows)
   return _public_episodes(
       0, kind, player, infoset, child_start, num_children, edge_prob,
       utility, utility_sum, num_actions, node_ps, ps_history_start,
@@ -89,8 +91,8 @@ def public_episodes(frozen, kind, player, infoset, child_start, num_children,
       learn_baselines, rng_state, np.uint64(0), 0, 1, reach, value,
       predicted, sigma, infoset_mark, mass, child_est, visited, stack, ps_q,
       ps_xi, strategy_scratch, increment, regret_sum, regret_sq, root_values,
-      start_ps, start_stats, rows, values, values, values[0], rows,
-      values[0], rows, rows)
+      start_ps, start_stats, rows, values, values, plane, rows,
+      plane, rows, rows)
 
 
 @njit(cache=True, error_model="numpy")
@@ -472,7 +474,7 @@ def _public_episodes(mode, kind, player, infoset, child_start, num_children,
   return touched
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
+@njit(cache=True, error_model="numpy", parallel=parallel_phases())
 def public_batches(kind, player, infoset, child_start, num_children,
                    edge_prob, utility, utility_sum, num_actions, node_ps,
                    ps_history_start, ps_histories, node_parent,
@@ -548,7 +550,7 @@ def public_batches(kind, player, infoset, child_start, num_children,
           key, w, workers, reach[w], value[w], predicted[w], sigma[w],
           infoset_mark[w], mass[w], child_est[w], visited[w], stack[w],
           ps_q[w], ps_xi[w], strategy_scratch[w], increment[w], empty, empty,
-          empty[0], 0, empty3, rec_rows, rec_value, rec_avg, rec_scalar,
+          np.zeros(0), 0, empty3, rec_rows, rec_value, rec_avg, rec_scalar,
           rec_edges, rec_target, rec_ps, rec_counts)
     for part in prange(workers):
       _apply_public(regrets, avg, avg_last, baseline, baseline_count,
