@@ -20,7 +20,8 @@ def parallel_kernels():
   for info in pkgutil.iter_modules(kernels.__path__):
     module = importlib.import_module(f"mccfrb.kernels.{info.name}")
     for name, value in vars(module).items():
-      if (isinstance(value, CPUDispatcher) and value.__module__ == module.__name__
+      if (isinstance(value, CPUDispatcher)
+          and value.__module__ == module.__name__
           and value.targetoptions.get("parallel")):
         found[f"{info.name}.{name}"] = value.targetoptions["parallel"]
   return found
@@ -50,7 +51,9 @@ def test_a_batched_run_on_two_threads_is_the_same_every_time(cls):
     runs.append(solver)
   one = cls("leduc_poker", seed=4, threads=1, batch=50)
   one.run(100)
+  first = runs[0]
   for solver in runs + [one]:
-    np.testing.assert_array_equal(solver._regrets, runs[0]._regrets)  # pylint: disable=protected-access
-    np.testing.assert_array_equal(solver._avg, runs[0]._avg)  # pylint: disable=protected-access
-    assert solver.nodes_touched == runs[0].nodes_touched
+    # pylint: disable=protected-access
+    np.testing.assert_array_equal(solver._regrets, first._regrets)
+    np.testing.assert_array_equal(solver._avg, first._avg)
+    assert solver.nodes_touched == first.nodes_touched
