@@ -4,6 +4,7 @@ import os as _os
 
 from mccfrb import numba_cache as _numba_cache
 _numba_cache.ensure_cache(_os.path.dirname(__file__))
+_numba_cache.lock_cache_files()
 
 from mccfrb.kernels import notice as _notice
 _notice.install()
