@@ -8,6 +8,7 @@ import fcntl
 from numba.core import caching
 import pytest
 
+from experiments import cache_race
 import mccfrb  # pylint: disable=unused-import  # Installs the lock.
 from mccfrb import numba_cache
 
@@ -67,3 +68,11 @@ def test_an_entry_is_loaded_under_a_shared_lock(cache_file, monkeypatch):
   monkeypatch.setattr(caching.IndexDataCacheFile, "_load_data", load_data)
   assert cache_file.load(("sig",)) == {"code": 2}
   assert seen == [(True, False)]
+
+
+def test_two_processes_saving_one_index_never_load_another_entry(tmp_path):
+  """Without the lock, numba's own cache files gave another entry's data
+  in 45 to 108 loads of this exchange in each of five runs."""
+  loads, wrong = cache_race.exchange(str(tmp_path), 1000, lock=True)
+  assert loads > 100  # The two processes did overlap.
+  assert wrong == 0
