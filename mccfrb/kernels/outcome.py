@@ -606,7 +606,6 @@ def grown_episodes(kind, player, infoset, child_start, num_children,
   rec_node = np.zeros((0, 0), dtype=np.int64)
   records = np.zeros((0, 0, 0))
   rec_depth = np.zeros(0, dtype=np.int64)
-  rec_scalar = np.zeros((0, 0))
   empty = np.zeros((0, 0))
   return _episodes(
       3, kind, player, infoset, child_start, num_children, edge_prob,
@@ -615,9 +614,9 @@ def grown_episodes(kind, player, infoset, child_start, num_children,
       epsilon, decay, first_iteration, num_episodes, True, through,
       weighting, linear_until, gamma, log_pos, log_neg, rng_state,
       np.uint64(0), 0, 1, path_node, path_action, path_reach, child_est,
-      rec_depth, rec_node, rec_node, records, records, rec_scalar,
-      rec_scalar, empty, empty, empty, empty, np.zeros(0), 0, empty,
-      grown_io, leaf_value, slot_node)
+      rec_depth, rec_node, rec_node, records, records, empty, empty,
+      empty, empty, empty, empty, np.zeros(0), 0, empty, grown_io,
+      leaf_value, slot_node)
 
 
 @njit(cache=True, error_model="numpy", parallel=parallel_phases())
