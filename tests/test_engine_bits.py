@@ -1,4 +1,4 @@
-"""The engines' bit helpers against pure-Python references:
+"""The engines' bit helpers (LLVM intrinsics) against pure-Python references:
 the hashes key every hashed table and checkpoint, so a changed bit would
 change what a saved run loads."""
 

@@ -14,8 +14,8 @@ import threading
 
 from numba.core import event
 
-NOTICE = ("mccfrb: compiling numba kernels for first use (about 20 s per "
-          "solver kind; cached on disk afterwards)...")
+NOTICE = ("mccfrb: compiling numba kernels for first use (up to about 17 s "
+          "per solver kind; cached on disk afterwards)...")
 
 
 class _FirstCompile(event.Listener):

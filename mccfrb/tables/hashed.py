@@ -297,24 +297,49 @@ def row_at(index, meta, words, cells, layout, h1, h2, c, allow_insert, block,
     else:
       meta[DROPPED] += 1
     return np.int64(-1), False
+  if atomic:
+    return _insert_atomic(index, meta, words, cells, layout, h1, h2, c, block,
+                          s)
+  o = _new_row(meta, words, cells, layout, h1, c, block, False)
+  index[s] = _entry(h2, o)
+  meta[ROWS] += 1
+  meta[CELLS] += c
+  return o, True
+
+
+@njit(cache=True, inline="always")
+def _new_row(meta, words, cells, layout, h1, c, block, atomic):
+  """A fresh row of width c for key h1 (as stored): its header written,
+  its `layout[L_INIT]` field uniform."""
   header = layout[L_HEADER]
   per_word = layout[L_PER_WORD]
   o = _reserve(meta, block, row_words(c, header, layout[L_FIELDS], per_word),
                atomic)
-  words[o + H_KEY] = key
+  words[o + H_KEY] = np.int64(h1)
   words[o + H_INFO] = c
   init = layout[L_INIT]
   if init >= 0:
     base = first_cell(o, header, per_word) + init * c
     for j in range(c):
       cells[base + j] = 1.0 / c
-  entry = ((h2 >> np.uint64(OFFSET_BITS)) << np.uint64(OFFSET_BITS)) | (
+  return o
+
+
+@njit(cache=True, inline="always")
+def _entry(h2, o):
+  """The index entry of the row at offset o with key (., h2)."""
+  return ((h2 >> np.uint64(OFFSET_BITS)) << np.uint64(OFFSET_BITS)) | (
       np.uint64(o))
-  if not atomic:
-    index[s] = entry
-    meta[ROWS] += 1
-    meta[CELLS] += c
-    return o, True
+
+
+@njit(cache=True)
+def _insert_atomic(index, meta, words, cells, layout, h1, h2, c, block, s):
+  """`row_at`'s insert of key (h1 as stored, h2) at the empty slot s while
+  other workers insert too (Hogwild): a call, not inlined, so that the
+  kernels do not type it at every lookup (first-use compile time); it
+  runs once per row."""
+  o = _new_row(meta, words, cells, layout, h1, c, block, True)
+  entry = _entry(h2, o)
   while True:
     if atomic_cas(index, s, np.uint64(0), entry) == 0:
       if block.shape[0] == 0:

@@ -3,10 +3,12 @@ information and public states (see `protocol`)."""
 
 from typing import NamedTuple
 
+from llvmlite import ir
 import numba
 import numpy as np
 from numba import njit
 from numba import types
+from numba.extending import intrinsic
 
 CHANCE = -1
 TERMINAL = -2
@@ -17,19 +19,59 @@ _M2 = np.uint64(0x94D049BB133111EB)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
-@njit(cache=True, inline="always")
-def mix64(z):
-  """SplitMix64's finalizer, a bijection of uint64 (for engines' hashes)."""
-  z = (z ^ (z >> np.uint64(30))) * _M1
-  z = (z ^ (z >> np.uint64(27))) * _M2
-  return z ^ (z >> np.uint64(31))
+# mix64 and hash_step are LLVM intrinsics, not inlined numba functions: an
+# engine calls hash_step up to ten times in one move, and each numba inline
+# is typed again in every kernel that plays the engine (first-use compile
+# time), while a plain call is not inlined by LLVM (a call per step).
 
 
-@njit(cache=True, inline="always")
-def hash_step(h, value):
-  """The running hash h extended by one int64 `value` (order matters)."""
-  return mix64(h ^ (np.uint64(value) + _GOLDEN + (h << np.uint64(6))
-                    + (h >> np.uint64(2))))
+def _as_uint64(builder, value, value_type):
+  """An integer argument as 64 bits, as np.uint64(value) converts it."""
+  if value_type.bitwidth < 64:
+    extend = builder.sext if value_type.signed else builder.zext
+    return extend(value, ir.IntType(64))
+  return value
+
+
+def _mix64_ir(builder, z):
+  """SplitMix64's finalizer on an i64 value, emitted inline."""
+  i64 = ir.IntType(64)
+  for shift, multiplier in ((30, _M1), (27, _M2)):
+    z = builder.mul(builder.xor(z, builder.lshr(z, ir.Constant(i64, shift))),
+                    ir.Constant(i64, int(multiplier)))
+  return builder.xor(z, builder.lshr(z, ir.Constant(i64, 31)))
+
+
+@intrinsic
+def mix64(typingctx, z):  # pylint: disable=unused-argument
+  """SplitMix64's finalizer, a bijection of uint64 (for engines' hashes):
+  z ^= z >> 30; z *= M1; z ^= z >> 27; z *= M2; z ^= z >> 31."""
+  if not isinstance(z, types.Integer):
+    return None
+
+  def codegen(context, builder, signature, args):  # pylint: disable=unused-argument
+    return _mix64_ir(builder, _as_uint64(builder, args[0], signature.args[0]))
+
+  return types.uint64(z), codegen
+
+
+@intrinsic
+def hash_step(typingctx, h, value):  # pylint: disable=unused-argument
+  """The running hash h extended by one integer `value` (order matters):
+  mix64(h ^ (uint64(value) + GOLDEN + (h << 6) + (h >> 2)))."""
+  if not (isinstance(h, types.Integer) and isinstance(value, types.Integer)):
+    return None
+
+  def codegen(context, builder, signature, args):  # pylint: disable=unused-argument
+    i64 = ir.IntType(64)
+    h64 = _as_uint64(builder, args[0], signature.args[0])
+    v64 = _as_uint64(builder, args[1], signature.args[1])
+    x = builder.add(v64, ir.Constant(i64, int(_GOLDEN)))
+    x = builder.add(x, builder.shl(h64, ir.Constant(i64, 6)))
+    x = builder.add(x, builder.lshr(h64, ir.Constant(i64, 2)))
+    return _mix64_ir(builder, builder.xor(h64, x))
+
+  return types.uint64(h, value), codegen
 
 
 @njit(cache=True)

@@ -121,10 +121,10 @@ _KEY_SEED = ((0x0A4093822299F31D, 0x082EFA98EC4E6C89),
 # Speed. A numba function that takes arrays increments and decrements their
 # reference counts (atomic NRT_incref/NRT_decref, about a third of a move's
 # time each pair) unless numba can prune them, which it cannot around a call
-# that may raise. Hence every helper below is inlined (inline="always") and
-# takes scalars, and so are the nine protocol functions: inlined into the
-# protocol's dispatchers and the kernels, a move costs about 15 ns (55 ns
-# when they were calls).
+# that may raise. Hence every helper below takes scalars and is inlined:
+# as LLVM instructions (the @intrinsic ones, and common.py's hash_step),
+# which numba does not type again in every kernel that plays the engine
+# (first-use compile time), or with inline="always".
 
 
 @intrinsic
@@ -139,20 +139,34 @@ def _popcount(typingctx, x):  # pylint: disable=unused-argument
   return sig, codegen
 
 
-@njit(cache=True, inline="always")
-def _select(mask, j):
+@intrinsic
+def _select(typingctx, mask, j):  # pylint: disable=unused-argument
   """The position of the j-th lowest set bit of `mask` (j < its popcount):
-  move j's card, branch-free (a binary search by popcounts)."""
-  pos = 0
-  for k in range(6):
-    width = 32 >> k
-    low = mask & ((np.int64(1) << width) - 1)
-    c = _popcount(low)
-    up = j >= c
-    j = j - c if up else j
-    mask = (mask >> width) if up else low
-    pos += width if up else 0
-  return pos
+  move j's card, branch-free (a binary search by popcounts). Emitted as
+  LLVM instructions, which cost no typing where it is used:
+    pos = 0
+    for width in 32, 16, 8, 4, 2, 1:
+      low = mask & (2^width - 1); c = popcount(low); up = j >= c
+      j -= c if up; mask = mask >> width if up else low; pos += width if up
+  """
+  sig = types.int64(types.int64, types.int64)
+
+  def codegen(context, builder, signature, args):  # pylint: disable=unused-argument
+    i64 = ir.IntType(64)
+    popcount = builder.module.declare_intrinsic("llvm.ctpop", [i64])
+    mask, j = args
+    pos = ir.Constant(i64, 0)
+    for k in range(6):
+      width = ir.Constant(i64, 32 >> k)
+      low = builder.and_(mask, ir.Constant(i64, (1 << (32 >> k)) - 1))
+      c = builder.call(popcount, [low])
+      up = builder.icmp_signed(">=", j, c)
+      j = builder.select(up, builder.sub(j, c), j)
+      mask = builder.select(up, builder.ashr(mask, width), low)
+      pos = builder.add(pos, builder.select(up, width, ir.Constant(i64, 0)))
+    return pos
+
+  return sig, codegen
 
 
 @njit(cache=True, inline="always")
