@@ -37,9 +37,14 @@ def players_of(utility):
   return 2
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def regret_matching_row(regrets, infoset, num_actions, out, row):
   """Regret matching for one infoset (docs/pages/algorithms.md "Notation").
+
+  Inlined by numba: as a call, LLVM left it a call with both arrays'
+  structures pushed on the stack at every decision node, and external
+  sampling on a tree ran 6-10% fewer iterations a second (BUILD_NOTES,
+  "Regret matching inlined").
 
   sigma(I, a) = R+(I, a) / sum_b R+(I, b), uniform if the sum is 0.
 
