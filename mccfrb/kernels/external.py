@@ -59,6 +59,7 @@ from mccfrb.kernels.rng import pcg64_next
 from mccfrb.kernels.rng import stream_start
 from mccfrb.kernels.rng import stream_uniform
 from mccfrb.kernels.threads import parallel_phases
+from mccfrb.kernels.weighting import borrowed_discounts
 from mccfrb.kernels.weighting import catch_up
 from mccfrb.kernels.weighting import caught_up_row
 from mccfrb.kernels.weighting import iteration_weight
@@ -194,6 +195,8 @@ def _traversals(mode, kind, player, infoset, child_start, num_children,
     Others: as `es_iterations`.
   """
   numba.literally(mode)
+  regrets, through, log_pos, log_neg = borrowed_discounts(
+      regrets, through, log_pos, log_neg)
   record = mode == 2
   grown = mode == 3
   width = frame_sigma.shape[1]
@@ -390,6 +393,8 @@ def _full_average(kind, player, infoset, child_start, num_children, edge_prob,
   """Full averaging (OpenSpiel's FULL): avg(I) += w pi_owner(h) sigma(I) at
   every decision node h, sigma by regret matching of the regrets caught up
   to `next_iteration` (discounted weighting)."""
+  regrets, through, log_pos, log_neg = borrowed_discounts(
+      regrets, through, log_pos, log_neg)
   for i in range(regrets.shape[0]):
     if weighting == 2:
       catch_up(regrets, i, num_actions[i], through, next_iteration, log_pos,
@@ -475,6 +480,8 @@ def _apply_traversals(player, infoset, num_children, regrets, avg, through,
   """Phase 2 of a batch for the infosets i % parts == part: the records in
   episode and visiting order, as `_traversals` applies them (regret
   increments at the update player's nodes, w'_t sigma at the opponent's)."""
+  regrets, through, log_pos, log_neg = borrowed_discounts(
+      regrets, through, log_pos, log_neg)
   for e in range(num_episodes):
     t = first_iteration + e // num_players
     p = e % num_players

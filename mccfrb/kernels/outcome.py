@@ -79,6 +79,7 @@ from mccfrb.kernels.rng import pcg64_next
 from mccfrb.kernels.rng import stream_start
 from mccfrb.kernels.rng import stream_uniform
 from mccfrb.kernels.threads import parallel_phases
+from mccfrb.kernels.weighting import borrowed_discounts
 from mccfrb.kernels.weighting import catch_up
 from mccfrb.kernels.weighting import iteration_weight
 from mccfrb.kernels.weighting import linear_skipped
@@ -325,6 +326,8 @@ def _episodes(mode, kind, player, infoset, child_start, num_children,
     The number of nodes touched.
   """
   numba.literally(mode)
+  regrets, through, log_pos, log_neg = borrowed_discounts(
+      regrets, through, log_pos, log_neg)
   frozen = mode == 1
   record = mode == 2
   num_infosets = regrets.shape[0]
@@ -757,6 +760,8 @@ def _apply_records(kind, infoset, child_start, num_actions, regrets,
   thesis and learned baselines; baseline slots (child node ids) for the
   history baseline.
   """
+  regrets, through, log_pos, log_neg = borrowed_discounts(
+      regrets, through, log_pos, log_neg)
   num_infosets = regrets.shape[0]
   max_actions = regrets.shape[1]
   changed = 0
