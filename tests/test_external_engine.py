@@ -1,5 +1,5 @@
 """External sampling on native engines against the same solver on the tree
-(kernels/external_engine.py, solvers/external.py)."""
+(kernels/external.py, mode ENGINE; solvers/external.py)."""
 
 import numpy as np
 import pytest

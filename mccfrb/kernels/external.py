@@ -61,8 +61,11 @@ from mccfrb.kernels.rng import stream_uniform
 from mccfrb.kernels.threads import parallel_phases
 from mccfrb.kernels.weighting import borrowed_discounts
 from mccfrb.kernels.weighting import catch_up
-from mccfrb.kernels.weighting import caught_up_row
 from mccfrb.kernels.weighting import iteration_weight
+from mccfrb.kernels import rows
+from mccfrb.games.engines import protocol
+from mccfrb.tables import hashed
+from mccfrb.tables.atomics import borrow
 
 
 @njit(cache=True, error_model="numpy")
@@ -79,6 +82,31 @@ def prune_weight(pruning, u, probability, k, threshold, regret, floor):
   return 1.0 / q if u < q else 0.0
 
 
+# The kernel's modes (`_traversals`, a compile-time constant: callers pass
+# the number itself, as numba types a module constant as a plain integer,
+# and a tree's engine code is protocol.TREE, 3).
+TRAIN = 0    # a compiled tree, the solver's PCG64 (`es_iterations`)
+RECORD = 2   # a compiled tree, phase 1 of a batch (`es_batches`)
+GROWN = 3    # a grown tree, dry runs first (`es_grown`)
+ENGINE = 4   # an engine's states and a hashed table (`es_engine_traversals`)
+# progress[w, :]: a worker's share of a block of traversals and where it
+# stands.
+NEXT = 0      # the traversal being run (PENDING) or the next to start
+END = 1       # one past the block's last traversal
+BEGIN = 2     # the block's first traversal
+PENDING = 3   # 1: traversal NEXT is under way, suspended at depth DEPTH
+DEPTH = 4
+RAN = 5       # traversals of the block this worker finished
+PROGRESS_SIZE = 6
+# streams[w, :]: a Hogwild worker's stream state and its block's key.
+STREAM = 0
+KEY = 1
+# counters[w, :]: nodes touched, actions pruned.
+TOUCHED = 0
+PRUNED = 1
+STOP = hashed.STOP
+
+
 @njit(cache=True, error_model="numpy")
 def es_iterations(kind, player, infoset, child_start, num_children, edge_prob,
                   utility, utility_sum, num_actions, regrets, avg, through,
@@ -87,7 +115,8 @@ def es_iterations(kind, player, infoset, child_start, num_children, edge_prob,
                   prune_floor, prune_after, first_iteration, num_iterations,
                   rng_state, frame_node, frame_child, frame_sigma,
                   frame_values, frame_weight, strategy, reach, counters):
-  """Runs external-sampling iterations; tables change in place.
+  """Runs external-sampling iterations on a compiled tree (`_traversals`
+  mode TRAIN); tables change in place.
 
   Args:
     regrets, avg: float64[I, A]. through: int64[I], the last iteration whose
@@ -100,20 +129,36 @@ def es_iterations(kind, player, infoset, child_start, num_children, edge_prob,
       float64[N, P + 1] scratch for full averaging.
     counters: int64[2], incremented: nodes touched, actions pruned.
   """
-  rows = np.zeros((0, 0), dtype=np.int64)
-  values = np.zeros((0, 0, 0))
-  counts = np.zeros(0, dtype=np.int64)
-  _traversals(0, kind, player, infoset, child_start, num_children, edge_prob,
-              utility, utility_sum, num_actions, regrets, avg, through,
-              averaging, weighting, linear_until, gamma, log_pos, log_neg,
-              pruning, prune_threshold, prune_probability, prune_k,
-              prune_floor, prune_after, first_iteration,
-              players_of(utility) * num_iterations,
-              rng_state, np.uint64(0), 0, 1, frame_node, frame_child,
-              frame_sigma, frame_values, frame_weight, strategy, reach,
-              counters, rows, counts, values, values,
-              np.zeros(2, dtype=np.int64), np.zeros(0, dtype=np.int64),
-              np.zeros(0, dtype=np.int32))
+  progress = np.zeros((1, PROGRESS_SIZE), dtype=np.int64)
+  progress[0, END] = players_of(utility) * num_iterations
+  _traversals(0, 3,  # TRAIN, protocol.TREE (unread)
+              (kind, player, infoset, child_start, num_children, edge_prob,
+               utility, np.zeros(0, dtype=np.int32)), utility_sum,
+              _dense(regrets, avg, through), None,
+              (weighting, linear_until, gamma, log_pos, log_neg),
+              (pruning, prune_threshold, prune_probability, prune_k,
+               prune_floor, prune_after), averaging, first_iteration, False,
+              0, rng_state, np.uint64(0), 0, 1, progress,
+              (frame_node, frame_child, frame_sigma, frame_values,
+               frame_weight),
+              counters, (num_actions, regrets, avg, strategy, reach),
+              _no_records(), np.zeros(2, dtype=np.int64),
+              np.zeros(0, dtype=np.int64))
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _dense(regrets, avg, through):
+  """The dense table of `_traversals`: row i's regrets at cell i A of the
+  flat regrets, its average's sums at cell i A of the flat averages, its
+  discount stamp through[i]."""
+  return (regrets.reshape(regrets.size), avg.reshape(avg.size), through,
+          regrets.shape[1], -1)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _no_records():
+  return (np.zeros((0, 0), dtype=np.int64), np.zeros(0, dtype=np.int64),
+          np.zeros((0, 0, 0)), np.zeros((0, 0, 0)))
 
 
 @njit(cache=True, error_model="numpy")
@@ -125,8 +170,8 @@ def es_grown(kind, player, infoset, child_start, num_children, edge_prob,
              frame_node, frame_child, frame_sigma, frame_values,
              frame_weight, counters, io, pending):
   """Traversals io[0] .. num_episodes - 1 with simple averaging on a grown
-  tree (mccfrb/games/grown.py; `_traversals` mode 3): each runs first dry
-  (no table changes, the generator restored after it), noting in
+  tree (mccfrb/games/grown.py; `_traversals` mode GROWN): each runs first
+  dry (no table changes, the generator restored after it), noting in
   `pending` the children it reaches that are not stored (the child of
   node n by action j is slot_node[child_start[n] + j], -1 if not stored),
   as pairs (n, j), and treating them as leaves; if it noted none it runs
@@ -134,18 +179,22 @@ def es_grown(kind, player, infoset, child_start, num_children, edge_prob,
   Otherwise the call returns with io[0] that traversal and io[1] the
   number of pairs noted (at most len(pending) // 2), the generator at that
   traversal's start, for the caller to store them and call again."""
-  rows = np.zeros((0, 0), dtype=np.int64)
-  values = np.zeros((0, 0, 0))
-  counts = np.zeros(0, dtype=np.int64)
-  _traversals(3, kind, player, infoset, child_start, num_children, edge_prob,
-              utility, utility_sum, num_actions, regrets, avg, through, 0,
-              weighting, linear_until, gamma, log_pos, log_neg, pruning,
-              prune_threshold, prune_probability, prune_k, prune_floor,
-              prune_after, first_iteration, num_episodes, rng_state,
-              np.uint64(0), 0, 1, frame_node, frame_child, frame_sigma,
-              frame_values, frame_weight, np.zeros((0, 1)), np.zeros((0, 1)),
-              counters, rows, counts, values, values, io, pending,
-              slot_node)
+  progress = np.zeros((1, PROGRESS_SIZE), dtype=np.int64)
+  progress[0, NEXT] = io[0]
+  progress[0, END] = num_episodes
+  _traversals(3, 3,  # GROWN, protocol.TREE (unread)
+              (kind, player, infoset, child_start, num_children, edge_prob,
+               utility, slot_node), utility_sum,
+              _dense(regrets, avg, through), None,
+              (weighting, linear_until, gamma, log_pos, log_neg),
+              (pruning, prune_threshold, prune_probability, prune_k,
+               prune_floor, prune_after), 0, first_iteration, False, 0,
+              rng_state, np.uint64(0), 0, 1, progress,
+              (frame_node, frame_child, frame_sigma, frame_values,
+               frame_weight),
+              counters, (num_actions, regrets, avg, np.zeros((0, 1)),
+                         np.zeros((0, 1))),
+              _no_records(), io, pending)
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -167,51 +216,224 @@ def _note(pending, io, node, j):
     io[1] += 1
 
 
+# An engine's steps (`_traversals` with `eng`).
+
+
+@njit(cache=True, inline="always")
+def _descend(code, params, states, d, j):
+  """states[d + 1] = states[d] advanced by move j (an engine's stack)."""
+  for k in range(states.shape[1]):
+    states[d + 1, k] = states[d, k]
+  protocol.apply(code, params, states[d + 1], j)
+
+
+@njit(cache=True, inline="always")
+def _node(code, params, state, p, utility_sum):
+  """(kind, player, moves, p's return) of an engine's state: kind 2
+  terminal, 0 chance, 1 a decision."""
+  q = protocol.player(code, params, state)
+  if q == protocol.TERMINAL:
+    u0 = protocol.returns0(code, params, state)
+    return np.int64(2), q, np.int64(0), u0 if p == 0 else utility_sum - u0
+  c = protocol.num_moves(code, params, state)
+  return np.int64(0 if q == protocol.CHANCE else 1), q, c, 0.0
+
+
+@njit(cache=True, inline="always")
+def _chance(code, params, state, c, out, start, u):
+  """The chance outcome of an engine's state for the uniform u, its
+  probabilities written to out[start:start + c]."""
+  for j in range(c):
+    out[start + j] = protocol.chance_prob(code, params, state, j)
+  return sample_index(out, start, c, u, 0.0)
+
+
+@njit(cache=True, inline="always")
+def _row(code, params, state, q, c, tab, allow_insert, workers, widest,
+         no_block):
+  """(row, suspend) of player q's infoset at an engine's state: the row
+  found or inserted, -1 if it is not stored (the table full, or a
+  detected collision, counted); suspend when an insert would find the
+  table short of room (meta[STOP] set)."""
+  index, meta, words, cells, layout = tab
+  h1, h2 = protocol.infoset_hash(code, params, state, q)
+  row = hashed.find(index, words, h1, h2)
+  if row < 0:
+    if allow_insert and not hashed.has_room(meta, index, workers,
+                                            workers * widest):
+      meta[STOP] = 1
+      return row, True
+    row, _ = hashed.row_of(index, meta, words, cells, layout, h1, h2, c,
+                           allow_insert, no_block, workers > 1)
+  elif hashed.width_of(words, row) != c:  # A detected collision.
+    meta[hashed.COLLISIONS] += 1
+    row = -1
+  return row, False
+
+
+@njit(cache=True, inline="always")
+def _hint_next(code, params, states, d, j, c, weights, index):
+  """Prefetches the index slot of the infoset of the next explored child
+  after child j of the node at depth d (its state played on the stack's
+  last row, scratch): its miss then overlaps child j's subtree."""
+  j += 1
+  while j < c and weights[d, j] == 0.0:
+    j += 1
+  if j >= c:
+    return
+  last = states.shape[0] - 1
+  for k in range(states.shape[1]):
+    states[last, k] = states[d, k]
+  protocol.apply(code, params, states[last], j)
+  q = protocol.player(code, params, states[last])
+  if q >= 0:
+    h1, _ = protocol.infoset_hash(code, params, states[last], q)
+    hashed.slot_hint(index, h1)
+
+
+@njit(cache=True, inline="always")
+def _draw(use_stream, stream, s_hi, s_lo, inc_hi, inc_lo):
+  """One uniform: from the counter-based stream, or the solver's PCG64."""
+  if use_stream:
+    stream, u = stream_uniform(stream)
+  else:
+    s_hi, s_lo, u = pcg64_next(s_hi, s_lo, inc_hi, inc_lo)
+  return stream, s_hi, s_lo, u
+
+
 @njit(cache=True, error_model="numpy")
-def _traversals(mode, kind, player, infoset, child_start, num_children,
-                edge_prob, utility, utility_sum, num_actions, regrets, avg,
-                through, averaging, weighting, linear_until, gamma, log_pos,
-                log_neg, pruning, prune_threshold, prune_probability, prune_k,
-                prune_floor, prune_after, first_iteration, num_episodes,
-                rng_state, key, worker, workers, frame_node, frame_child,
-                frame_sigma, frame_values, frame_weight, strategy, reach,
-                counters, rec_nodes, rec_count, rec_value, rec_sigma, io,
-                pending, slot_node):
-  """Traversals e of the worker-th of `workers` contiguous blocks of
-  range(num_episodes): traversal e updates player e % P at iteration
-  first_iteration + e // P (module docstring for the equations); mode 3:
-  traversals io[0] .. on a grown tree (`es_grown`).
+def _traversals(mode, code, game, utility_sum, table, eng, weights, prune,
+                averaging,
+                first_iteration, allow_insert, node_budget, rng_state, key,
+                worker, workers, progress, frames, counters, full, records,
+                io, pending):
+  """Worker `worker`'s traversals, progress[worker, NEXT] (resuming a
+  suspended one first) up to progress[worker, END] - 1: traversal e
+  updates player e % P at iteration first_iteration + e // P (the module
+  docstring's Eqs. 1-2). The one external-sampling traversal of every
+  representation: the game is a compiled or grown tree's arrays, or an
+  engine's states (protocol.py) when `eng` is given; the table is dense
+  rows or hashed ones (tables/hashed.py), read through a row's cells:
+  regrets at rcells[r0 + a], the average's sums at acells[a0 + a], the
+  discount stamp at twords[tw].
+
+  `eng` is None on a tree, and numba prunes the branches on `eng is not
+  None` before it types the kernel: a tree's kernel never types an
+  engine or a hashed table (typing them took external sampling's first
+  use from 7 s to 17 s), and an engine's never types full averaging.
 
   Args:
-    mode: a compile-time constant (numba.literally; see kernels/outcome.py):
-      0 training (full averaging after every iteration's second traversal),
-      2 record (phase 1 of `es_batches`), 3 grown (`es_grown`, with
-      `io`, `pending` and `slot_node`; empty otherwise).
-    key: mode 2: traversal e draws from the stream `stream_start(key, e)`.
-    rec_nodes: int64[E, R]; rec_count: int64[E]; rec_value, rec_sigma:
-      float64[E, R, A]: mode 2, traversal e's visited decision nodes in
-      visiting order (update player's: the regret increments; opponent's:
-      sigma), and how many.
-    Others: as `es_iterations`.
+    mode: a compile-time constant (numba.literally): TRAIN (full averaging
+      after every iteration's last traversal when averaging is 1), RECORD
+      (phase 1 of `es_batches`), GROWN (`es_grown`, with `io`, `pending`
+      and the tree's slot_node), ENGINE (`es_engine_traversals`, with
+      `eng`).
+    code: the engine's code (a compile-time constant; 3, unread, on a
+      tree).
+    game: (kind, player, infoset, child_start, num_children, edge_prob,
+      utility, slot_node, utility_sum): a tree's arrays (empty on an
+      engine) and u0 + u1.
+    table: (rcells, acells, twords, A, h_through): dense rows (`_dense`)
+      at r0 = a0 = i A, tw = i for infoset i; hashed rows at r0 the row's
+      first cell, a0 = r0 + c, tw = the row + h_through.
+    eng: None, or (params, tab, states, frame_row, frame_count, streams):
+      the engine's parameters, the hashed table's (index, meta, words,
+      cells, layout), a worker's stack of D + 2 states (the last scratch)
+      and its rows and move counts per depth, and the Hogwild streams
+      (streams[w, STREAM] the stream of a suspended traversal).
+    weights: (weighting, linear_until, gamma, log_pos, log_neg):
+      kernels/weighting.py.
+    prune: (pruning, C, p, K, floor, first iteration).
+    averaging: 0 simple, 1 full (TRAIN only).
+    allow_insert, node_budget: an engine's: insert unstored infosets
+      (else they play uniform and are counted dropped); suspend after
+      this many nodes.
+    rng_state: uint64[4], the solver's PCG64, advanced in place when the
+      kernel draws from it (TRAIN, GROWN, an engine with one worker);
+      RECORD and Hogwild workers draw traversal e from
+      `stream_start(key, e)`.
+    progress: int64[W, PROGRESS_SIZE].
+    frames: (frame_node, frame_child, frame_sigma, frame_values,
+      frame_weight): a worker's; frame_node holds a tree's node ids.
+    counters: int64[2], incremented: nodes touched, actions pruned.
+    full: (num_actions, regrets, avg, strategy, reach): full averaging's.
+    records: (rec_nodes, rec_count, rec_value, rec_sigma): RECORD,
+      traversal e's visited decision nodes in visiting order (update
+      player's: the regret increments; opponent's: sigma), and how many.
+
+  Returns:
+    False when suspended (an engine's table short of room, meta[STOP] = 1,
+    or the node budget spent), else True.
   """
   numba.literally(mode)
-  regrets, through, log_pos, log_neg = borrowed_discounts(
-      regrets, through, log_pos, log_neg)
-  record = mode == 2
-  grown = mode == 3
-  width = frame_sigma.shape[1]
-  flat_sigma = frame_sigma.reshape(frame_sigma.size)
+  numba.literally(code)
+  record = mode == RECORD
+  grown = mode == GROWN
+  rcells, acells, twords, width_a, h_through = table
+  weighting, linear_until, gamma, log_pos, log_neg = weights
+  (pruning, prune_threshold, prune_probability, prune_k, prune_floor,
+   prune_after) = prune
+  f_node, f_child, f_sigma, f_values, f_weight = frames
+  rec_nodes, rec_count, rec_value, rec_sigma = records
+  # Every array the loops touch, borrowed (tables/atomics.py): views made
+  # in the loops and inlined calls cost no atomic reference counts.
+  rcells = borrow(rcells)
+  acells = borrow(acells)
+  twords = borrow(twords)
+  log_pos = borrow(log_pos)
+  log_neg = borrow(log_neg)
+  f_sigma = borrow(f_sigma)
+  f_values = borrow(f_values)
+  f_weight = borrow(f_weight)
+  num_players = 2
+  if game is not None:
+    (kind, player, infoset, child_start, num_children, edge_prob, utility,
+     slot_node) = game
+    num_players = players_of(utility)
+  use_stream = record
+  stream = np.uint64(0)
+  resume = False
+  if eng is not None:
+    params, tab, states, f_row, f_count, streams = eng
+    index, meta, words, cells, layout = hashed.borrowed(tab)
+    # The borrowed arrays, for the inlined `_row`: the tuple from `eng`
+    # would count references at every decision node.
+    tab = (index, meta, words, cells, layout)
+    params = borrow(params)
+    st = borrow(states)
+    header = layout[hashed.L_HEADER]
+    per_word = layout[hashed.L_PER_WORD]
+    widest = hashed.row_words(f_sigma.shape[1], header,
+                              layout[hashed.L_FIELDS], per_word)
+    no_block = meta[:0]
+    num_players = 2
+    use_stream = workers > 1
+    stream = streams[worker, STREAM]
+    resume = progress[worker, PENDING] != 0
+  acc = (0, 0.0, 0.0, 0)  # float32 cells' updates (rows.count_store).
+  width = f_sigma.shape[1]
+  flat_sigma = f_sigma.reshape(f_sigma.size)
+  flat_values = f_values.reshape(f_values.size)
   s_hi = rng_state[0]
   s_lo = rng_state[1]
   inc_hi = rng_state[2]
   inc_lo = rng_state[3]
-  num_players = players_of(utility)
-  first_episode = worker * num_episodes // workers
+  e = progress[worker, NEXT]
+  end = progress[worker, END]
+  d = progress[worker, DEPTH] if resume else 0
+  ran = progress[worker, RAN]
   if grown:
-    first_episode = io[0]
     io[1] = 0
-  # Worker w runs the w-th of `workers` contiguous blocks of episodes.
-  for e in range(first_episode, (worker + 1) * num_episodes // workers):
+  touched = 0
+  pruned = 0
+  suspended = False
+  while resume or e < end:
+    t = first_iteration + e // num_players
+    p = e % num_players
+    averaged_player = (p + 1) % num_players
+    w = iteration_weight(weighting, t, linear_until, gamma)
+    regret_w = w if weighting == 1 else 1.0
+    prune_now = pruning != 0 and t >= prune_after
     start_hi = s_hi
     start_lo = s_lo
     # A grown tree's traversal runs dry first (`es_grown`).
@@ -219,146 +441,225 @@ def _traversals(mode, kind, player, infoset, child_start, num_children,
       dry = grown and attempt == 0
       if attempt == 1 and io[1] > 0:
         break
-      s_hi = start_hi
-      s_lo = start_lo
-      t = first_iteration + e // num_players
-      p = e % num_players
-      averaged_player = (p + 1) % num_players
-      w = iteration_weight(weighting, t, linear_until, gamma)
-      regret_w = w if weighting == 1 else 1.0
-      prune_now = pruning != 0 and t >= prune_after
-      state = stream_start(key, e)
+      if not resume:
+        s_hi = start_hi
+        s_lo = start_lo
+        if use_stream:
+          stream = stream_start(key, e)
+        d = 0
+        if eng is not None:
+          protocol.reset(code, params, st[0])
+        if game is not None:
+          f_node[0] = 0
+      resume = False
       num_records = 0
-      d = 0
-      frame_node[0] = 0
       entering = True
       ret = 0.0
       while True:
-        n = frame_node[d]
+        n = 0
+        if game is not None:
+          n = f_node[d]
         if entering:
+          if eng is not None:
+            if touched >= node_budget or (workers > 1 and meta[STOP] != 0):
+              suspended = True
+              break
           if not dry:
-            counters[0] += 1
-          if grown and n < 0:  # Not stored (dry runs only): a leaf.
-            up = frame_node[d - 1]
-            _note(pending, io, up, -2 - n - child_start[up])
-            ret = 0.0
-            entering = False
-            d -= 1
-            continue
-          k = kind[n]
+            touched += 1
+          s = 0
+          q = np.int64(0)
+          c = np.int64(0)
+          k = np.int64(0)
+          if eng is not None:
+            k, q, c, ret = _node(code, params, st[d], p, utility_sum)
+          if game is not None:
+            if grown and n < 0:  # Not stored (dry runs only): a leaf.
+              up = f_node[d - 1]
+              _note(pending, io, up, -2 - n - child_start[up])
+              ret = 0.0
+              entering = False
+              d -= 1
+              continue
+            k = np.int64(kind[n])
           if k == 2:
-            ret = payoff(utility, utility_sum, n, p)
+            if game is not None:
+              ret = payoff(utility, utility_sum, n, p)
             entering = False
             if d == 0:
               break
             d -= 1
             continue
-          s = child_start[n]
-          c = num_children[n]
+          if game is not None:
+            s = child_start[n]
+            c = np.int64(num_children[n])
           if k == 0:
-            if record:
-              state, u = stream_uniform(state)
-            else:
-              s_hi, s_lo, u = pcg64_next(s_hi, s_lo, inc_hi, inc_lo)
-            a = sample_index(edge_prob, s, c, u, 0.0)
-            frame_child[d] = -1
+            stream, s_hi, s_lo, u = _draw(use_stream, stream, s_hi, s_lo,
+                                          inc_hi, inc_lo)
+            a = 0
+            if eng is not None:
+              a = _chance(code, params, st[d], c, flat_sigma, d * width, u)
+              _descend(code, params, st, d, a)
+            if game is not None:
+              a = sample_index(edge_prob, s, c, u, 0.0)
+              f_node[d + 1] = _child(grown, slot_node, s + a)
+            f_child[d] = -1
             d += 1
-            frame_node[d] = _child(grown, slot_node, s + a)
             continue
-          i = infoset[n]
+          # A decision node: its row.
+          row = 0
+          r0 = 0
+          a0 = 0
+          tw = 0
+          stored = True
+          if eng is not None:
+            row, suspended = _row(code, params, st[d], q, c, tab,
+                                  allow_insert, workers, widest, no_block)
+            if suspended:
+              touched -= 1
+              break
+            f_row[d] = row
+            f_count[d] = c
+            r0 = hashed.first_cell(row, header, per_word) if row >= 0 else 0
+            a0 = r0 + c
+            tw = row + h_through
+            stored = row >= 0
+          if game is not None:
+            q = np.int64(player[n])
+            row = np.int64(infoset[n])
+            r0 = row * width_a
+            a0 = r0
+            tw = row
           # A dry run leaves the lazy discounts to the real one: its
           # traversal may end elsewhere, and a row caught up early would
           # be discounted in two products instead of one.
           lazy = dry and weighting == 2
           if lazy:
-            caught_up_row(regrets, i, c, through, t, log_pos, log_neg,
-                          frame_values, d)
-            regret_matching_row(frame_values, d, c, frame_sigma, d)
-          else:
+            rows.caught_up_into(rcells, r0, c, twords, tw, t, log_pos,
+                                log_neg, flat_values, d * width)
+            rows.match_into(flat_values, d * width, c, flat_sigma, d * width)
+          elif stored:
             if weighting == 2 and not record:
-              catch_up(regrets, i, c, through, t, log_pos, log_neg)
-            regret_matching_row(regrets, i, c, frame_sigma, d)
-          if player[n] != p:
-            if record:
-              state, u = stream_uniform(state)
-            else:
-              s_hi, s_lo, u = pcg64_next(s_hi, s_lo, inc_hi, inc_lo)
+              rows.catch_up(rcells, r0, c, twords, tw, t, log_pos, log_neg)
+            rows.match_into(rcells, r0, c, flat_sigma, d * width)  # sigma(I)
+          else:  # Not stored: uniform, never updated.
+            for j in range(c):
+              f_sigma[d, j] = 1.0 / c
+          if q != p:
+            stream, s_hi, s_lo, u = _draw(use_stream, stream, s_hi, s_lo,
+                                          inc_hi, inc_lo)
             a = sample_index(flat_sigma, d * width, c, u, 0.0)
-            if averaging == 0 and player[n] == averaged_player:
+            if averaging == 0 and q == averaged_player:
               if record:
                 rec_nodes[e, num_records] = n
                 for j in range(c):
-                  rec_sigma[e, num_records, j] = frame_sigma[d, j]
+                  rec_sigma[e, num_records, j] = f_sigma[d, j]
                 num_records += 1
-              elif not dry:
+              elif not dry and stored:  # Eq. 2.
                 for j in range(c):
-                  avg[i, j] += w * frame_sigma[d, j]
-            frame_child[d] = -1
+                  inc = w * f_sigma[d, j]
+                  old = acells[a0 + j]
+                  acells[a0 + j] = old + inc
+                  acc = rows.count_store(acc, acells, a0 + j, old, inc)
+            f_child[d] = -1
+            if eng is not None:
+              _descend(code, params, st, d, a)
+            if game is not None:
+              f_node[d + 1] = _child(grown, slot_node, s + a)
             d += 1
-            frame_node[d] = _child(grown, slot_node, s + a)
             continue
           explored = 0
           for j in range(c):
-            frame_weight[d, j] = 1.0
-            r = frame_values[d, j] if lazy else regrets[i, j]
-            c_j = _child(grown, slot_node, s + j)
-            if c_j < 0:  # Not stored (dry runs only): noted, not pruned.
-              _note(pending, io, n, j)
-            elif (prune_now and r < prune_threshold
-                  and kind[c_j] != 2):
-              if record:
-                state, u = stream_uniform(state)
-              else:
-                s_hi, s_lo, u = pcg64_next(s_hi, s_lo, inc_hi, inc_lo)
-              frame_weight[d, j] = prune_weight(
-                  pruning, u, prune_probability, prune_k, prune_threshold, r,
-                  prune_floor)
-            if frame_weight[d, j] > 0.0:
+            f_weight[d, j] = 1.0
+            r = f_values[d, j] if lazy else np.float64(rcells[r0 + j])
+            noted = False
+            if game is not None:
+              if grown and _child(grown, slot_node, s + j) < 0:
+                _note(pending, io, n, j)  # Not stored (dry runs): not pruned.
+                noted = True
+            if not noted and prune_now and stored and r < prune_threshold:
+              # Pruned only if the child is not terminal (an engine plays
+              # it into row d + 1, overwritten when a child is entered).
+              leaf = False
+              if eng is not None:
+                _descend(code, params, st, d, j)
+                leaf = protocol.player(code, params,
+                                       st[d + 1]) == protocol.TERMINAL
+              if game is not None:
+                leaf = kind[_child(grown, slot_node, s + j)] == 2
+              if not leaf:
+                stream, s_hi, s_lo, u = _draw(use_stream, stream, s_hi,
+                                              s_lo, inc_hi, inc_lo)
+                f_weight[d, j] = prune_weight(
+                    pruning, u, prune_probability, prune_k, prune_threshold,
+                    r, prune_floor)
+            if f_weight[d, j] > 0.0:
               explored += 1
           if explored == 0:
             for j in range(c):
-              frame_weight[d, j] = 1.0
+              f_weight[d, j] = 1.0
           elif not dry:
-            counters[1] += c - explored
+            pruned += c - explored
           j = 0
-          while frame_weight[d, j] == 0.0:
+          while f_weight[d, j] == 0.0:
             j += 1
-          frame_child[d] = j
+          f_child[d] = j
+          if eng is not None:
+            _hint_next(code, params, st, d, j, c, f_weight, index)
+            _descend(code, params, st, d, j)
+          if game is not None:
+            f_node[d + 1] = _child(grown, slot_node, s + j)
           d += 1
-          frame_node[d] = _child(grown, slot_node, s + j)
           continue
-        # Returning `ret` to the node of frame d.
-        j = frame_child[d]
+        # Returning `ret` to the node of depth d.
+        j = f_child[d]
         if j < 0:
           if d == 0:
             break
           d -= 1
           continue
-        frame_values[d, j] = ret
-        s = child_start[n]
-        c = num_children[n]
+        f_values[d, j] = ret
+        s = 0
+        c = np.int64(0)
+        if eng is not None:
+          c = f_count[d]
+        if game is not None:
+          s = child_start[n]
+          c = np.int64(num_children[n])
         j += 1
-        while j < c and frame_weight[d, j] == 0.0:
+        while j < c and f_weight[d, j] == 0.0:
           j += 1
         if j < c:
-          frame_child[d] = j
+          f_child[d] = j
+          if eng is not None:
+            _hint_next(code, params, st, d, j, c, f_weight, index)
+            _descend(code, params, st, d, j)
+          if game is not None:
+            f_node[d + 1] = _child(grown, slot_node, s + j)
           d += 1
-          frame_node[d] = _child(grown, slot_node, s + j)
           entering = True
           continue
-        i = infoset[n]
+        r0 = 0
+        stored = True
+        if eng is not None:
+          row = f_row[d]
+          r0 = hashed.first_cell(row, header, per_word) if row >= 0 else 0
+          stored = row >= 0
+        if game is not None:
+          r0 = infoset[n] * width_a
         v = 0.0
         for jj in range(c):
-          if frame_weight[d, jj] > 0.0:
-            v += frame_sigma[d, jj] * frame_values[d, jj]
+          if f_weight[d, jj] > 0.0:
+            v += f_sigma[d, jj] * f_values[d, jj]
         if record:
           rec_nodes[e, num_records] = n
         for jj in range(c):
           x = 0.0
-          if frame_weight[d, jj] > 0.0:
-            x = regret_w * frame_weight[d, jj] * (frame_values[d, jj] - v)
-            if not record and not dry:
-              regrets[i, jj] += x
+          if f_weight[d, jj] > 0.0:
+            x = regret_w * f_weight[d, jj] * (f_values[d, jj] - v)
+            if not record and not dry and stored:  # Eq. 1.
+              old = rcells[r0 + jj]
+              rcells[r0 + jj] = old + x
+              acc = rows.count_store(acc, rcells, r0 + jj, old, x)
           if record:
             rec_value[e, num_records, jj] = x
         if record:
@@ -367,23 +668,45 @@ def _traversals(mode, kind, player, infoset, child_start, num_children,
         if d == 0:
           break
         d -= 1
+      if suspended:
+        break
       if record:
         rec_count[e] = num_records
-      if averaging == 1 and p == num_players - 1 and not record:
-        _full_average(kind, player, infoset, child_start, num_children,
-                      edge_prob, num_actions, regrets, avg, through, weighting,
-                      log_pos, log_neg, t + 1, w, strategy, reach)
-        counters[0] += kind.shape[0]
+      if game is not None:
+        if averaging == 1 and p == num_players - 1 and not record:
+          num_actions, regrets, avg, strategy, reach = full
+          _full_average(kind, player, infoset, child_start, num_children,
+                        edge_prob, num_actions, regrets, avg, twords,
+                        weighting, log_pos, log_neg, t + 1, w, strategy,
+                        reach)
+          touched += kind.shape[0]
+    if suspended:
+      break
     if grown and io[1] > 0:
       io[0] = e
       s_hi = start_hi
       s_lo = start_lo
       break
+    ran += 1
+    if use_stream and not record and e % 2 == 1:
+      e += 2 * workers - 1  # Hogwild: this worker's next iteration.
+    else:
+      e += 1
   if grown and io[1] == 0:
-    io[0] = num_episodes
-  if not record:
+    io[0] = end
+  progress[worker, NEXT] = e
+  progress[worker, PENDING] = 1 if suspended else 0
+  progress[worker, DEPTH] = d
+  progress[worker, RAN] = ran
+  if eng is not None:
+    streams[worker, STREAM] = stream
+    rows.flush_counts(meta, acc)
+  counters[TOUCHED] += touched
+  counters[PRUNED] += pruned
+  if not use_stream:
     rng_state[0] = s_hi
     rng_state[1] = s_lo
+  return not suspended
 
 
 @njit(cache=True, error_model="numpy")
@@ -440,21 +763,33 @@ def es_batches(kind, player, infoset, child_start, num_children, edge_prob,
   last_iteration = first_iteration + num_iterations - 1
   t0 = first_iteration
   num_players = players_of(utility)
+  progress = np.zeros((workers, PROGRESS_SIZE), dtype=np.int64)
+  io = np.zeros(2, dtype=np.int64)
+  pending = np.zeros(0, dtype=np.int64)
   while t0 <= last_iteration:
     t1 = batch_end(t0, batch, last_iteration)
     count = num_players * (t1 - t0 + 1)
     key = batch_key(rng_state)
+    for wk in range(workers):
+      progress[wk, :] = 0
+      progress[wk, NEXT] = wk * count // workers
+      progress[wk, END] = (wk + 1) * count // workers
     for wk in prange(workers):
-      _traversals(2, kind, player, infoset, child_start, num_children,
-                  edge_prob, utility, utility_sum, num_actions, regrets, avg,
-                  through, averaging, weighting, linear_until, gamma, log_pos,
-                  log_neg, pruning, prune_threshold, prune_probability,
-                  prune_k, prune_floor, prune_after, t0, count, rng_state,
-                  key, wk, workers, frame_node[wk], frame_child[wk],
-                  frame_sigma[wk], frame_values[wk], frame_weight[wk],
-                  strategy, reach, counters[wk], rec_nodes, rec_count,
-                  rec_value, rec_sigma, np.zeros(2, dtype=np.int64),
-                  np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32))
+      # The tuples are made in the loop: a parallel loop takes no tuple
+      # of arrays from outside it.
+      _traversals(2, 3,  # RECORD, protocol.TREE (unread)
+                  (kind, player, infoset, child_start, num_children,
+                   edge_prob, utility, pending.astype(np.int32)),
+                  utility_sum, _dense(regrets, avg, through), None,
+                  (weighting, linear_until, gamma, log_pos, log_neg),
+                  (pruning, prune_threshold, prune_probability, prune_k,
+                   prune_floor, prune_after),
+                  averaging, t0, False, 0, rng_state, key, wk, workers,
+                  progress,
+                  (frame_node[wk], frame_child[wk], frame_sigma[wk],
+                   frame_values[wk], frame_weight[wk]),
+                  counters[wk], (num_actions, regrets, avg, strategy, reach),
+                  (rec_nodes, rec_count, rec_value, rec_sigma), io, pending)
     for part in prange(workers):
       _apply_traversals(player, infoset, num_children, regrets, avg, through,
                         weighting, linear_until, gamma, log_pos, log_neg, t0,
@@ -527,3 +862,98 @@ def traversal_bound(kind, player, infoset, child_start, num_children,
       visits[n] = (1 if kind[n] == 1 else 0) + below
     bound = max(bound, visits[0])
   return bound
+
+
+@njit(cache=True, error_model="numpy")
+def es_engine_traversals(code, params, utility_sum, tab, h_through,
+                         weighting, linear_until, gamma, log_pos, log_neg,
+                         pruning, prune_threshold, prune_probability, prune_k,
+                         prune_floor, prune_after, allow_insert, node_budget,
+                         rng_state, worker, workers, progress, streams,
+                         states, frame_row, frame_count, frame_child,
+                         frame_sigma, frame_values, frame_weight, counters):
+  """`_traversals` on an engine (mode ENGINE): worker `worker`'s share of a
+  block of traversals, from progress[worker, NEXT] (resuming a suspended
+  one first) up to progress[worker, END] - 1: all of them with one worker;
+  with W workers both traversals of every W-th iteration (worker w:
+  traversals 2 w, 2 w + 1, 2 w + 2 W, ... from the block's start), so that
+  the workers advance through the iterations together. Traversal e updates
+  player e % 2 at iteration e // 2 + 1.
+
+  With one worker the uniforms come from the solver's PCG64 (`rng_state`,
+  advanced in place), as the tree's runs draw them; with several,
+  traversal e draws from the stream `stream_start(streams[worker, KEY], e)`
+  (its state kept in streams[worker, STREAM] while suspended).
+
+  Args:
+    code, params, utility_sum: the engine (protocol.py) and u0 + u1.
+    tab: (index, meta, words, cells, layout) of the rows (tables/hashed.py):
+      field 0 the regrets, field 1 the average's sums.
+    h_through: the header word holding the last iteration whose discount a
+      row has had (discounted weighting), or -1.
+    weighting, linear_until, gamma, log_pos, log_neg: kernels/weighting.py.
+    pruning: 0 none, 1 pluribus, 2 probabilistic; prune_*: the module
+      docstring's C, p, K, floor and first iteration.
+    allow_insert: insert unstored infosets (else they play uniform).
+    node_budget: suspend after this many nodes (this call).
+    progress: int64[W, PROGRESS_SIZE]; streams: uint64[W, 2].
+    states: int64[W, D + 2, state size] (the last row: scratch);
+      frame_row, frame_count,
+      frame_child: int64[W, D + 1]; frame_sigma, frame_values,
+      frame_weight: float64[W, D + 1, A] (D: the engine's max_depth, A: its
+      max_moves).
+    counters: int64[W, 2], incremented: nodes touched, actions pruned.
+
+  Returns:
+    True when the block is done; False when suspended (the table was short
+    of room, meta[STOP] = 1, or the node budget ran out).
+  """
+  numba.literally(code)
+  _, _, words, cells, _ = tab
+  return _traversals(
+      4, code, None, utility_sum,  # ENGINE
+      (cells, cells, words, 0, h_through),
+      (params, tab, borrow(states)[worker], borrow(frame_row)[worker],
+       borrow(frame_count)[worker], streams),
+      (weighting, linear_until, gamma, log_pos, log_neg),
+      (pruning, prune_threshold, prune_probability, prune_k, prune_floor,
+       prune_after), 0, 1, allow_insert, node_budget, rng_state,
+      streams[worker, KEY], worker, workers, progress,
+      (np.zeros(1, dtype=np.int64), borrow(frame_child)[worker],
+       borrow(frame_sigma)[worker], borrow(frame_values)[worker],
+       borrow(frame_weight)[worker]),
+      borrow(counters)[worker], None, _no_records(),
+      np.zeros(2, dtype=np.int64), np.zeros(0, dtype=np.int64))
+
+
+@njit(cache=True, error_model="numpy", parallel=parallel_phases())
+def hogwild_traversals(code, params, utility_sum, tab, h_through,
+                       weighting, linear_until, gamma, log_pos, log_neg,
+                       pruning, prune_threshold, prune_probability, prune_k,
+                       prune_floor, prune_after, allow_insert, node_budget,
+                       rng_state, workers, progress, streams, states,
+                       frame_row, frame_count, frame_child, frame_sigma,
+                       frame_values, frame_weight, counters):
+  """`es_engine_traversals` on `workers` threads at once, lock-free
+  (Hogwild): worker w runs its share of the block, progress[w], with its
+  own streams (streams[w, KEY] set by the caller). A worker that finds the
+  table short of room sets meta[STOP] and every worker suspends at its
+  next node.
+
+  Returns:
+    True when every block is done.
+  """
+  numba.literally(code)
+  for w in prange(workers):
+    es_engine_traversals(
+        code, params, utility_sum, tab, h_through, weighting, linear_until,
+        gamma, log_pos, log_neg, pruning, prune_threshold, prune_probability,
+        prune_k, prune_floor, prune_after, allow_insert, node_budget,
+        rng_state, w, workers, progress, streams, states, frame_row,
+        frame_count, frame_child, frame_sigma, frame_values, frame_weight,
+        counters)
+  done = True
+  for w in range(workers):
+    if progress[w, PENDING] != 0 or progress[w, NEXT] < progress[w, END]:
+      done = False
+  return done

@@ -9,6 +9,8 @@ is stored.
 import numba
 import numpy as np
 from numba import njit
+from numba.core import types
+from numba.extending import intrinsic
 
 from mccfrb.games.engines import protocol
 from mccfrb.tables import hashed
@@ -50,15 +52,46 @@ def catch_up(cells, start, count, words, at, t, log_pos, log_neg):
     words[at] = t - 1
 
 
+@njit(cache=True, error_model="numpy", inline="always")
+def caught_up_into(cells, start, count, words, at, t, log_pos, log_neg, out,
+                   out_start):
+  """out[out_start:out_start + count]: the cells as `catch_up` would leave
+  them, the same products, without changing the cells or words[at]."""
+  d = words[at]
+  fp = np.exp(log_pos[t - 1] - log_pos[d]) if d < t - 1 else 1.0
+  fn = np.exp(log_neg[t - 1] - log_neg[d]) if d < t - 1 else 1.0
+  for j in range(count):
+    r = np.float64(cells[start + j])
+    if d < t - 1:
+      out[out_start + j] = r * fp if r >= 0.0 else r * fn
+    else:
+      out[out_start + j] = r
+
+
+@intrinsic
+def _float32_cells(typingctx, cells):  # pylint: disable=unused-argument
+  """Whether `cells` holds float32, as a constant of the compiled code
+  (an array's itemsize is read at run time)."""
+  narrow = cells.dtype == types.float32
+
+  def codegen(context, builder, signature, args):  # pylint: disable=unused-argument
+    return context.get_constant(types.boolean, narrow)
+
+  return types.boolean(cells), codegen
+
+
 @njit(cache=True, inline="always")
 def count_store(acc, cells, i, old, added):
   """`acc` (updates, |additions| lost, |additions|, non-finite cells)
   after cells[i] was set from `old` by adding `added`: on float32 cells
   an addition that rounding lost (the cell did not move) counts its
   magnitude as lost, and a cell no longer finite counts; on float64 cells
-  `acc` comes back unchanged (compiled away). Kernels add the sums to the
-  table's meta (`flush_counts`)."""
-  if cells.itemsize != 4:
+  `acc` comes back unchanged, compiled away: the cells' type is a
+  constant of the compiled code (a test of the itemsize, read at run
+  time, left the float32 path and its four loop-carried sums in the
+  float64 kernels; BUILD_NOTES, "External sampling written once").
+  Kernels add the sums to the table's meta (`flush_counts`)."""
+  if not _float32_cells(cells):
     return acc
   stored = cells[i]
   size = abs(added)

@@ -37,23 +37,6 @@ def catch_up(regrets, i, num_actions, through, t, log_pos, log_neg):
     through[i] = t - 1
 
 
-@njit(cache=True, error_model="numpy", inline="always")
-def caught_up_row(regrets, i, num_actions, through, t, log_pos, log_neg, out,
-                  row):
-  """out[row, :num_actions]: row i of `regrets` as `catch_up` would leave
-  it, the same products, without changing `regrets` or `through`."""
-  d = through[i]
-  fp = math.exp(log_pos[t - 1] - log_pos[d]) if d < t - 1 else 1.0
-  fn = math.exp(log_neg[t - 1] - log_neg[d]) if d < t - 1 else 1.0
-  for j in range(num_actions):
-    r = regrets[i, j]
-    if d < t - 1:
-      out[row, j] = r * fp if r >= 0.0 else r * fn
-    else:
-      out[row, j] = r
-
-
-
 @njit(cache=True, error_model="numpy")
 def linear_skipped(t, last):
   """The linear-averaging weights an infoset last updated at iteration

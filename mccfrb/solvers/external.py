@@ -1,5 +1,5 @@
 """External-sampling MCCFR with weighting and pruning (kernels/external.py),
-on a compiled tree or on a native engine (kernels/external_engine.py)."""
+on a compiled tree or on a native engine (kernels/external.py)."""
 
 import numpy as np
 from open_spiel.python.algorithms.external_sampling_mccfr import AverageType
@@ -8,7 +8,6 @@ import pyspiel
 from mccfrb import games
 from mccfrb.games import tree as tree_lib
 from mccfrb.kernels import external
-from mccfrb.kernels import external_engine
 from mccfrb.kernels import rng as rng_lib
 from mccfrb.games.engines.common import call_literal
 from mccfrb.solvers import base
@@ -74,7 +73,7 @@ class ExternalSamplingSolver(grown_lib.GrownSampling,
       fits in max_nodes, plays a native engine (goofspiel, liars_dice)
       when it does not and the game has one, and grows the tree as
       traversals reach new histories otherwise (two-player zero-sum
-      games). On an engine (kernels/external_engine.py) or a grown tree
+      games). On an engine (kernels/external.py) or a grown tree
       infoset tables grow as traversals visit them, averaging is "simple",
       and a run equals the tree's run with the same seed bit for bit
       (threads=1).
@@ -240,12 +239,12 @@ class ExternalSamplingSolver(grown_lib.GrownSampling,
     self._nodes_touched += int(self._counters[0] - touched_before)
     self._num_iterations += num_iterations
 
-  # The engine (kernels/external_engine.py).
+  # The engine (kernels/external.py).
 
   def _init_es_engine(self, engine, max_memory, precision=None):
     """The tables (no baselines) and each worker's traversal state: its
     block of traversals (`progress`), streams, stack of engine states and
-    frames (kernels/external_engine.py)."""
+    frames (kernels/external.py)."""
     self._engine = engine
     self._precision = engine_lib.check_precision(precision)
     header = (("through",) if self._weighting["weighting"] == "discounted"
@@ -258,7 +257,7 @@ class ExternalSamplingSolver(grown_lib.GrownSampling,
     depth = max(engine.max_depth, 1) + 1
     moves = max(engine.max_moves, 1)
     self._es_state = dict(
-        progress=np.zeros((workers, external_engine.PROGRESS_SIZE),
+        progress=np.zeros((workers, external.PROGRESS_SIZE),
                           dtype=np.int64),
         streams=np.zeros((workers, 2), dtype=np.uint64),
         states=np.zeros((workers, depth + 1, engine.state_size),
@@ -275,14 +274,14 @@ class ExternalSamplingSolver(grown_lib.GrownSampling,
     """Traversals finished: all before the current block, and those of the
     block the workers finished."""
     progress = self._es_state["progress"]
-    return int(progress[0, external_engine.BEGIN]
-               + progress[:, external_engine.RAN].sum())
+    return int(progress[0, external.BEGIN]
+               + progress[:, external.RAN].sum())
 
   def _blocks_done(self):
     progress = self._es_state["progress"]
-    return not (progress[:, external_engine.PENDING].any() or (
-        progress[:, external_engine.NEXT]
-        < progress[:, external_engine.END]).any())
+    return not (progress[:, external.PENDING].any() or (
+        progress[:, external.NEXT]
+        < progress[:, external.END]).any())
 
   def _assign_blocks(self, first, target):
     """The block of traversals first .. target - 1 (Hogwild: at most
@@ -294,11 +293,11 @@ class ExternalSamplingSolver(grown_lib.GrownSampling,
         target, first + 2 * workers * HOGWILD_BLOCK)
     for w in range(workers):
       progress[w] = 0
-      progress[w, external_engine.NEXT] = first + 2 * w
-      progress[w, external_engine.BEGIN] = first
-      progress[w, external_engine.END] = end
+      progress[w, external.NEXT] = first + 2 * w
+      progress[w, external.BEGIN] = first
+      progress[w, external.END] = end
     if workers > 1:
-      streams[:, external_engine.KEY] = rng_lib.batch_key(self._rng_words)
+      streams[:, external.KEY] = rng_lib.batch_key(self._rng_words)
 
   def _run_es_engine(self, num_iterations):
     """Traversals up to iteration num_iterations + the iterations done
@@ -310,13 +309,13 @@ class ExternalSamplingSolver(grown_lib.GrownSampling,
     workers = self._threads
     target = 2 * (self._num_iterations + num_iterations)
     # Blocks of an interrupted Hogwild run may end past the target.
-    last = max(target, int(st["progress"][:, external_engine.END].max()))
+    last = max(target, int(st["progress"][:, external.END].max()))
     weighting = self._weighting_args(last // 2 + 1)
     margin = (workers, workers * t.row_words(max(e.max_moves, 1)))
     if workers == 1:
       if self._blocks_done():
         self._assign_blocks(self._episodes_done(), target)
-      st["progress"][0, external_engine.END] = target
+      st["progress"][0, external.END] = target
     while True:
       if self._blocks_done():
         done = self._episodes_done()
@@ -325,7 +324,7 @@ class ExternalSamplingSolver(grown_lib.GrownSampling,
         self._assign_blocks(done, target)
       if not t.frozen and not t.has_room(*margin):
         t.grow(*margin)
-      t.meta[external_engine.STOP] = 0
+      t.meta[external.STOP] = 0
       self._es_counters[:] = 0
       through = t.header_number("through") if "through" in t.header_names \
           else -1
@@ -336,15 +335,15 @@ class ExternalSamplingSolver(grown_lib.GrownSampling,
               self._rng_words)
       frames = tuple(st[name] for name in _ES_STATE)
       if workers == 1:
-        call_literal(external_engine.es_engine_traversals, *args, 0, 1,
+        call_literal(external.es_engine_traversals, *args, 0, 1,
                      *frames, self._es_counters)
       else:
         with base.numba_threads(workers):
-          call_literal(external_engine.hogwild_traversals, *args, workers,
+          call_literal(external.hogwild_traversals, *args, workers,
                        *frames, self._es_counters)
       total = self._es_counters.sum(axis=0)
       self._counters += total
-      self._nodes_touched += int(total[external_engine.TOUCHED])
+      self._nodes_touched += int(total[external.TOUCHED])
       self._num_iterations = self._episodes_done() // 2
     self._warn_if_stalled()
 

@@ -1,7 +1,7 @@
 """A compiled `GameTree` as an implementation of the engine protocol.
 
 The engine kernels (kernels/outcome_engine.py, public_engine.py,
-external_engine.py, stream.py) are written against `protocol`; this module
+external.py, stream.py) are written against `protocol`; this module
 lets every one of them run on a compiled tree as well as on a native
 engine: a state is the current node id, moves are the node's children in
 id order (OpenSpiel's order of legal actions and chance outcomes), the
