@@ -1,4 +1,5 @@
-"""External-sampling MCCFR with weighting and regret-based pruning.
+"""External-sampling MCCFR with weighting and regret-based pruning, on a
+compiled tree, a grown tree or a native engine.
 
 As OpenSpiel's `external_sampling_mccfr.py` (and a blog post on external-sampling MCCFR): for update player i,
 chance and the opponent are sampled (one uniform per node, pre-order), every
@@ -41,6 +42,33 @@ rows (infosets) partitioned among the workers, in episode and visiting
 order (discounted rows catch up before an increment; a pruned action's
 increment is 0). Full averaging makes one pass per batch after phase 2,
 weighted by the sum of the batch's w'_t.
+
+One traversal for every representation (`_traversals`): a compiled tree
+(dense rows by infoset id), a grown tree (games/grown.py) and an engine
+(games/engines/protocol.py: the game played move by move, rows found by
+the infoset's 128-bit key in a hashed table, tables/hashed.py, fields
+regret and avg, and with discounted weighting the header word `through`).
+On an engine it keeps a stack of engine states, one per depth (a child's
+state is its parent's copied one row down and advanced by the move, so
+returning needs no undo), and per depth the row (-1 at an unstored
+infoset, which plays uniform and gets no update) and the number of
+moves. The arithmetic and the random draws are the same in every
+representation, so on a game that compiles an engine's run equals the
+tree's with the same seed bit for bit (tests/test_external_engine.py,
+tests/test_compiled_engine.py). Only averaging "simple" runs on an engine
+or a grown tree (solvers/external.py refuses "full").
+
+On an engine rows are inserted on first visit while `allow_insert`, and
+the kernel suspends *inside* a traversal, at the entry of a node, when an
+insert would find the table short of room (meta[STOP] = 1) or after
+`node_budget` nodes: the stack stays in the frames and `progress` records
+where to resume; the caller grows the table (or freezes it) and calls
+again. A run is the same however it is cut into calls. Threads on an
+engine are Hogwild (`hogwild_traversals`): in a block, worker w runs both
+traversals of iterations w, w + W, w + 2 W, ..., each from its own
+counter-based stream, against the shared tables with no locks
+(increments may be lost to races; rows are inserted atomically); not
+reproducible run to run.
 """
 
 import numba
