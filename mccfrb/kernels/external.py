@@ -900,36 +900,27 @@ def es_engine_traversals(code, params, utility_sum, tab, h_through,
                          rng_state, worker, workers, progress, streams,
                          states, frame_row, frame_count, frame_child,
                          frame_sigma, frame_values, frame_weight, counters):
-  """`_traversals` on an engine (mode ENGINE): worker `worker`'s share of a
-  block of traversals, from progress[worker, NEXT] (resuming a suspended
-  one first) up to progress[worker, END] - 1: all of them with one worker;
-  with W workers both traversals of every W-th iteration (worker w:
-  traversals 2 w, 2 w + 1, 2 w + 2 W, ... from the block's start), so that
-  the workers advance through the iterations together. Traversal e updates
-  player e % 2 at iteration e // 2 + 1.
-
-  With one worker the uniforms come from the solver's PCG64 (`rng_state`,
-  advanced in place), as the tree's runs draw them; with several,
-  traversal e draws from the stream `stream_start(streams[worker, KEY], e)`
-  (its state kept in streams[worker, STREAM] while suspended).
+  """`_traversals` on an engine (mode ENGINE, the module docstring):
+  worker `worker`'s share of a block of traversals, progress[worker, NEXT]
+  (resuming a suspended one first) up to progress[worker, END] - 1; with
+  W workers both traversals of every W-th iteration. Traversal e updates
+  player e % 2 at iteration e // 2 + 1. One worker draws from the
+  solver's PCG64 (`rng_state`, as the tree's runs), several from
+  `stream_start(streams[worker, KEY], e)`.
 
   Args:
     code, params, utility_sum: the engine (protocol.py) and u0 + u1.
-    tab: (index, meta, words, cells, layout) of the rows (tables/hashed.py):
-      field 0 the regrets, field 1 the average's sums.
-    h_through: the header word holding the last iteration whose discount a
-      row has had (discounted weighting), or -1.
-    weighting, linear_until, gamma, log_pos, log_neg: kernels/weighting.py.
-    pruning: 0 none, 1 pluribus, 2 probabilistic; prune_*: the module
-      docstring's C, p, K, floor and first iteration.
+    tab: (index, meta, words, cells, layout) (tables/hashed.py): field 0
+      the regrets, field 1 the average's sums; h_through: the header word
+      of the discount stamp (discounted weighting), or -1.
+    weighting ... prune_after: as `es_iterations`.
     allow_insert: insert unstored infosets (else they play uniform).
     node_budget: suspend after this many nodes (this call).
     progress: int64[W, PROGRESS_SIZE]; streams: uint64[W, 2].
     states: int64[W, D + 2, state size] (the last row: scratch);
-      frame_row, frame_count,
-      frame_child: int64[W, D + 1]; frame_sigma, frame_values,
-      frame_weight: float64[W, D + 1, A] (D: the engine's max_depth, A: its
-      max_moves).
+      frame_row, frame_count, frame_child: int64[W, D + 1]; frame_sigma,
+      frame_values, frame_weight: float64[W, D + 1, A] (D: the engine's
+      max_depth, A: its max_moves).
     counters: int64[W, 2], incremented: nodes touched, actions pruned.
 
   Returns:
