@@ -320,6 +320,14 @@ def _hint_next(code, params, states, d, j, c, weights, index):
 
 
 @njit(cache=True, inline="always")
+def _explore(code, params, states, d, j, c, weights, index):
+  """Enters explored child j of an engine's node at depth d, the index
+  slot of the next explored child's infoset prefetched first."""
+  _hint_next(code, params, states, d, j, c, weights, index)
+  _descend(code, params, states, d, j)
+
+
+@njit(cache=True, inline="always")
 def _draw(use_stream, stream, s_hi, s_lo, inc_hi, inc_lo):
   """One uniform: from the counter-based stream, or the solver's PCG64."""
   if use_stream:
@@ -632,8 +640,7 @@ def _traversals(mode, code, game, utility_sum, table, eng, weights, prune,
             j += 1
           f_child[d] = j
           if eng is not None:
-            _hint_next(code, params, st, d, j, c, f_weight, index)
-            _descend(code, params, st, d, j)
+            _explore(code, params, st, d, j, c, f_weight, index)
           if game is not None:
             f_node[d + 1] = _child(grown, slot_node, s + j)
           d += 1
@@ -659,8 +666,7 @@ def _traversals(mode, code, game, utility_sum, table, eng, weights, prune,
         if j < c:
           f_child[d] = j
           if eng is not None:
-            _hint_next(code, params, st, d, j, c, f_weight, index)
-            _descend(code, params, st, d, j)
+            _explore(code, params, st, d, j, c, f_weight, index)
           if game is not None:
             f_node[d + 1] = _child(grown, slot_node, s + j)
           d += 1
