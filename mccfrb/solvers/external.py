@@ -1,5 +1,6 @@
-"""External-sampling MCCFR with weighting and pruning (kernels/external.py),
-on a compiled tree or on a native engine (kernels/external.py)."""
+"""External-sampling MCCFR with weighting and pruning, on a compiled tree,
+a grown tree or a native engine (kernels/external.py: one traversal for
+all three)."""
 
 import numpy as np
 from open_spiel.python.algorithms.external_sampling_mccfr import AverageType
