@@ -339,10 +339,9 @@ def _draw(use_stream, stream, s_hi, s_lo, inc_hi, inc_lo):
 
 @njit(cache=True, error_model="numpy")
 def _traversals(mode, code, game, utility_sum, table, eng, weights, prune,
-                averaging,
-                first_iteration, allow_insert, node_budget, rng_state, key,
-                worker, workers, progress, frames, counters, full, records,
-                io, pending):
+                averaging, first_iteration, allow_insert, node_budget,
+                rng_state, key, worker, workers, progress, frames, counters,
+                full, records, io, pending):
   """Worker `worker`'s traversals, progress[worker, NEXT] (resuming a
   suspended one first) up to progress[worker, END] - 1: traversal e
   updates player e % P at iteration first_iteration + e // P (the module
@@ -366,9 +365,10 @@ def _traversals(mode, code, game, utility_sum, table, eng, weights, prune,
       `eng`).
     code: the engine's code (a compile-time constant; 3, unread, on a
       tree).
-    game: (kind, player, infoset, child_start, num_children, edge_prob,
-      utility, slot_node, utility_sum): a tree's arrays (empty on an
-      engine) and u0 + u1.
+    game: None on an engine, or (kind, player, infoset, child_start,
+      num_children, edge_prob, utility, slot_node): a tree's arrays
+      (slot_node a grown tree's, empty otherwise).
+    utility_sum: u0 + u1.
     table: (rcells, acells, twords, A, h_through): dense rows (`_dense`)
       at r0 = a0 = i A, tw = i for infoset i; hashed rows at r0 the row's
       first cell, a0 = r0 + c, tw = the row + h_through.
@@ -392,7 +392,8 @@ def _traversals(mode, code, game, utility_sum, table, eng, weights, prune,
     frames: (frame_node, frame_child, frame_sigma, frame_values,
       frame_weight): a worker's; frame_node holds a tree's node ids.
     counters: int64[2], incremented: nodes touched, actions pruned.
-    full: (num_actions, regrets, avg, strategy, reach): full averaging's.
+    full: (num_actions, regrets, avg, strategy, reach): full averaging's
+      (None on an engine).
     records: (rec_nodes, rec_count, rec_value, rec_sigma): RECORD,
       traversal e's visited decision nodes in visiting order (update
       player's: the regret increments; opponent's: sigma), and how many.
@@ -442,7 +443,6 @@ def _traversals(mode, code, game, utility_sum, table, eng, weights, prune,
     widest = hashed.row_words(f_sigma.shape[1], header,
                               layout[hashed.L_FIELDS], per_word)
     no_block = meta[:0]
-    num_players = 2
     use_stream = workers > 1
     stream = streams[worker, STREAM]
     resume = progress[worker, PENDING] != 0
@@ -723,7 +723,8 @@ def _traversals(mode, code, game, utility_sum, table, eng, weights, prune,
       break
     ran += 1
     if use_stream and not record and e % 2 == 1:
-      e += 2 * workers - 1  # Hogwild: this worker's next iteration.
+      # Hogwild (two players): this worker's next iteration.
+      e += 2 * workers - 1
     else:
       e += 1
   if grown and io[1] == 0:
@@ -800,6 +801,7 @@ def es_batches(kind, player, infoset, child_start, num_children, edge_prob,
   progress = np.zeros((workers, PROGRESS_SIZE), dtype=np.int64)
   io = np.zeros(2, dtype=np.int64)
   pending = np.zeros(0, dtype=np.int64)
+  no_slots = np.zeros(0, dtype=np.int32)
   while t0 <= last_iteration:
     t1 = batch_end(t0, batch, last_iteration)
     count = num_players * (t1 - t0 + 1)
@@ -813,7 +815,7 @@ def es_batches(kind, player, infoset, child_start, num_children, edge_prob,
       # of arrays from outside it.
       _traversals(2, 3,  # RECORD, protocol.TREE (unread)
                   (kind, player, infoset, child_start, num_children,
-                   edge_prob, utility, pending.astype(np.int32)),
+                   edge_prob, utility, no_slots),
                   utility_sum, _dense(regrets, avg, through), None,
                   (weighting, linear_until, gamma, log_pos, log_neg),
                   (pruning, prune_threshold, prune_probability, prune_k,
