@@ -1,5 +1,9 @@
-"""PublicSamplingSolver on native engines (kernels/public_engine.py) against
+"""PublicSamplingSolver on native engines (kernels/public.py) against
 the same solver on the compiled tree and its public tree."""
+
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -129,3 +133,36 @@ def test_tree_studies_say_so_on_an_engine():
                 lambda: solver.public_tree):
     with pytest.raises(ValueError, match="needs the compiled tree"):
       study()
+
+
+_EACH_ITS_OWN = """
+import mccfrb
+from mccfrb.games.engines import compiled
+from mccfrb.kernels import exact
+from mccfrb.kernels import public
+mccfrb.PublicSamplingSolver("liars_dice(numdice=1,dice_sides=3)",
+                            representation="engine", seed=0).run(2)
+print(len(exact.node_values.signatures),
+      len(exact.regret_matching.signatures))
+engine_steps = (public._engine_down, public._group_xi, compiled.player,
+                compiled.apply)
+before = sum(len(f.signatures) for f in engine_steps)
+mccfrb.PublicSamplingSolver("kuhn_poker", representation="tree",
+                            seed=0).run(2)
+print(sum(len(f.signatures) for f in engine_steps) - before,
+      len(public.episodes.signatures))
+"""
+
+
+def test_each_representation_types_only_its_own_code(tmp_path):
+  """The one episode (kernels/public.py `episodes`), from an empty numba
+  cache: on an engine it types none of the tree's code (the oracle
+  baseline's exact values), and on a tree none of the engine's way down
+  (nor the compiled tree's engine functions, which a tree kernel that
+  typed the engine branches would compile); a tree's training compiles
+  one kernel, not its frozen variant for studies too."""
+  env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+  out = subprocess.run([sys.executable, "-c", _EACH_ITS_OWN], check=True,
+                       capture_output=True, text=True,
+                       env=env).stdout.split()
+  assert out == ["0", "0", "0", "2"], out

@@ -5,7 +5,7 @@ OutcomeSamplingSolver and PublicSamplingSolver) and used when their
 representation is "engine" (solvers/representation.py): the game is
 played by an engine (mccfrb/games/engines), infoset tables grow as
 episodes visit them (solvers/tables.py), and the kernel is
-kernels/outcome_engine.py (kernels/public_engine.py).
+kernels/outcome_engine.py (kernels/public.py's `episodes` with an engine).
 
 `EnginePolicy` is an OpenSpiel `policy.Policy` that answers
 `action_probabilities(state)` from the tables, for games whose

@@ -1,5 +1,5 @@
-"""Public-state sampling MCCFR with baselines (kernels/public.py; on a
-native engine kernels/public_engine.py)."""
+"""Public-state sampling MCCFR with baselines (kernels/public.py, on a
+compiled tree or a native engine)."""
 
 import numpy as np
 
@@ -7,9 +7,9 @@ from mccfrb import games
 from mccfrb.games import public as public_lib
 from mccfrb.games import tree as tree_lib
 from mccfrb.kernels import exact
+from mccfrb.games.engines import protocol
 from mccfrb.games.engines.common import call_literal
 from mccfrb.kernels import public as public_kernel
-from mccfrb.kernels import public_engine
 from mccfrb.kernels import rng as rng_lib
 from mccfrb.solvers import base
 from mccfrb.solvers import engine as engine_lib
@@ -32,11 +32,12 @@ _EMPTY_STATS = np.zeros((0, 0, 0))
 # Episodes per kernel call on an engine (progress bars and Ctrl-C come
 # between calls; a goofspiel 6 episode takes about a millisecond).
 PUBLIC_CHUNK_EPISODES = 64
-# The episode buffers of kernels/public_engine.py, in its argument order.
-_PUB_BUFFERS = ("pool_state", "pool_f", "pool_i", "pool_key", "e_child",
-                "e_util", "e_group", "ps_i", "ps_f", "visited", "stack",
-                "gkeys", "gstamp", "gval", "groups", "gxi",
-                "child_est", "scratch", "ctl")
+# The engine's episode buffers (kernels/public.py, `episodes`' `eng`, in
+# its order between allow_insert and allow_history), and its scratch.
+_PUB_BUFFERS = ("pool_state", "pool_i", "pool_key", "e_child", "e_util",
+                "e_group", "ps_i", "gkeys", "gstamp", "gval", "groups", "gxi",
+                "scratch", "ctl")
+_SCRATCH = ("pool_f", "ps_f", "visited", "stack", "child_est")
 
 
 class PublicSamplingSolver(engine_lib.EngineSampling,
@@ -90,7 +91,7 @@ class PublicSamplingSolver(engine_lib.EngineSampling,
       scratch (32 bytes per tree node, about 90 per infoset). One thread
       on an engine.
     representation: "auto" (default), "tree" or "engine", as for
-      `MCCFRbSolver`. On an engine (kernels/public_engine.py) the public
+      `MCCFRbSolver`. On an engine (kernels/public_kernel.py) the public
       states an episode visits are built as it reaches them, from the
       engine's public keys (the observer partition), and infoset rows
       grow as they are visited; the per-history baselines are kept in a
@@ -200,21 +201,20 @@ class PublicSamplingSolver(engine_lib.EngineSampling,
     self._baseline_count = np.zeros(size, dtype=np.int64)
     self._scratch = self._worker_scratch(None)
 
-  def _worker_scratch(self, workers, predicted=True):
-    """The episode's scratch (`_public_episodes`): reach, value, predicted,
-    sigma, infoset_mark, mass, child_est, visited, stack, ps_q, ps_xi,
-    strategy_scratch, increment; with a leading axis of `workers` rows
-    unless None."""
+  def _worker_scratch(self, workers):
+    """The episode's scratch (kernels/public.py, `episodes`): hf
+    (reaches, value, v'), sigma, infoset_mark, mass, child_est, visited,
+    stack, ps_f (q, xi), strategy_scratch, increment; with a leading axis
+    of `workers` rows unless None."""
     t = self._tree
     lead = () if workers is None else (workers,)
     num_ps = self._public.num_public_states
     shape = (t.num_infosets, t.max_actions)
     z = lambda *dims, dtype=np.float64: np.zeros(lead + dims, dtype=dtype)
-    return (z(t.num_nodes, 3), z(t.num_nodes),
-            z(t.num_nodes if predicted else 0), z(*shape),
+    return (z(t.num_nodes, public_kernel.POOL_FLOATS), z(*shape),
             z(t.num_infosets, dtype=np.int64), z(num_ps), z(t.max_actions),
-            z(num_ps, dtype=np.int64), z(num_ps, dtype=np.int64), z(num_ps),
-            z(num_ps),
+            z(num_ps, dtype=np.int64), z(num_ps, dtype=np.int64),
+            z(num_ps, 2),
             z(*(shape if self._baseline_code == 6 else (0, t.max_actions))),
             z(*shape))
 
@@ -229,7 +229,7 @@ class PublicSamplingSolver(engine_lib.EngineSampling,
           t, self._public, self._candidate_start, self._candidates,
           SAMPLINGS[self._settings["sampling"]] == 2)
       z = np.zeros
-      self._batch_buffers = self._worker_scratch(workers, False) + (
+      self._batch_buffers = self._worker_scratch(workers) + (
           z((episodes, rows), dtype=np.int64),
           z((episodes, rows, t.max_actions)),
           z((episodes, rows, t.max_actions)), z((episodes, rows)),
@@ -240,7 +240,7 @@ class PublicSamplingSolver(engine_lib.EngineSampling,
           z((workers, t.num_infosets), dtype=np.int64))
     return self._batch_buffers
 
-  # The engine (kernels/public_engine.py).
+  # The engine (kernels/public_kernel.py).
 
   def _init_public_engine(self, engine, max_memory, precision=None):
     """The infoset tables, the per-history baselines' table and the
@@ -251,9 +251,9 @@ class PublicSamplingSolver(engine_lib.EngineSampling,
     per_history = self._baseline_code in engine_lib.HISTORY_BASELINES
     share = total // 2 if per_history else total
     self._tables = tables_lib.HashedTable(
-        engine.max_moves, public_engine.FIELDS, public_engine.HEADER,
+        engine.max_moves, public_kernel.FIELDS, public_kernel.HEADER,
         precision=self._precision, max_memory=share,
-        init=public_engine.FIELDS[public_engine.P_STRATEGY])
+        init=public_kernel.FIELDS[public_kernel.P_STRATEGY])
     self._history = None
     if per_history:
       running = self._baseline_code == 4 and self._decay <= 0.0
@@ -262,7 +262,7 @@ class PublicSamplingSolver(engine_lib.EngineSampling,
           precision=self._precision, max_memory=total - share)
     moves = max(engine.max_moves, 1)
     self._pub = dict(
-        ctl=np.zeros(public_engine.CTL_SIZE, dtype=np.int64),
+        ctl=np.zeros(public_kernel.CTL_SIZE, dtype=np.int64),
         child_est=np.zeros(moves),
         scratch=np.zeros(engine.state_size, dtype=np.int64))
     self._pub_pool(64, 64 * moves, 64, 64 * moves)
@@ -273,8 +273,8 @@ class PublicSamplingSolver(engine_lib.EngineSampling,
     z = np.zeros
     b.update(
         pool_state=z((histories, e.state_size), dtype=np.int64),
-        pool_f=z((histories, public_engine.POOL_FLOATS)),
-        pool_i=z((histories, public_engine.POOL_INTS), dtype=np.int64),
+        pool_f=z((histories, public_kernel.POOL_FLOATS)),
+        pool_i=z((histories, public_kernel.POOL_INTS), dtype=np.int64),
         pool_key=z((histories, 2), dtype=np.uint64),
         e_child=z(edges, dtype=np.int64), e_util=z(edges),
         e_group=z(edges, dtype=np.int64),
@@ -284,17 +284,17 @@ class PublicSamplingSolver(engine_lib.EngineSampling,
         gstamp=z(2 * groups, dtype=np.int64),
         gval=z(2 * groups, dtype=np.int64),
         groups=z((groups, 4), dtype=np.int64), gxi=z(groups))
-    b["ctl"][public_engine.C_STAMP] = 0
+    b["ctl"][public_kernel.C_STAMP] = 0
 
   def _grow_pub_pool(self):
     """Grows what the last episode was short of (doubling)."""
     b, ctl = self._pub, self._pub["ctl"]
     size = lambda name, need: max(len(b[name]), 1 << max(
         int(need) - 1, 1).bit_length())
-    self._pub_pool(size("pool_state", ctl[public_engine.C_NEED_POOL]),
-                   size("e_child", ctl[public_engine.C_NEED_EDGES]),
-                   size("ps_i", ctl[public_engine.C_NEED_STATES]),
-                   size("groups", ctl[public_engine.C_NEED_GROUPS]))
+    self._pub_pool(size("pool_state", ctl[public_kernel.C_NEED_POOL]),
+                   size("e_child", ctl[public_kernel.C_NEED_EDGES]),
+                   size("ps_i", ctl[public_kernel.C_NEED_STATES]),
+                   size("groups", ctl[public_kernel.C_NEED_GROUPS]))
 
   def _run_public_engine(self, num_iterations):
     """`num_iterations` iterations on the engine, in kernel calls of
@@ -309,21 +309,29 @@ class PublicSamplingSolver(engine_lib.EngineSampling,
     while done < total:
       end = min(total, done + PUBLIC_CHUNK_EPISODES)
       history = self._history_args()
+      tab = t.args()
+      words, cells = tab[2], tab[3]
       reached, touched = call_literal(
-          public_engine.public_engine_episodes, e.code, e.params,
-          e.utility_sum, t.args(), history, *self._codes(), first, done, end,
-          not t.frozen, h is not None and not h.frozen, self._rng_words,
-          *(b[name] for name in _PUB_BUFFERS))
+          public_kernel.episodes, e.code, None,
+          (e.params, tab, history, not t.frozen,
+           *(b[name] for name in _PUB_BUFFERS),
+           h is not None and not h.frozen),
+          e.utility_sum,
+          (cells, cells, cells, words, words, 0, public_kernel.P_AVG,
+           public_kernel.P_STRATEGY, public_kernel.H_MARK),
+          (history[3], history[3]), self._codes(), first, done, end, True,
+          self._rng_words, np.uint64(0), 0, 1,
+          tuple(b[name] for name in _SCRATCH), None, None)
       self._nodes_touched += int(touched)
       done = int(reached)
       self._num_iterations = start_iterations + done // 2
-      status = b["ctl"][public_engine.C_STATUS]
-      if status == public_engine.SHORT_POOL:
+      status = b["ctl"][public_kernel.C_STATUS]
+      if status == public_kernel.SHORT_POOL:
         self._grow_pub_pool()
-      elif status == public_engine.SHORT_TABLE:
+      elif status == public_kernel.SHORT_TABLE:
         rows = len(b["pool_state"])  # kernels' has_room of a state.
         t.grow(rows, rows * t.row_words(max(e.max_moves, 1)))  # Or freezes.
-      elif status == public_engine.SHORT_HISTORY:
+      elif status == public_kernel.SHORT_HISTORY:
         rows = len(b["pool_state"])
         h.grow(rows, rows * h.row_words(max(e.max_moves, 1)))
 
@@ -360,11 +368,24 @@ class PublicSamplingSolver(engine_lib.EngineSampling,
   def _episodes(self, num_episodes, first_iteration, frozen, learn_baselines,
                 rng_state, regrets, baseline, baseline_count, stats,
                 start_ps=0, start_stats=None):
-    return public_kernel.public_episodes(
-        frozen, *self._tree_args(), regrets, self._avg, self._avg_last,
-        baseline, baseline_count, *self._codes(), first_iteration,
-        num_episodes, learn_baselines, rng_state, *self._scratch, *stats,
-        start_ps, _EMPTY_STATS if start_stats is None else start_stats)
+    (hf, sigma, infoset_mark, mass, child_est, visited, stack, ps_f,
+     strategy_scratch, increment) = self._scratch
+    t, p = self._tree, self._public
+    study = None
+    if frozen:
+      study = (*stats,
+               _EMPTY_STATS if start_stats is None else start_stats)
+    return int(call_literal(
+        public_kernel.episodes, protocol.TREE,
+        (*t.kernel_args(), t.infoset_num_actions, p.node_public_state,
+         p.ps_history_start, p.ps_histories, self._parent,
+         self._candidate_start, self._candidates, mass, strategy_scratch,
+         increment, int(start_ps)), None, t.utility_sum,
+        (regrets.reshape(-1), self._avg.reshape(-1), sigma.reshape(-1),
+         infoset_mark, self._avg_last, regrets.shape[1], 0, 0, 0),
+        (baseline, baseline_count), self._codes(), first_iteration, 0,
+        num_episodes, learn_baselines, rng_state, np.uint64(0), 0, 1,
+        (hf, ps_f, visited, stack, child_est), study, None)[1])
 
   def _run_chunk(self, num_iterations):
     """`num_iterations` iterations (two episodes each) in one kernel call
