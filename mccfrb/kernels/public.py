@@ -247,8 +247,9 @@ def episodes(code, game, eng, utility_sum, table, bl, codes, first_iteration,
   without 1/xi (Davis et al.'s zero-variance setting).
 
   Args:
-    code: the engine's code (a compile-time constant; 3, unread, on a
-      tree).
+    code: the engine's code (a compile-time constant: call with
+      games/engines/common.py's `call_literal`); on a tree, unread
+      (protocol.TREE, a plain integer: a plain call from Python).
     game: None on an engine, or a tree's (kind, player, infoset,
       child_start, num_children, edge_prob, utility, num_actions, node_ps,
       ps_history_start, ps_histories, node_parent, ps_child_start,
@@ -313,7 +314,6 @@ def episodes(code, game, eng, utility_sum, table, bl, codes, first_iteration,
     of its histories (every one is evaluated), again for the predictive
     pass, and the whole tree per oracle refill).
   """
-  numba.literally(code)
   # Every array the loops touch, borrowed (tables/atomics.py): the inlined
   # helpers that take them cost no reference counts.
   rcells, acells, scells, mwords, twords, width, a_step, s_step, m_off = (
@@ -362,6 +362,9 @@ def episodes(code, game, eng, utility_sum, table, bl, codes, first_iteration,
     (rec_rows, rec_value, rec_avg, rec_scalar, rec_edges, rec_target,
      rec_ps, rec_counts) = records
   if eng is not None:
+    # An engine's code is a compile-time constant (a tree's is unread: a
+    # plain integer, and the kernel a plain call from Python).
+    numba.literally(code)
     (params, tab, history, allow_insert, pool_state, pool_i, pool_key,
      e_child, e_util, e_group, ps_i, gkeys, gstamp, gval, groups, gxi,
      st_scratch, ctl, allow_history) = eng

@@ -375,8 +375,8 @@ class PublicSamplingSolver(engine_lib.EngineSampling,
     if frozen:
       study = (*stats,
                _EMPTY_STATS if start_stats is None else start_stats)
-    return int(call_literal(
-        public_kernel.episodes, protocol.TREE,
+    return int(public_kernel.episodes(
+        protocol.TREE,
         (*t.kernel_args(), t.infoset_num_actions, p.node_public_state,
          p.ps_history_start, p.ps_histories, self._parent,
          self._candidate_start, self._candidates, mass, strategy_scratch,
