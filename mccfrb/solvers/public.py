@@ -88,10 +88,10 @@ class PublicSamplingSolver(engine_lib.EngineSampling,
     threads, batch: as for `MCCFRbSolver` (kernels/public.py,
       `public_batches`); batch=None with threads > 1 runs batches of
       DEFAULT_PUBLIC_BATCH iterations. Each worker thread keeps its own
-      scratch (32 bytes per tree node, about 90 per infoset). One thread
+      scratch (40 bytes per tree node, about 90 per infoset). One thread
       on an engine.
     representation: "auto" (default), "tree" or "engine", as for
-      `MCCFRbSolver`. On an engine (kernels/public_kernel.py) the public
+      `MCCFRbSolver`. On an engine (kernels/public.py) the public
       states an episode visits are built as it reaches them, from the
       engine's public keys (the observer partition), and infoset rows
       grow as they are visited; the per-history baselines are kept in a
@@ -240,7 +240,7 @@ class PublicSamplingSolver(engine_lib.EngineSampling,
           z((workers, t.num_infosets), dtype=np.int64))
     return self._batch_buffers
 
-  # The engine (kernels/public_kernel.py).
+  # The engine (kernels/public.py).
 
   def _init_public_engine(self, engine, max_memory, precision=None):
     """The infoset tables, the per-history baselines' table and the
