@@ -1,6 +1,9 @@
 """MCCFRbSolver against references: the pure-Python episode, OpenSpiel, math."""
 
 import functools
+import os
+import subprocess
+import sys
 
 import numba
 import numpy as np
@@ -638,3 +641,27 @@ def test_numpy_iteration_counts_become_python_ints_and_save(tmp_path):
   assert solver.num_iterations == 5 and type(solver.num_iterations) is int
   solver.save(tmp_path / "s.mccfrb")  # JSON metadata: a numpy int failed.
   assert mccfrb.MCCFRbSolver.load(tmp_path / "s.mccfrb").num_iterations == 5
+
+
+_TRAINING_ONLY = """
+import mccfrb
+from mccfrb.kernels import outcome
+s = mccfrb.MCCFRbSolver("kuhn_poker", representation="tree", seed=0)
+s.run(2)
+print(len(outcome._episodes.signatures))
+s.sample_estimates(8)
+print(len(outcome._episodes.signatures))
+"""
+
+
+def test_training_compiles_only_the_training_episode(tmp_path):
+  """From an empty numba cache, training on a tree compiles one episode
+  kernel (mode 0); the frozen one of the studies compiles at the first
+  study. `run_episodes` takes `frozen` as None or True, a branch numba
+  prunes: with a boolean both compiled at training's first use (MCCFRb on
+  Leduc's tree: 10.8 s against 7.2 s)."""
+  env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+  out = subprocess.run([sys.executable, "-c", _TRAINING_ONLY], check=True,
+                       capture_output=True, text=True,
+                       env=env).stdout.split()
+  assert out == ["1", "2"], out

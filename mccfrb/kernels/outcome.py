@@ -193,6 +193,11 @@ def run_episodes(frozen, kind, player, infoset, child_start, num_children,
   """Outcome-sampling episodes one after the other (`_episodes`, mode 0 for
   training, 1 if `frozen`); every table changes in place.
 
+  `frozen` is None for training and True for the studies: numba prunes the
+  branch on `frozen is not None` before typing, so training compiles mode 0
+  alone (with a boolean both modes compiled at the first use of training,
+  BUILD_NOTES "First use: training compiles training alone").
+
   Returns:
     The number of nodes touched.
   """
@@ -200,7 +205,7 @@ def run_episodes(frozen, kind, player, infoset, child_start, num_children,
   records = np.zeros((0, 0, 0))
   rec_depth = np.zeros(0, dtype=np.int64)
   rec_scalar = np.zeros((0, 0))
-  if frozen:
+  if frozen is not None:
     return _episodes(
         1, kind, player, infoset, child_start, num_children, edge_prob,
         utility, utility_sum, num_actions, regrets, strategy, avg, avg_last,

@@ -362,7 +362,7 @@ class MCCFRbSolver(grown_lib.GrownSampling, engine_lib.EngineSampling,
     if self._batch is None:
       empty = self._regrets[:0]
       self._nodes_touched += outcome.run_episodes(
-          False, *common, tree.num_players * num_iterations, True,
+          None, *common, tree.num_players * num_iterations, True,
           self._through,
           *weighting, state, *self._scratch, empty, empty, empty, empty,
           np.zeros(0), 0, np.zeros((0, 0)))
