@@ -4,6 +4,8 @@ import faulthandler
 import hashlib
 import os
 import signal
+import subprocess
+import sys
 import threading
 
 # Three numba threads, set before numba is imported (it cannot change once
@@ -239,3 +241,13 @@ def check_hogwild_converges_as_one_thread(make, game, iterations,
     hogwild.append([score(solver)])
   check_converges_as_one_thread(one, np.array(hogwild), "Hogwild")
   return solver
+
+
+def printed_with_empty_cache(script, cache_dir):
+  """What `python -c script` prints, split into words, in a fresh process
+  whose numba cache is the empty folder `cache_dir` (every kernel it
+  calls compiles there: the tests of what a first use compiles)."""
+  env = dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir))
+  return subprocess.run([sys.executable, "-c", script], check=True,
+                        capture_output=True, text=True,
+                        env=env).stdout.split()

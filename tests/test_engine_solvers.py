@@ -1,9 +1,5 @@
 """Sampling solvers on native engines against the same solvers on the tree."""
 
-import os
-import subprocess
-import sys
-
 import numba
 import numpy as np
 import pytest
@@ -16,6 +12,7 @@ from mccfrb.tables import hashed
 from mccfrb.solvers import engine as engine_lib
 from tests.conftest import check_hogwild_converges_as_one_thread
 from tests.conftest import check_unstored_infosets_play_uniform
+from tests.conftest import printed_with_empty_cache
 
 G3 = "goofspiel(num_cards=3,imp_info=True,points_order=random,returns_type=point_difference)"
 G4 = "goofspiel(num_cards=4,imp_info=True,points_order=random,returns_type=point_difference)"
@@ -417,9 +414,7 @@ def test_a_kernel_types_only_its_own_engines_functions(tmp_path):
   types goofspiel's `player` and no other engine's (protocol.py's
   overloads; the dispatch by branches typed all five engines' functions
   at every call site)."""
-  env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
-  out = subprocess.run([sys.executable, "-c", _ONE_ENGINE], check=True,
-                       capture_output=True, text=True, env=env).stdout.split()
+  out = printed_with_empty_cache(_ONE_ENGINE, tmp_path)
   assert out == ["-1", "1", "0"], out
 
 

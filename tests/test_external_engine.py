@@ -1,10 +1,6 @@
 """External sampling on native engines against the same solver on the tree
 (kernels/external.py, mode ENGINE; solvers/external.py)."""
 
-import os
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 
@@ -15,6 +11,7 @@ from mccfrb import tables as tables_lib
 from mccfrb.tables import hashed
 from tests.conftest import check_hogwild_converges_as_one_thread
 from tests.conftest import check_unstored_infosets_play_uniform
+from tests.conftest import printed_with_empty_cache
 from tests.test_engine_solvers import _all_decision_states
 from tests.test_engine_solvers import engine_rows
 
@@ -288,8 +285,5 @@ def test_each_representation_types_only_its_own_code(tmp_path):
   branches would compile). The branches are pruned on `eng is not None`
   and `game is not None`; typing both took the first use from 7 s to 17
   s."""
-  env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
-  out = subprocess.run([sys.executable, "-c", _EACH_ITS_OWN], check=True,
-                       capture_output=True, text=True,
-                       env=env).stdout.split()
+  out = printed_with_empty_cache(_EACH_ITS_OWN, tmp_path)
   assert out == ["0", "0", "1", "0"], out

@@ -1,10 +1,6 @@
 """PublicSamplingSolver on native engines (kernels/public.py) against
 the same solver on the compiled tree and its public tree."""
 
-import os
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 
@@ -13,6 +9,7 @@ from mccfrb.solvers import public as public_solver
 from mccfrb.kernels import rows as row_kernels
 from mccfrb.tables import hashed
 from tests.conftest import check_unstored_infosets_play_uniform
+from tests.conftest import printed_with_empty_cache
 from tests.test_engine_solvers import assert_same_arena
 from tests.test_engine_solvers import assert_same_history_baselines
 from tests.test_engine_solvers import engine_rows
@@ -161,8 +158,5 @@ def test_each_representation_types_only_its_own_code(tmp_path):
   (nor the compiled tree's engine functions, which a tree kernel that
   typed the engine branches would compile); a tree's training compiles
   one kernel, not its frozen variant for studies too."""
-  env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
-  out = subprocess.run([sys.executable, "-c", _EACH_ITS_OWN], check=True,
-                       capture_output=True, text=True,
-                       env=env).stdout.split()
+  out = printed_with_empty_cache(_EACH_ITS_OWN, tmp_path)
   assert out == ["0", "0", "0", "2"], out

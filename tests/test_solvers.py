@@ -1,9 +1,6 @@
 """MCCFRbSolver against references: the pure-Python episode, OpenSpiel, math."""
 
 import functools
-import os
-import subprocess
-import sys
 
 import numba
 import numpy as np
@@ -22,6 +19,7 @@ from tests.conftest import check_batch_boundaries
 from tests.conftest import check_threads_do_not_matter
 from tests.conftest import check_two_threads_converge
 from tests.conftest import fingerprint_run
+from tests.conftest import printed_with_empty_cache
 
 # The solver with its former defaults (learned baseline, OpenSpiel's
 # stochastic averaging, regret matching), which most tests here exercise;
@@ -660,8 +658,5 @@ def test_training_compiles_only_the_training_episode(tmp_path):
   study. `run_episodes` takes `frozen` as None or True, a branch numba
   prunes: with a boolean both compiled at training's first use (MCCFRb on
   Leduc's tree: 10.8 s against 7.2 s)."""
-  env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
-  out = subprocess.run([sys.executable, "-c", _TRAINING_ONLY], check=True,
-                       capture_output=True, text=True,
-                       env=env).stdout.split()
+  out = printed_with_empty_cache(_TRAINING_ONLY, tmp_path)
   assert out == ["1", "2"], out

@@ -333,8 +333,6 @@ def episodes(code, game, eng, utility_sum, table, bl, codes, first_iteration,
   child_est = borrow(scratch[4])
   frozen = study is not None
   record = records is not None
-  header = 0
-  per_word = 1
   start_ps = 0
   if game is not None:
     (kind, player, infoset, child_start, num_children, edge_prob, utility,

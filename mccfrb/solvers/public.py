@@ -354,11 +354,19 @@ class PublicSamplingSolver(engine_lib.EngineSampling,
                      precision=self._precision)
     return options
 
-  def _tree_args(self):
+  def _tree_arrays(self):
+    """The tree's and its public tree's arrays, in the order of
+    kernels/public.py's `game` (before its scratch)."""
     t, p = self._tree, self._public
-    return (*t.kernel_args(), t.utility_sum, t.infoset_num_actions,
-            p.node_public_state, p.ps_history_start, p.ps_histories,
-            self._parent, self._candidate_start, self._candidates)
+    return (*t.kernel_args(), t.infoset_num_actions, p.node_public_state,
+            p.ps_history_start, p.ps_histories, self._parent,
+            self._candidate_start, self._candidates)
+
+  def _tree_args(self):
+    """`_tree_arrays` with utility_sum after the utilities
+    (`public_batches`' arguments)."""
+    arrays = self._tree_arrays()
+    return (*arrays[:7], self._tree.utility_sum, *arrays[7:])
 
   def _codes(self):
     s = self._settings
@@ -370,17 +378,14 @@ class PublicSamplingSolver(engine_lib.EngineSampling,
                 start_ps=0, start_stats=None):
     (hf, sigma, infoset_mark, mass, child_est, visited, stack, ps_f,
      strategy_scratch, increment) = self._scratch
-    t, p = self._tree, self._public
     study = None
     if frozen:
       study = (*stats,
                _EMPTY_STATS if start_stats is None else start_stats)
     return int(public_kernel.episodes(
         protocol.TREE,
-        (*t.kernel_args(), t.infoset_num_actions, p.node_public_state,
-         p.ps_history_start, p.ps_histories, self._parent,
-         self._candidate_start, self._candidates, mass, strategy_scratch,
-         increment, int(start_ps)), None, t.utility_sum,
+        (*self._tree_arrays(), mass, strategy_scratch, increment,
+         int(start_ps)), None, self._tree.utility_sum,
         (regrets.reshape(-1), self._avg.reshape(-1), sigma.reshape(-1),
          infoset_mark, self._avg_last, regrets.shape[1], 0, 0, 0),
         (baseline, baseline_count), self._codes(), first_iteration, 0,
