@@ -7,7 +7,7 @@ import pytest
 import mccfrb
 from mccfrb.games.engines import protocol
 from mccfrb.games.engines.common import call_literal
-from mccfrb.kernels import outcome_engine
+from mccfrb.kernels import outcome
 from mccfrb.tables import hashed
 from mccfrb.solvers import engine as engine_lib
 from tests.conftest import check_hogwild_converges_as_one_thread
@@ -50,15 +50,15 @@ def engine_rows(solver_engine, tree):
 
 
 def history_keys(tree):
-  """The engine kernels' history key (outcome_engine.history_step over the
+  """The engine kernels' history key (outcome.history_step over the
   move indices from the root) of every tree node: uint64[N, 2]."""
   keys = np.zeros((tree.num_nodes, 2), dtype=np.uint64)
-  keys[0] = outcome_engine.HISTORY_SEED
+  keys[0] = outcome.HISTORY_SEED
   for n in range(tree.num_nodes):  # Parents have smaller ids.
     start, count = tree.child_start[n], tree.num_children[n]
     for j in range(count if tree.node_kind[n] != mccfrb.games.tree.TERMINAL
                    else 0):
-      keys[start + j] = outcome_engine.history_step(keys[n, 0], keys[n, 1],
+      keys[start + j] = outcome.history_step(keys[n, 0], keys[n, 1],
                                                     j)
   return keys
 
@@ -433,3 +433,32 @@ def test_an_engine_code_that_is_not_a_constant_is_refused_while_typing():
   with pytest.raises(numba.core.errors.TypingError,
                      match="must be a compile-time constant"):
     first_player(engine.code, engine.params, state)
+
+
+_EACH_ITS_OWN = """
+import mccfrb
+from mccfrb.games.engines import compiled
+from mccfrb.kernels import exact
+from mccfrb.kernels import outcome
+mccfrb.MCCFRbSolver("liars_dice(numdice=1,dice_sides=3)",
+                    representation="engine", baseline="history",
+                    seed=0).run(2)
+print(len(exact.node_values.signatures), len(outcome.oracle_values.signatures),
+      len(exact.regret_matching.signatures))
+engine_steps = (compiled.player, compiled.apply, compiled.infoset_hash)
+before = sum(len(f.signatures) for f in engine_steps)
+mccfrb.MCCFRbSolver("kuhn_poker", representation="tree", seed=0).run(2)
+print(sum(len(f.signatures) for f in engine_steps) - before,
+      len(outcome.episodes.signatures))
+"""
+
+
+def test_each_representation_types_only_its_own_code(tmp_path):
+  """The one outcome-sampling episode (kernels/outcome.py `episodes`),
+  from an empty numba cache: on an engine it types none of the tree's
+  code (the oracle baseline's exact values, a whole table's regret
+  matching), and on a tree none of the engine's (the compiled tree's
+  engine functions, which a tree kernel that typed the engine branch
+  would compile); the two runs compile one kernel each."""
+  out = printed_with_empty_cache(_EACH_ITS_OWN, tmp_path)
+  assert out == ["0", "0", "0", "0", "2"], out

@@ -646,17 +646,17 @@ import mccfrb
 from mccfrb.kernels import outcome
 s = mccfrb.MCCFRbSolver("kuhn_poker", representation="tree", seed=0)
 s.run(2)
-print(len(outcome._episodes.signatures))
+print(len(outcome.episodes.signatures))
 s.sample_estimates(8)
-print(len(outcome._episodes.signatures))
+print(len(outcome.episodes.signatures))
 """
 
 
 def test_training_compiles_only_the_training_episode(tmp_path):
   """From an empty numba cache, training on a tree compiles one episode
-  kernel (mode 0); the frozen one of the studies compiles at the first
-  study. `run_episodes` takes `frozen` as None or True, a branch numba
-  prunes: with a boolean both compiled at training's first use (MCCFRb on
-  Leduc's tree: 10.8 s against 7.2 s)."""
+  kernel; the studies' compiles at the first study. `episodes` takes
+  `study` as None or a tuple, a branch numba prunes: with a boolean both
+  compiled at training's first use (MCCFRb on Leduc's tree: 10.8 s
+  against 7.2 s)."""
   out = printed_with_empty_cache(_TRAINING_ONLY, tmp_path)
   assert out == ["1", "2"], out

@@ -11,7 +11,7 @@ kernels' `edge_prob`). So an action that is never sampled costs its
 slot, 12 bytes, and no OpenSpiel call.
 
 The kernels reach a node's children through its slots (kernels/outcome.py
-`grown_episodes`, kernels/external.py `es_grown`). An episode that samples
+`episodes`, kernels/external.py `es_grown`). An episode that samples
 an empty slot stops before any table changes; the solver moves the
 OpenSpiel state of the path's last stored node one action along
 (solvers/grown.py keeps the states of the last path), creates the child

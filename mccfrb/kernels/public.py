@@ -27,7 +27,7 @@ One episode for both representations (`episodes`):
     lexicographic order), and the groups holding a non-terminal child are
     the candidates. The per-history baselines are rows of a second hashed
     table keyed by the running hash of the move indices
-    (kernels/outcome_engine.py's `history_step`).
+    (kernels/outcome.py's `history_step`).
 The down pass (finding the candidates and drawing one) is written for each;
 the up pass, where every estimator, baseline and averaging lives, is
 written once, reading a row's cells (regrets at rcells[r0 + a], the
@@ -71,8 +71,8 @@ from mccfrb.kernels.exact import regret_matching
 from mccfrb.kernels.exact import regret_matching_row
 from mccfrb.kernels.outcome import averaged
 from mccfrb.kernels.outcome import sample_index
-from mccfrb.kernels.outcome_engine import HISTORY_SEED
-from mccfrb.kernels.outcome_engine import history_step
+from mccfrb.kernels.outcome import HISTORY_SEED
+from mccfrb.kernels.outcome import history_step
 from mccfrb.kernels.rng import batch_end
 from mccfrb.kernels.rng import batch_key
 from mccfrb.kernels.rng import pcg64_next

@@ -5,7 +5,7 @@ OutcomeSamplingSolver and PublicSamplingSolver) and used when their
 representation is "engine" (solvers/representation.py): the game is
 played by an engine (mccfrb/games/engines), infoset tables grow as
 episodes visit them (solvers/tables.py), and the kernel is
-kernels/outcome_engine.py (kernels/public.py's `episodes` with an engine).
+kernels/outcome.py (kernels/public.py's `episodes` with an engine).
 
 `EnginePolicy` is an OpenSpiel `policy.Policy` that answers
 `action_probabilities(state)` from the tables, for games whose
@@ -22,7 +22,7 @@ from mccfrb import counts
 from mccfrb.games import forms
 from mccfrb.games.engines import protocol
 from mccfrb.games.engines.common import call_literal
-from mccfrb.kernels import outcome_engine
+from mccfrb.kernels import outcome as outcome_kernel
 from mccfrb.kernels import rows as row_kernels
 from mccfrb.solvers import base
 from mccfrb.solvers import representation as representation_lib
@@ -34,14 +34,14 @@ from mccfrb.tables import hashed
 # the tables do not depend on it.
 CHUNK_EPISODES = 1 << 14
 
-# Baseline codes kept per history (kernels/outcome_engine.py): a second
+# Baseline codes kept per history (kernels/outcome.py): a second
 # hash table keyed by the history.
 HISTORY_BASELINES = (4, 5)
 # Precision of the cells of hashed tables when the solver is given None:
 # float32 learned as float64 at equal iterations and was faster at equal
 # seconds (docs: "Big games", experiments/precision.py).
 DEFAULT_PRECISION = "float32"
-# Episodes in flight (kernels/outcome_engine.py) when given None: the
+# Episodes in flight (kernels/outcome.py) when given None: the
 # misses of 8 lookups overlap (docs: "Big games").
 DEFAULT_IN_FLIGHT = 8
 MAX_IN_FLIGHT = 64
@@ -207,16 +207,16 @@ class EngineSampling:
           max_memory=total - share)
     t = self._tables
     number = lambda names, name: names.index(name) if name in names else -1
-    fmap = np.full(outcome_engine.FMAP_SIZE, -1, dtype=np.int64)
-    fmap[outcome_engine.F_REGRET] = t.field_number("regret")
-    fmap[outcome_engine.F_AVG] = t.field_number("avg")
-    fmap[outcome_engine.F_BASE] = number(t.fields, "b0" if code == 1
+    fmap = np.full(outcome_kernel.FMAP_SIZE, -1, dtype=np.int64)
+    fmap[outcome_kernel.F_REGRET] = t.field_number("regret")
+    fmap[outcome_kernel.F_AVG] = t.field_number("avg")
+    fmap[outcome_kernel.F_BASE] = number(t.fields, "b0" if code == 1
                                          else "baseline")
-    fmap[outcome_engine.F_COUNT] = number(t.fields, "count")
-    fmap[outcome_engine.H_THROUGH] = number(t.header_names, "through")
-    fmap[outcome_engine.H_COUNT] = number(t.header_names, "count0")
-    fmap[outcome_engine.F_HISTORY_VALUE] = 0
-    fmap[outcome_engine.F_HISTORY_COUNT] = number(h_fields, "count")
+    fmap[outcome_kernel.F_COUNT] = number(t.fields, "count")
+    fmap[outcome_kernel.H_THROUGH] = number(t.header_names, "through")
+    fmap[outcome_kernel.H_COUNT] = number(t.header_names, "count0")
+    fmap[outcome_kernel.F_HISTORY_VALUE] = 0
+    fmap[outcome_kernel.F_HISTORY_COUNT] = number(h_fields, "count")
     self._fmap = fmap
     slots = self._threads * self._in_flight
     depth, moves = max(engine.max_depth, 1), max(engine.max_moves, 1)
@@ -283,14 +283,14 @@ class EngineSampling:
 
   def _engine_margin(self, table):
     """Rows and arena words a kernel call needs free
-    (kernels/outcome_engine.py): each worker's episodes in flight, and
+    (kernels/outcome.py): each worker's episodes in flight, and
     with Hogwild a fresh block of rows per worker."""
     e = self._engine
     paths = (2 * max(self._in_flight // 2, 1) if self._threads > 1
              else self._in_flight)
     rows = self._threads * paths * max(e.max_depth, 1)
     widest = table.row_words(max(e.max_moves, 1))
-    block = outcome_engine.BLOCK_ROWS * widest if self._threads > 1 else 0
+    block = outcome_kernel.BLOCK_ROWS * widest if self._threads > 1 else 0
     uncounted = hashed.BLOCK_FLUSH if self._threads > 1 else 0
     return (rows + self._threads * uncounted,
             rows * widest + self._threads * block)
@@ -314,7 +314,7 @@ class EngineSampling:
     done = 0
     h = self._history
     for w in range(self._threads):
-      self._blocks[w, 2] = (outcome_engine.BLOCK_ROWS
+      self._blocks[w, 2] = (outcome_kernel.BLOCK_ROWS
                             * t.row_words(max(e.max_moves, 1)))
     while done < total:
       for table in (t, h):
@@ -329,7 +329,7 @@ class EngineSampling:
       allow = not t.frozen
       allow_history = h is not None and not h.frozen
       history = self._history_args()
-      t.meta[outcome_engine.STOP] = 0
+      t.meta[outcome_kernel.STOP] = 0
       if self._threads > 1 and self._hogwild:
         finished = np.zeros(self._threads, dtype=np.int64)
         # The workers are a prange over self._threads: numba's pool must
@@ -337,7 +337,7 @@ class EngineSampling:
         # set one thread).
         with base.numba_threads(self._threads):
           touched = call_literal(
-              outcome_engine.hogwild_episodes, e.code, e.params,
+              outcome_kernel.hogwild_episodes, e.code, e.params,
               e.utility_sum, t.args(), history, self._fmap,
               self._baseline_code, self._averaging_code, self._regret_code,
               self._epsilon, self._decay, first + done // 2, end - done,
@@ -347,20 +347,23 @@ class EngineSampling:
         self._hogwild_episodes = finished + getattr(
             self, "_hogwild_episodes", 0)  # Per worker, for the tests.
         # A worker claims whole iterations and checks for room before
-        # each (kernels/outcome_engine.py), so every claimed iteration
+        # each (kernels/outcome.py), so every claimed iteration
         # runs both episodes.
         ran = int(finished.sum())
         assert ran % 2 == 0, finished
         reached = done + ran
       else:
+        (state, path_row, path_info, path_reach, path_probs, path_sigma,
+         child_est, path_key) = self._engine_scratch
         reached, touched, _ = call_literal(
-            outcome_engine.engine_episodes, e.code, e.params,
-            e.utility_sum, t.args(), history, self._fmap,
-            self._baseline_code, self._averaging_code, self._regret_code,
-            self._epsilon, self._decay, first, done, end, allow,
-            allow_history, *weighting, self._rng_words, np.uint64(0), 0,
-            1, self._in_flight, *self._engine_scratch, self._blocks[0, :0],
-            self._blocks[0, :1])
+            outcome_kernel.episodes, e.code, None,
+            (e.params, t.args(), history, self._fmap, allow, allow_history,
+             self._in_flight, state, path_probs, path_sigma, path_key,
+             self._blocks[0, :0], self._blocks[0, :1]), e.utility_sum,
+            (self._baseline_code, self._averaging_code, self._regret_code,
+             self._epsilon, self._decay), weighting, first, done, end, True,
+            self._rng_words, np.uint64(0), 0, 1,
+            (path_row, path_info, path_reach, child_est), None, None, None)
       self._nodes_touched += int(touched)
       done = int(reached)
       self._num_iterations = start_iterations + done // 2

@@ -4,7 +4,7 @@
 `OutcomeSamplingSolver`) and `ExternalSamplingSolver`, and used when the
 representation is "grown" (solvers/representation.py): the tree is a
 `GrownTree` (mccfrb/games/grown.py), which stores only the nodes that
-episodes reach. The outcome-sampling kernel (`outcome.grown_episodes`)
+episodes reach. The outcome-sampling kernel (`outcome.episodes` with `grown`)
 stops when it samples a child that is not stored; the child is stored
 from the OpenSpiel state its path leads to (the state of the path's last
 stored node is kept, so that is usually one `apply_action`), and the
@@ -137,9 +137,9 @@ class GrownSampling:
       self._baseline_count = np.zeros(count_size, dtype=np.int64)
     depth, width = max(g.max_depth, 1), g.max_actions
     if self._outcome_sampling:
-      self._scratch = (np.zeros(depth, dtype=np.int64),
-                       np.zeros(depth, dtype=np.int64), np.zeros(depth * 4),
-                       np.zeros(width))
+      self._scratch = (np.zeros((1, depth), dtype=np.int64),
+                       np.zeros((1, depth), dtype=np.int64),
+                       np.zeros((1, depth, 4)), np.zeros((1, width)))
     else:
       self._scratch = (np.zeros(depth + 1, dtype=np.int64),
                        np.zeros(depth + 1, dtype=np.int64),
@@ -255,20 +255,23 @@ class GrownSampling:
     last, last_depth, last_state = -1, 0, None
     while True:
       if args is None:  # The arrays as they are after the last growth.
-        args = (*g.kernel_args(), g.utility_sum, g.infoset_num_actions,
-                self._regrets, self._strategy, self._avg, self._avg_last,
-                self._baseline, self._baseline_count, self._baseline_code,
-                self._averaging_code, self._regret_code, self._epsilon,
-                self._decay, self._num_iterations + 1, 2 * num_iterations,
-                self._through, *weighting, self._rng_words, *self._scratch,
-                io, leaf)
+        kind, player, infoset, child_start, num_children, prob, utility, \
+            slot_node = g.kernel_args()
+        args = (0, (kind, player, infoset, child_start, num_children, prob,
+                    utility, g.infoset_num_actions, self._regrets,
+                    self._strategy, self._avg, self._avg_last,
+                    self._baseline, self._baseline_count, self._through, 0),
+                None, g.utility_sum, self._kernel_codes(), weighting,
+                self._num_iterations + 1, 0, 2 * num_iterations, True,
+                self._rng_words, np.uint64(0), 0, 1, self._scratch, None,
+                None, (slot_node, io, leaf))
         generation = g.generation
-      self._nodes_touched += outcome.grown_episodes(*args)
+      self._nodes_touched += outcome.episodes(*args)[1]
       slot = int(io[1])
       if slot < 0:
         break
-      path_node, path_action, depth = (self._scratch[0], self._scratch[1],
-                                        int(io[3]))
+      path_node, path_action, depth = (self._scratch[0][0],
+                                        self._scratch[1][0], int(io[3]))
       if 0 <= last_depth < depth and path_node[last_depth] == last:
         state = g.advance(last_state, path_node, path_action, last_depth,
                           depth)

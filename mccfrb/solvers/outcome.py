@@ -261,11 +261,23 @@ class MCCFRbSolver(grown_lib.GrownSampling, engine_lib.EngineSampling,
 
   def _path_scratch(self, workers):
     """The episode's scratch for `workers` workers (kernels/outcome.py):
-    workers, path_node, path_action, path_reach, child_est."""
+    workers, path_row, path_info, path_reach, child_est."""
     depth, actions = max(self._tree.max_depth, 1), self._tree.max_actions
-    return (workers, np.zeros(workers * depth, dtype=np.int64),
-            np.zeros(workers * depth, dtype=np.int64),
-            np.zeros(workers * depth * 4), np.zeros(workers * actions))
+    return (workers, np.zeros((workers, depth), dtype=np.int64),
+            np.zeros((workers, depth), dtype=np.int64),
+            np.zeros((workers, depth, 4)), np.zeros((workers, actions)))
+
+  def _kernel_codes(self):
+    """`codes` of kernels/outcome.py's `episodes`."""
+    return (self._baseline_code, self._averaging_code, self._regret_code,
+            self._epsilon, self._decay)
+
+  def _tree_game(self, regrets, strategy, baseline, counts, start_node=0):
+    """`game` of kernels/outcome.py's `episodes` on the compiled tree."""
+    tree = self._tree
+    return (*tree.kernel_args(), tree.infoset_num_actions, regrets,
+            strategy, self._avg, self._avg_last, baseline, counts,
+            self._through, start_node)
 
   def _records(self, batch, workers):
     """The record slots of a batch of `batch` iterations (`run_batches` in
@@ -360,12 +372,13 @@ class MCCFRbSolver(grown_lib.GrownSampling, engine_lib.EngineSampling,
     weighting = self._weighting_args(self._num_iterations + num_iterations)
     state = self._rng_words
     if self._batch is None:
-      empty = self._regrets[:0]
-      self._nodes_touched += outcome.run_episodes(
-          None, *common, tree.num_players * num_iterations, True,
-          self._through,
-          *weighting, state, *self._scratch, empty, empty, empty, empty,
-          np.zeros(0), 0, np.zeros((0, 0)))
+      _, touched, _ = outcome.episodes(
+          0, self._tree_game(self._regrets, self._strategy, self._baseline,
+                             self._baseline_count), None, tree.utility_sum,
+          self._kernel_codes(), weighting, self._num_iterations + 1, 0,
+          tree.num_players * num_iterations, True, state, np.uint64(0), 0,
+          1, self._scratch, None, None, None)
+      self._nodes_touched += touched
     else:
       buffers = self._batch_scratch()
       with base.numba_threads(buffers[0]):
@@ -404,6 +417,17 @@ class MCCFRbSolver(grown_lib.GrownSampling, engine_lib.EngineSampling,
     exact.regret_matching(regrets, self._tree.infoset_num_actions, out)
     return out
 
+  def _frozen_episodes(self, game, num_episodes, learn_baselines, state,
+                       study):
+    """The studies' episodes (kernels/outcome.py's `episodes` with
+    `study`): sigma frozen at iteration T + 1, single-threaded."""
+    tree = self._tree
+    outcome.episodes(
+        0, game, None, tree.utility_sum, self._kernel_codes(),
+        (0, 0, 0.0, np.zeros(1), np.zeros(1)), self._num_iterations + 1, 0,
+        num_episodes, bool(learn_baselines), state, np.uint64(0), 0, 1,
+        self._scratch, study, None, None)
+
   def sample_estimates(self, num_episodes, seed=0, learn_baselines=True):
     """Samples episodes under the current strategy, frozen, for studies.
 
@@ -429,17 +453,13 @@ class MCCFRbSolver(grown_lib.GrownSampling, engine_lib.EngineSampling,
     root_values = np.zeros(num_episodes)
     # The frozen strategy is sigma^{T+1}: every pending discount applied.
     regrets = self._caught_up_regrets()
-    outcome.run_episodes(
-        True, *tree.kernel_args(), tree.utility_sum, tree.infoset_num_actions,
-        regrets, self._frozen_strategy(regrets), self._avg, self._avg_last,
-        self._baseline.copy(), self._baseline_count.copy(),
-        self._baseline_code, self._averaging_code, self._regret_code,
-        self._epsilon, self._decay, self._num_iterations + 1, num_episodes,
-        bool(learn_baselines), self._through, 0, 0, 0.0, np.zeros(1),
-        np.zeros(1),
+    self._frozen_episodes(
+        self._tree_game(regrets, self._frozen_strategy(regrets),
+                        self._baseline.copy(), self._baseline_count.copy()),
+        num_episodes, learn_baselines,
         rng_lib.pcg64_state(np.random.default_rng(base.check_seed(seed, True))),
-        *self._scratch, regret_sum, regret_sq,
-        value_sum, value_sq, root_values, 0, np.zeros((0, 0)))
+        (regret_sum, regret_sq, value_sum, value_sq, root_values,
+         np.zeros((0, 0))))
     episodes = np.array([(num_episodes + 1) // 2, num_episodes // 2])
     owner = np.maximum(episodes[tree.infoset_player], 1)[:, None]
     regret_mean, value_mean = regret_sum / owner, value_sum / owner
@@ -486,13 +506,9 @@ class MCCFRbSolver(grown_lib.GrownSampling, engine_lib.EngineSampling,
     squares = np.zeros_like(sums)
     for k, node in enumerate(nodes):
       stats[:] = 0.0
-      outcome.run_episodes(
-          True, *tree.kernel_args(), tree.utility_sum, tree.infoset_num_actions,
-          regrets, strategy, self._avg, self._avg_last, baseline, counts,
-          self._baseline_code, self._averaging_code, self._regret_code,
-          self._epsilon, self._decay, self._num_iterations + 1, continuations,
-          False, self._through, 0, 0, 0.0, np.zeros(1), np.zeros(1),
-          state, *self._scratch, *scratch, root_values, int(node), stats)
+      self._frozen_episodes(
+          self._tree_game(regrets, strategy, baseline, counts, int(node)),
+          continuations, False, state, (*scratch, root_values, stats))
       sums[k], squares[k] = stats
     return conditional_summary(tree, nodes, weights, sums, squares,
                                continuations)

@@ -1,6 +1,6 @@
 """A compiled `GameTree` as an implementation of the engine protocol.
 
-The engine kernels (kernels/outcome_engine.py, public.py,
+The engine kernels (kernels/outcome.py, public.py,
 external.py, stream.py) are written against `protocol`; this module
 lets every one of them run on a compiled tree as well as on a native
 engine: a state is the current node id, moves are the node's children in
