@@ -874,6 +874,7 @@ def episodes(code, game, eng, utility_sum, codes, weights, first_iteration,
           est += sj * ce
         if mine:
           weight = path_reach[x, d, 1] / path_reach[x, d, 3]
+          total = 0.0
           for j in range(c):
             inc = weight * (child_est[x, j] - est)
             if study is not None:
@@ -891,6 +892,8 @@ def episodes(code, game, eng, utility_sum, codes, weights, first_iteration,
                 rr = 0.0
               rcells[r0 + j] = rr
               acc = count_store(acc, rcells, r0 + j, old, rr - old)
+              if rr > 0.0:
+                total += rr
           if study is None and averaging == 0:
             for j in range(c):
               inc = avg_w * (path_reach[x, d, 0] * pr[p0 + j]
@@ -904,7 +907,13 @@ def episodes(code, game, eng, utility_sum, codes, weights, first_iteration,
           if study is None and records is None:
             # sigma^{t+1}(I): a tree's strategy row; an engine's path copy
             # (read by the predictive pass only).
-            if game is not None or predictive:
+            if game is not None:
+              # The regret matching of the float64 sums just stored.
+              for j in range(c):
+                rr = rcells[r0 + j]
+                pr[p0 + j] = rr / total if total > 0.0 and rr > 0.0 else (
+                    0.0 if total > 0.0 else 1.0 / c)
+            if eng is not None and predictive:
               match_into(rcells, r0, c, pr, p0)
         elif has_row and study is None and averaging == 1:
           if records is not None:
