@@ -505,8 +505,15 @@ def episodes(code, game, eng, utility_sum, codes, weights, first_iteration,
   acc = (0, 0.0, 0.0, 0)  # float32 cells' updates (rows.count_store).
   touched = 0
   ran = 0
-  # This worker's slots of the scratch.
-  wk = np.int64(worker) * flight if workers > 1 else np.int64(0)
+  # This worker's slots of the scratch: a constant 0 in a tree's
+  # sequential code (the branches below are pruned), which numba's LLVM
+  # then folds into every scratch index.
+  wk = np.int64(0)
+  if records is not None:
+    wk = np.int64(worker)
+  if eng is not None:
+    if workers > 1:
+      wk = np.int64(worker) * flight
   span = num_episodes - first_episode
   e = first_episode + worker * span // workers
   end = first_episode + (worker + 1) * span // workers
@@ -533,6 +540,8 @@ def episodes(code, game, eng, utility_sum, codes, weights, first_iteration,
         update_player = player[start_node]
       t = (first_iteration if study is not None
            else first_iteration + e // num_players)
+      ep_player = update_player
+      ep_t = t
       if baseline_kind == 6 and records is None and (study is None
                                                      or e == 0):
         if weighting == 2:
@@ -769,16 +778,17 @@ def episodes(code, game, eng, utility_sum, codes, weights, first_iteration,
     for k in range(group):
       x = wk + k
       ee = e + k
-      update_player = ee % num_players
       if game is not None:
-        if start_node > 0:
-          update_player = player[start_node]
+        # As the way down found them (a division by P, not a constant on
+        # a tree, costs tens of cycles an episode).
+        update_player = ep_player
+        t = ep_t
         value = terminal_value
       if eng is not None:
+        update_player = ee % 2
+        t = first_iteration + ee // 2
         u0 = protocol.returns0(code, params, state[x])
         value = u0 if update_player == 0 else utility_sum - u0
-      t = (first_iteration if study is not None
-           else first_iteration + ee // num_players)
       avg_w = iteration_weight(weighting, t, linear_until, gamma)
       regret_w = avg_w if weighting == 1 else 1.0
       if regret_plus:
