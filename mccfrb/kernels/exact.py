@@ -18,6 +18,17 @@ from numba import njit
 from numba import prange
 
 from mccfrb.kernels.threads import parallel_phases
+from mccfrb.tables.atomics import borrow
+
+
+@njit(cache=True, inline="always")
+def borrowed_tree(kind, player, infoset, child_start, num_children, edge_prob,
+                  utility):
+  """A tree's kernel arrays (`GameTree.kernel_args`), borrowed
+  (tables/atomics.py): a kernel takes them so at its start, and the
+  helpers inlined in its loops then count no references to them."""
+  return (borrow(kind), borrow(player), borrow(infoset), borrow(child_start),
+          borrow(num_children), borrow(edge_prob), borrow(utility))
 
 
 @njit(cache=True)

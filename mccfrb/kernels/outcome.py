@@ -104,6 +104,7 @@ from numba import prange
 
 from mccfrb.games.engines import protocol
 from mccfrb.games.engines.common import hash_step
+from mccfrb.kernels.exact import borrowed_tree
 from mccfrb.kernels.exact import node_values
 from mccfrb.kernels.exact import payoff
 from mccfrb.kernels.exact import player_values
@@ -410,13 +411,9 @@ def episodes(code, game, eng, utility_sum, codes, weights, first_iteration,
     (kind, player, infoset, child_start, num_children, edge_prob, utility,
      num_actions, regrets, strategy, avg, avg_last, baseline, baseline_count,
      through, start_node) = game
-    kind = borrow(kind)
-    player = borrow(player)
-    infoset = borrow(infoset)
-    child_start = borrow(child_start)
-    num_children = borrow(num_children)
-    edge_prob = borrow(edge_prob)
-    utility = borrow(utility)
+    (kind, player, infoset, child_start, num_children, edge_prob,
+     utility) = borrowed_tree(kind, player, infoset, child_start,
+                              num_children, edge_prob, utility)
     num_actions = borrow(num_actions)
     regrets, through, log_pos, log_neg = borrowed_discounts(
         regrets, through, log_pos, log_neg)

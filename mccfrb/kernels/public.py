@@ -66,6 +66,7 @@ from numba import njit
 from numba import prange
 
 from mccfrb.games.engines import protocol
+from mccfrb.kernels.exact import borrowed_tree
 from mccfrb.kernels.exact import node_values
 from mccfrb.kernels.exact import regret_matching
 from mccfrb.kernels.exact import regret_matching_row
@@ -339,13 +340,9 @@ def episodes(code, game, eng, utility_sum, table, bl, codes, first_iteration,
      num_actions, node_ps, ps_history_start, ps_histories, node_parent,
      ps_child_start, ps_children, mass, strategy_scratch, increment,
      start_ps) = game
-    kind = borrow(kind)
-    player = borrow(player)
-    infoset = borrow(infoset)
-    child_start = borrow(child_start)
-    num_children = borrow(num_children)
-    edge_prob = borrow(edge_prob)
-    utility = borrow(utility)
+    (kind, player, infoset, child_start, num_children, edge_prob,
+     utility) = borrowed_tree(kind, player, infoset, child_start,
+                              num_children, edge_prob, utility)
     node_ps = borrow(node_ps)
     ps_history_start = borrow(ps_history_start)
     ps_histories = borrow(ps_histories)
