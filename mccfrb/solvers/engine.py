@@ -360,8 +360,7 @@ class EngineSampling:
             (e.params, t.args(), history, self._fmap, allow, allow_history,
              self._in_flight, state, path_probs, path_sigma, path_key,
              self._blocks[0, :0], self._blocks[0, :1]), e.utility_sum,
-            (self._baseline_code, self._averaging_code, self._regret_code,
-             self._epsilon, self._decay), weighting, first, done, end, True,
+            self._kernel_codes(), weighting, first, done, end, True,
             self._rng_words, np.uint64(0), 0, 1,
             (path_row, path_info, path_reach, child_est), None, None, None)
       self._nodes_touched += int(touched)

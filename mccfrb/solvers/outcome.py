@@ -364,11 +364,6 @@ class MCCFRbSolver(grown_lib.GrownSampling, engine_lib.EngineSampling,
       self._run_grown(int(num_iterations))
       return
     tree = self._tree
-    common = (*tree.kernel_args(), tree.utility_sum, tree.infoset_num_actions,
-              self._regrets, self._strategy, self._avg, self._avg_last,
-              self._baseline, self._baseline_count, self._baseline_code,
-              self._averaging_code, self._regret_code, self._epsilon,
-              self._decay, self._num_iterations + 1)
     weighting = self._weighting_args(self._num_iterations + num_iterations)
     state = self._rng_words
     if self._batch is None:
@@ -383,8 +378,11 @@ class MCCFRbSolver(grown_lib.GrownSampling, engine_lib.EngineSampling,
       buffers = self._batch_scratch()
       with base.numba_threads(buffers[0]):
         self._nodes_touched += outcome.run_batches(
-            *common, num_iterations, self._batch, self._through, *weighting,
-            state, *buffers)
+            *tree.kernel_args(), tree.utility_sum, tree.infoset_num_actions,
+            self._regrets, self._strategy, self._avg, self._avg_last,
+            self._baseline, self._baseline_count, *self._kernel_codes(),
+            self._num_iterations + 1, num_iterations, self._batch,
+            self._through, *weighting, state, *buffers)
     before = self._num_iterations
     self._num_iterations += num_iterations
     # Every ~1024 iterations, a cheap check that the tables are still finite.
