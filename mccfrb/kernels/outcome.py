@@ -277,9 +277,10 @@ def history_step(g1, g2, move):
 
 
 @njit(cache=True, error_model="numpy")
-def episodes(code, game, eng, utility_sum, codes, weights, first_iteration,
-             first_episode, num_episodes, learn_baselines, rng_state, key,
-             worker, workers, scratch, study, records, grown):
+def episodes(code, game, eng, history, utility_sum, codes, weights,
+             first_iteration, first_episode, num_episodes, learn_baselines,
+             rng_state, key, worker, workers, scratch, study, records,
+             grown):
   """Outcome-sampling episodes first_episode .. num_episodes - 1 (the
   worker-th of `workers` contiguous blocks of them with `records`; an
   engine's Hogwild worker: both episodes of the iterations it claims);
@@ -338,11 +339,10 @@ def episodes(code, game, eng, utility_sum, codes, weights, first_iteration,
       avg_last int64[I] (optimistic averaging's c_I); baseline,
       baseline_count flat (module docstring); through int64[I] (DCFR's
       stamps).
-    eng: None on a tree, or (params, tab, history, fmap, allow_insert,
+    eng: None on a tree, or (params, tab, fmap, allow_insert,
       allow_history, in_flight, state, path_probs, path_sigma, path_key,
-      block, claim): the infoset rows' and the history rows' (index, meta,
-      words, cells, layout) (tables/hashed.py; a stand-in unless kinds 4
-      and 5), of one precision; fmap int64[FMAP_SIZE] (module docstring);
+      block, claim): the infoset rows' (index, meta, words, cells, layout)
+      (tables/hashed.py); fmap int64[FMAP_SIZE] (module docstring);
       rows are inserted while `allow_insert`, history rows while
       `allow_history`; in_flight: K, episodes played down in lockstep (a
       Hogwild worker: max(K // 2, 1) iterations, both episodes each);
@@ -351,6 +351,10 @@ def episodes(code, game, eng, utility_sum, codes, weights, first_iteration,
       D, 2] (history keys, kinds 4 and 5); block: a Hogwild worker's arena
       block (tables/hashed.py, BLOCK_SIZE), or empty; claim: int64[1]
       shared by the Hogwild workers, the next iteration to claim.
+    history: an engine's per-history baselines' rows (index, meta, words,
+      cells, layout), of the infoset rows' precision, with kinds 4 and 5;
+      None otherwise (the lookups are then not compiled: 2 s of an
+      engine's first use, BUILD_NOTES "Outcome sampling written once").
     codes: (baseline_kind, averaging, regret_plus, epsilon, decay).
     weights: (weighting, linear_until, gamma, log_pos, log_neg): regret
       increments weigh w_t = t (or min(t, linear_until)) if linear, average
@@ -443,10 +447,9 @@ def episodes(code, game, eng, utility_sum, codes, weights, first_iteration,
     # An engine's code is a compile-time constant (a tree's is unread: a
     # plain integer, and the kernel a plain call from Python).
     numba.literally(code)
-    (params, tab, history, fmap, allow_insert, allow_history, in_flight,
-     state, path_probs, path_sigma, path_key, block, claim) = eng
+    (params, tab, fmap, allow_insert, allow_history, in_flight, state,
+     path_probs, path_sigma, path_key, block, claim) = eng
     index, meta, words, cells, layout = hashed.borrowed(tab)
-    h_index, h_meta, h_words, h_cells, h_layout = hashed.borrowed(history)
     fmap = borrow(fmap)
     params = borrow(params)
     state = borrow(state)
@@ -457,8 +460,6 @@ def episodes(code, game, eng, utility_sum, codes, weights, first_iteration,
     bcells = cells
     header = layout[hashed.L_HEADER]
     per_word = layout[hashed.L_PER_WORD]
-    h_header = h_layout[hashed.L_HEADER]
-    h_per_word = h_layout[hashed.L_PER_WORD]
     f_regret = fmap[F_REGRET]
     f_avg = fmap[F_AVG]
     f_base = fmap[F_BASE]
@@ -469,8 +470,6 @@ def episodes(code, game, eng, utility_sum, codes, weights, first_iteration,
     f_hcount = fmap[F_HISTORY_COUNT]
     widest = hashed.row_words(max_moves, header, layout[hashed.L_FIELDS],
                               per_word)
-    h_widest = hashed.row_words(max_moves, h_header,
-                                h_layout[hashed.L_FIELDS], h_per_word)
     atomic = workers > 1
     flight = in_flight
     # A Hogwild worker claims whole iterations, `per` at a time (its group
@@ -494,6 +493,12 @@ def episodes(code, game, eng, utility_sum, codes, weights, first_iteration,
     keys = np.zeros((flight, 2), dtype=np.uint64)
     slots = np.zeros(flight, dtype=np.int64)
     streams = np.zeros(flight, dtype=np.uint64)  # Hogwild: each episode's.
+  if history is not None:
+    h_index, h_meta, h_words, h_cells, h_layout = hashed.borrowed(history)
+    h_header = h_layout[hashed.L_HEADER]
+    h_per_word = h_layout[hashed.L_PER_WORD]
+    h_widest = hashed.row_words(max_moves, h_header,
+                                h_layout[hashed.L_FIELDS], h_per_word)
   depth = np.zeros(flight, dtype=np.int64)
   s_hi = rng_state[0]
   s_lo = rng_state[1]
@@ -628,11 +633,12 @@ def episodes(code, game, eng, utility_sum, codes, weights, first_iteration,
             workers * (per_check * widest + spare)):
           meta[STOP] = 1
           break
-        if allow_history and not hashed.has_room(
-            h_meta, h_index, workers * per_check,
-            workers * per_check * h_widest):
-          meta[STOP] = 1
-          break
+        if history is not None:
+          if allow_history and not hashed.has_room(
+              h_meta, h_index, workers * per_check,
+              workers * per_check * h_widest):
+            meta[STOP] = 1
+            break
         if workers > 1 and meta[STOP] != 0:
           break
       if workers > 1:  # The next episodes of the claim, K at most.
@@ -845,14 +851,15 @@ def episodes(code, game, eng, utility_sum, codes, weights, first_iteration,
             if baseline_kind == 1:
               b0 += update_player * c
           elif per_history:
-            ho, _ = hashed.row_of(h_index, h_meta, h_words, h_cells,
-                                  h_layout, path_key[x, d, 0],
-                                  path_key[x, d, 1], c, allow_history,
-                                  no_block, atomic)
-            if ho >= 0:
-              b0 = hashed.first_cell(ho, h_header, h_per_word) + (
-                  f_hvalue * c)
-              bcells = h_cells
+            if history is not None:
+              ho, _ = hashed.row_of(h_index, h_meta, h_words, h_cells,
+                                    h_layout, path_key[x, d, 0],
+                                    path_key[x, d, 1], c, allow_history,
+                                    no_block, atomic)
+              if ho >= 0:
+                b0 = hashed.first_cell(ho, h_header, h_per_word) + (
+                    f_hvalue * c)
+                bcells = h_cells
         mine = own and has_row
         if own:
           xi_s = epsilon / c + (1.0 - epsilon) * pr[p0 + a_s]
@@ -1020,12 +1027,12 @@ def run_batches(kind, player, infoset, child_start, num_children, edge_prob,
 
   The batch of iteration t ends at the next multiple of `batch` (or at this
   call's last iteration). Per batch starting at iteration t0: one key from
-  `rng_state`; phase 1, its 2B episodes (`episodes` with `records`: episode k
-  updates player k % 2 at iteration t0 + k // 2, draws from the stream
-  `stream_start(key, k)`, is run by one of the workers (contiguous blocks
-  of episodes), and reads the tables as they were at the batch start; the
-  oracle baseline is refilled there); phase 2, `_apply_records` by every worker; phase 3, the
-  predictive baseline's reset b(h a*) <- sum_a' sigma^{t+1}(h a*, a')
+  `rng_state`; phase 1, its 2B episodes (`episodes` with `records`:
+  episode k updates player k % 2 at iteration t0 + k // 2, draws from the
+  stream `stream_start(key, k)`, is run by one of the workers (contiguous
+  blocks of episodes), and reads the tables as they were at the batch
+  start; the oracle baseline is refilled there); phase 2, `_apply_records`
+  by every worker; phase 3, the predictive baseline's reset b(h a*) <- sum_a' sigma^{t+1}(h a*, a')
   b(h a*, a') (u(z) at a terminal) for every sampled edge, one depth at a
   time from the deepest, in player 0's utility (general trees: in the
   episode's update player's block and utility).
@@ -1078,7 +1085,7 @@ def run_batches(kind, player, infoset, child_start, num_children, edge_prob,
       _, nodes, _ = episodes(
           0, (kind, player, infoset, child_start, num_children, edge_prob,
               utility, num_actions, regrets, strategy, avg, avg_last,
-              baseline, baseline_count, through, 0), None, utility_sum,
+              baseline, baseline_count, through, 0), None, None, utility_sum,
           (baseline_kind, averaging, regret_plus, epsilon, decay),
           (weighting, linear_until, gamma, log_pos, log_neg), t0, 0, count,
           True, rng_state, key, w, workers,
@@ -1233,8 +1240,8 @@ def hogwild_episodes(code, params, utility_sum, tab, history, fmap,
     # The tuples are built inside the parallel loop (see `run_batches`).
     _, nodes, ran = episodes(
         code, None,
-        (params, tab, history, fmap, allow_insert, allow_history, in_flight,
-         state, path_probs, path_sigma, path_key, blocks[w], claim),
+        (params, tab, fmap, allow_insert, allow_history, in_flight, state,
+         path_probs, path_sigma, path_key, blocks[w], claim), history,
         utility_sum, (baseline_kind, averaging, regret_plus, epsilon, decay),
         (weighting, linear_until, gamma, log_pos, log_neg), first_iteration,
         0, num_episodes, True, rng_state, key, w, workers,

@@ -328,7 +328,8 @@ class EngineSampling:
         end = end if end > done else min(total, done + k)
       allow = not t.frozen
       allow_history = h is not None and not h.frozen
-      history = self._history_args()
+      # None without per-history baselines: the kernel compiles no lookup.
+      history = None if h is None else h.args()
       t.meta[outcome_kernel.STOP] = 0
       if self._threads > 1 and self._hogwild:
         finished = np.zeros(self._threads, dtype=np.int64)
@@ -357,9 +358,9 @@ class EngineSampling:
          child_est, path_key) = self._engine_scratch
         reached, touched, _ = call_literal(
             outcome_kernel.episodes, e.code, None,
-            (e.params, t.args(), history, self._fmap, allow, allow_history,
+            (e.params, t.args(), self._fmap, allow, allow_history,
              self._in_flight, state, path_probs, path_sigma, path_key,
-             self._blocks[0, :0], self._blocks[0, :1]), e.utility_sum,
+             self._blocks[0, :0], self._blocks[0, :1]), history, e.utility_sum,
             self._kernel_codes(), weighting, first, done, end, True,
             self._rng_words, np.uint64(0), 0, 1,
             (path_row, path_info, path_reach, child_est), None, None, None)

@@ -261,7 +261,7 @@ class GrownSampling:
                     utility, g.infoset_num_actions, self._regrets,
                     self._strategy, self._avg, self._avg_last,
                     self._baseline, self._baseline_count, self._through, 0),
-                None, g.utility_sum, self._kernel_codes(), weighting,
+                None, None, g.utility_sum, self._kernel_codes(), weighting,
                 self._num_iterations + 1, 0, 2 * num_iterations, True,
                 self._rng_words, np.uint64(0), 0, 1, self._scratch, None,
                 None, (slot_node, io, leaf))

@@ -369,7 +369,8 @@ class MCCFRbSolver(grown_lib.GrownSampling, engine_lib.EngineSampling,
     if self._batch is None:
       _, touched, _ = outcome.episodes(
           0, self._tree_game(self._regrets, self._strategy, self._baseline,
-                             self._baseline_count), None, tree.utility_sum,
+                             self._baseline_count), None, None,
+          tree.utility_sum,
           self._kernel_codes(), weighting, self._num_iterations + 1, 0,
           tree.num_players * num_iterations, True, state, np.uint64(0), 0,
           1, self._scratch, None, None, None)
@@ -421,7 +422,7 @@ class MCCFRbSolver(grown_lib.GrownSampling, engine_lib.EngineSampling,
     `study`): sigma frozen at iteration T + 1, single-threaded."""
     tree = self._tree
     outcome.episodes(
-        0, game, None, tree.utility_sum, self._kernel_codes(),
+        0, game, None, None, tree.utility_sum, self._kernel_codes(),
         (0, 0, 0.0, np.zeros(1), np.zeros(1)), self._num_iterations + 1, 0,
         num_episodes, bool(learn_baselines), state, np.uint64(0), 0, 1,
         self._scratch, study, None, None)
