@@ -55,8 +55,8 @@ def pair_on_the_tree(cls, init_engine, game, iterations, **kwargs):
 def test_outcome_engine_kernel_on_the_tree_is_the_tree_kernel(game, baseline):
   """MCCFRb's episode with an engine (kernels/outcome.py, the compiled
   tree played through the engine protocol) equals it with the tree's
-  arrays, bit for bit, and its
-  policy's NashConv by the streaming walk equals the tree evaluator's."""
+  arrays, bit for bit, and its policy's NashConv by the streaming walk
+  equals the tree evaluator's."""
   on_tree, on_engine, tree = pair_on_the_tree(
       mccfrb.MCCFRbSolver, "_init_engine", game, 300, baseline=baseline,
       seed=5)

@@ -58,8 +58,7 @@ def history_keys(tree):
     start, count = tree.child_start[n], tree.num_children[n]
     for j in range(count if tree.node_kind[n] != mccfrb.games.tree.TERMINAL
                    else 0):
-      keys[start + j] = outcome.history_step(keys[n, 0], keys[n, 1],
-                                                    j)
+      keys[start + j] = outcome.history_step(keys[n, 0], keys[n, 1], j)
   return keys
 
 

@@ -542,8 +542,6 @@ def episodes(code, game, eng, history, utility_sum, codes, weights,
         update_player = player[start_node]
       t = (first_iteration if study is not None
            else first_iteration + e // num_players)
-      ep_player = update_player
-      ep_t = t
       if baseline_kind == 6 and records is None and (study is None
                                                      or e == 0):
         if weighting == 2:
@@ -554,7 +552,8 @@ def episodes(code, game, eng, history, utility_sum, codes, weights,
         touched += oracle_values(kind, player, infoset, child_start,
                                  num_children, edge_prob, utility,
                                  utility_sum, strategy, baseline)
-      stream = stream_start(key, e)
+      if records is not None:
+        stream = stream_start(key, e)
       episode_hi = s_hi
       episode_lo = s_lo
       n = start_node
@@ -782,10 +781,8 @@ def episodes(code, game, eng, history, utility_sum, codes, weights,
       x = wk + k
       ee = e + k
       if game is not None:
-        # As the way down found them (a division by P, not a constant on
-        # a tree, costs tens of cycles an episode).
-        update_player = ep_player
-        t = ep_t
+        # update_player and t as the way down computed them (a division by
+        # P, not a constant on a tree, costs tens of cycles an episode).
         value = terminal_value
       if eng is not None:
         update_player = ee % 2
@@ -925,8 +922,10 @@ def episodes(code, game, eng, history, utility_sum, codes, weights,
               # The regret matching of the float64 sums just stored.
               for j in range(c):
                 rr = rcells[r0 + j]
-                pr[p0 + j] = rr / total if total > 0.0 and rr > 0.0 else (
-                    0.0 if total > 0.0 else 1.0 / c)
+                if total > 0.0:
+                  pr[p0 + j] = rr / total if rr > 0.0 else 0.0
+                else:
+                  pr[p0 + j] = 1.0 / c
             if eng is not None and predictive:
               match_into(rcells, r0, c, pr, p0)
         elif has_row and study is None and averaging == 1:
@@ -1032,10 +1031,11 @@ def run_batches(kind, player, infoset, child_start, num_children, edge_prob,
   stream `stream_start(key, k)`, is run by one of the workers (contiguous
   blocks of episodes), and reads the tables as they were at the batch
   start; the oracle baseline is refilled there); phase 2, `_apply_records`
-  by every worker; phase 3, the predictive baseline's reset b(h a*) <- sum_a' sigma^{t+1}(h a*, a')
-  b(h a*, a') (u(z) at a terminal) for every sampled edge, one depth at a
-  time from the deepest, in player 0's utility (general trees: in the
-  episode's update player's block and utility).
+  by every worker; phase 3, the predictive baseline's reset b(h a*) <-
+  sum_a' sigma^{t+1}(h a*, a') b(h a*, a') (u(z) at a terminal) for every
+  sampled edge, one depth at a time from the deepest, in player 0's
+  utility (general trees: in the episode's update player's block and
+  utility).
 
   The arguments are a tree's training arguments of `episodes`, flat; the
   scratch has one slot per worker and the records one per episode k of a
@@ -1145,9 +1145,10 @@ def _apply_records(kind, infoset, child_start, num_actions, regrets,
                    stride, rec_depth, rec_node, rec_row, rec_value, rec_avg,
                    rec_scalar, rec_target, row_mark, row_list):
   """Phase 2 of a batch for the rows of worker `part` (row % parts == part):
-  every record, in episode order, applied as the sequential `episodes` apply an
-  episode's increments (RM+ clipping after each, optimistic averaging's
-  catch-up with c_I, running means), then sigma of the row recomputed.
+  every record, in episode order, applied as the sequential `episodes`
+  apply an episode's increments (RM+ clipping after each, optimistic
+  averaging's catch-up with c_I, running means), then sigma of the row
+  recomputed.
 
   Rows are infosets for the regrets, sigma and the average, and for the
   thesis and learned baselines; baseline slots (child node ids) for the
