@@ -340,8 +340,7 @@ class EngineSampling:
           touched = call_literal(
               outcome_kernel.hogwild_episodes, e.code, e.params,
               e.utility_sum, t.args(), history, self._fmap,
-              self._baseline_code, self._averaging_code, self._regret_code,
-              self._epsilon, self._decay, first + done // 2, end - done,
+              *self._kernel_codes(), first + done // 2, end - done,
               allow, allow_history, *weighting, self._rng_words,
               self._threads, self._in_flight, *self._engine_scratch,
               self._blocks, finished)
