@@ -74,7 +74,7 @@ Sections:
     capacity included; peak resident memory (mb, above an idle import) of
     both at the same number of iterations (OpenSpiel's in a third process
     that runs mccfrb's iteration count); kernel_share:
-    the part of mccfrb's 10 s spent in the kernel (outcome.episodes),
+    the part of mccfrb's 10 s spent in the kernel (outcome.tree_episodes),
     the rest being Python expansions, which bounds what episodes in flight
     could gain there. Not in the default sections.
   grown_keys: what a grown tree's infoset key costs (--grown_games), in
@@ -951,17 +951,17 @@ if who == "mccfrb":
   step = lambda: solver.run(CHUNK, progress=False)
   first, _ = timed(step, seconds)
   # The share of the last 10 s spent in the kernel (the rest: expansions).
-  kernel, inner = [0.0], grown.outcome.episodes
+  kernel, inner = [0.0], grown.outcome.tree_episodes
   def counted(*args):
     start = time.perf_counter()
     result = inner(*args)
     kernel[0] += time.perf_counter() - start
     return result
-  grown.outcome.episodes = counted
+  grown.outcome.tree_episodes = counted
   start = time.perf_counter()
   later, rate = timed(step, 10.0)
   share = kernel[0] / (time.perf_counter() - start)  # Both wall clock.
-  grown.outcome.episodes = inner
+  grown.outcome.tree_episodes = inner
   m = solver.memory()
   print(first + later + 10, rate,
         resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,

@@ -24,6 +24,10 @@ import pathlib
 import re
 import sys
 
+from mccfrb.kernels import baselines as baselines_lib
+from mccfrb.solvers import outcome as outcome_solver
+from mccfrb.solvers import public as public_solver
+
 # The representations a solver's `representation=` takes; "auto" picks one.
 REPRESENTATIONS = ("tree", "engine", "grown", "auto")
 EXPLICIT = ("tree", "engine", "grown")
@@ -43,10 +47,12 @@ REPRESENTATION_NOTES = {
             "where the solver runs it",
 }
 
-# The baseline kinds of outcome sampling (mccfrb.solvers.outcome.BASELINES).
-ALL_BASELINES = ("none", "thesis", "thesis_exponential", "learned",
-                 "history", "predictive", "oracle")
-NO_ORACLE = ALL_BASELINES[:-1]
+# The baseline kinds of outcome sampling (kernels/baselines.py, the
+# registry), by representation.
+ALL_BASELINES = tuple(baselines_lib.BASELINES)
+OUTCOME_BASELINES = {r: baselines_lib.kinds(r) for r in EXPLICIT}
+PUBLIC_BASELINES = {r: baselines_lib.kinds(r, public_solver.PUBLIC_KEYS)
+                    for r in ("tree", "engine")}
 
 SOLVERS = (
     dict(
@@ -54,14 +60,13 @@ SOLVERS = (
         summary=("outcome-sampling MCCFR with baselines; default MCCFRb+ "
                  "(RM+, optimistic linear averaging) with the predictive "
                  "baseline on a tree, without one on an engine (float32 "
-                 "tables, 8 episodes in flight); seven baseline kinds "
+                 f"tables, 8 episodes in flight); {len(ALL_BASELINES)} "
+                 "baseline kinds, each a key and a learning rule "
                  "([Baselines](baselines.md))"),
         representations=EXPLICIT,
         general=("tree",),
-        baselines={"tree": ALL_BASELINES, "engine": NO_ORACLE,
-                   "grown": NO_ORACLE},
-        default_baseline={"tree": "predictive", "engine": "none",
-                          "grown": "learned"},
+        baselines=OUTCOME_BASELINES,
+        default_baseline=outcome_solver.DEFAULT_BASELINE,
         seed=True,
     ),
     dict(
@@ -82,9 +87,8 @@ SOLVERS = (
                  "states stay small)"),
         representations=("tree", "engine"),
         general=(),
-        baselines={"tree": ("none", "history", "predictive", "oracle"),
-                   "engine": ("none", "history", "predictive")},
-        default_baseline={"tree": "predictive", "engine": "none"},
+        baselines=PUBLIC_BASELINES,
+        default_baseline=public_solver.DEFAULT_PUBLIC_BASELINE,
         seed=True,
     ),
     dict(
@@ -252,8 +256,11 @@ def render_baselines():
                              for k in kinds))
     rows.append(cells)
   return _table(["solver", "tree", "engine", "grown"], rows) + (
-      "\n\nThe default (`baseline=None`) is in bold. The oracle needs the "
-      "exact values of every history, which only a compiled tree has.")
+      "\n\nThe default (`baseline=None`) is in bold. A kind runs where its "
+      "key and its rule do (`mccfrb.kernels.baselines`): the oracle needs "
+      "the exact values of every history, which only a compiled tree has; "
+      "situation and public keys come from an engine or a compiled tree, "
+      "observation keys from OpenSpiel's observation strings.")
 
 
 def render_representations():

@@ -7,6 +7,7 @@ import pytest
 import mccfrb
 from mccfrb.games.engines import protocol
 from mccfrb.games.engines.common import call_literal
+from mccfrb.games.engines.common import hash_step
 from mccfrb.kernels import outcome
 from mccfrb.tables import hashed
 from mccfrb.solvers import engine as engine_lib
@@ -85,6 +86,45 @@ def assert_same_history_baselines(tree_solver, engine_solver):
   assert stored == table.num_rows > 0
 
 
+@numba.njit(cache=True)
+def _with_depth(h1, h2, d):
+  """kernels/outcome.py's public key: the public hash folded with the
+  depth."""
+  return hash_step(h1, d), hash_step(h2, d ^ 0x5A5A5A5A)
+
+
+def assert_same_keyed_baselines(tree_solver, engine_solver, baseline):
+  """b(k, a) of the situation or public state k of every node: the tree
+  keeps it at key_ids[n] * A + a, the engine in the row of its key."""
+  tree, table, engine = (tree_solver.tree, engine_solver._history,
+                         engine_solver.engine)
+  parents, actions = tree.node_parents(), tree.edge_actions()
+  state = np.zeros(engine.state_size, dtype=np.int64)
+  width = tree.max_actions
+  stored = 0
+  for n in np.flatnonzero(tree.node_kind != mccfrb.games.tree.TERMINAL):
+    history, m = [], n
+    while parents[m] >= 0:
+      history.append(actions[m])
+      m = parents[m]
+    call_literal(protocol.replay, engine.code, engine.params, state,
+                 np.array(history[::-1], dtype=np.int64))
+    if baseline == "situation":
+      h1, h2 = protocol.situation_hash(engine.code, engine.params, state)
+    else:
+      h1, h2 = protocol.public_hash(engine.code, engine.params, state)
+      h1, h2 = _with_depth(np.uint64(h1), np.uint64(h2), len(history))
+    label, count = tree_solver._key_ids[n], tree.num_children[n]
+    expected = tree_solver._baseline[label * width:label * width + count]
+    r = table.find(h1, h2)
+    if r < 0:
+      assert not expected.any()
+      continue
+    stored += 1
+    np.testing.assert_array_equal(table.field(r, "value"), expected)
+  assert stored > 0
+
+
 def assert_same_tables(tree_solver, engine_solver, baseline):
   tree = tree_solver.tree
   rows = engine_rows(engine_solver, tree)
@@ -121,6 +161,8 @@ def assert_same_tables(tree_solver, engine_solver, baseline):
   assert visited > 0
   if baseline in ("history", "predictive"):
     assert_same_history_baselines(tree_solver, engine_solver)
+  if baseline in ("situation", "public"):
+    assert_same_keyed_baselines(tree_solver, engine_solver, baseline)
 
 
 @pytest.mark.parametrize("game", [G3, G4_OPEN, LIARS])
@@ -133,6 +175,9 @@ def assert_same_tables(tree_solver, engine_solver, baseline):
     ("history", "optimistic", "rm+", None),
     ("predictive", "stochastic", "rm", None),
     ("predictive", "optimistic", "rm+", None),
+    ("situation", "optimistic", "rm+", None),
+    ("situation", "stochastic", "rm", "linear"),
+    ("public", "optimistic", "rm+", None),
 ])
 def test_engine_run_is_the_tree_run_bit_for_bit(game, baseline, averaging,
                                                   regret, weighting):
@@ -398,6 +443,7 @@ import mccfrb
 from mccfrb.games.engines import compiled, dark_hex, engine_for, goofspiel
 from mccfrb.games.engines import liars_dice, phantom_ttt, protocol
 from mccfrb.games.engines.common import call_literal
+from mccfrb.games.engines.common import hash_step
 
 engine = engine_for(mccfrb.load_game("goofspiel(num_cards=4)"))
 state = np.zeros(engine.state_size, dtype=np.int64)
@@ -448,13 +494,14 @@ engine_steps = (compiled.player, compiled.apply, compiled.infoset_hash)
 before = sum(len(f.signatures) for f in engine_steps)
 mccfrb.MCCFRbSolver("kuhn_poker", representation="tree", seed=0).run(2)
 print(sum(len(f.signatures) for f in engine_steps) - before,
-      len(outcome.episodes.signatures))
+      len(outcome.tree_episodes.signatures)
+      + len(outcome.engine_episodes.signatures))
 """
 
 
 def test_each_representation_types_only_its_own_code(tmp_path):
-  """The one outcome-sampling episode (kernels/outcome.py `episodes`),
-  from an empty numba cache: on an engine it types none of the tree's
+  """The outcome-sampling episodes (kernels/outcome.py), from an empty
+  numba cache: on an engine they type none of the tree's
   code (the oracle baseline's exact values, a whole table's regret
   matching), and on a tree none of the engine's (the compiled tree's
   engine functions, which a tree kernel that typed the engine branch

@@ -66,6 +66,12 @@ def reference_tables(solver, ref):
         for j in range(len(row)):
           count[o + idx[key] * a + j] = ref.action_count.get(
               (own(p, key), j), 0)
+  elif ref.key_of is not None:
+    block = baseline.size // len(players)
+    for (own_key, j), value in ref.keyed_baseline.items():
+      p, label = own_key if ref.general else (0, own_key)
+      baseline[p * block + label * a + j] = value
+      count[p * block + label * a + j] = ref.keyed_count[(own_key, j)]
   elif ref.baseline in ("history", "predictive", "oracle"):
     values = ref.oracle_values if ref.baseline == "oracle" else ref.edge_baseline
     counts = ref.edge_count
@@ -77,6 +83,16 @@ def reference_tables(solver, ref):
           count[o + n] = counts.get(own(p, h), 0)
   return {"regrets": regrets, "avg": avg, "avg_last": avg_last,
           "baseline": baseline, "baseline_count": count}
+
+
+def key_of(solver):
+  """The reference's `key_of` for kinds keyed per node: the solver's label
+  of a history (None for the other kinds)."""
+  if not len(solver._key_ids):
+    return None
+  labels = dict(zip(reference.node_histories(solver.tree),
+                    solver._key_ids.tolist()))
+  return labels.__getitem__
 
 
 @pytest.mark.parametrize("game_name,iterations", [("kuhn_poker", 300),
@@ -92,7 +108,7 @@ def test_kernel_equals_python_reference(game_name, iterations, averaging, kind,
   solver = MCCFRb(game, baseline=kind, averaging=averaging, seed=7,
                                regret=regret)
   ref = reference.ReferenceMCCFRb(game, kind, averaging=averaging,
-                                  regret=regret)
+                                  regret=regret, key_of=key_of(solver))
   rng = np.random.default_rng(7)  # The same uniforms the solver draws.
   for t in range(1, iterations + 1):
     ref.iteration(t, rng)
@@ -130,10 +146,14 @@ def test_general_games_keep_one_baseline_per_player(game_name, averaging,
   reference's per-player dicts bit for bit."""
   iterations = 6 if kind == "oracle" else 120
   game = mccfrb.load_game(game_name, general=True)
+  if kind == "public":  # Public states: two-player zero-sum games only.
+    with pytest.raises(ValueError, match="needs public states"):
+      mccfrb.MCCFRbSolver(game, baseline=kind, averaging=averaging)
+    return
   solver = mccfrb.MCCFRbSolver(game, baseline=kind, averaging=averaging,
                                seed=5)
   ref = reference.ReferenceMCCFRb(game, kind, averaging=averaging,
-                                  regret="rm+")
+                                  regret="rm+", key_of=key_of(solver))
   assert ref.general and solver.tree.is_general
   rng = np.random.default_rng(5)
   for t in range(1, iterations + 1):
@@ -145,7 +165,7 @@ def test_general_games_keep_one_baseline_per_player(game_name, averaging,
       continue
     np.testing.assert_array_equal(getattr(solver, "_" + name), table,
                                   err_msg=name)
-  if kind in ("learned", "history", "predictive", "oracle"):
+  if kind not in ("none", "thesis", "thesis_exponential"):
     blocks = solver._baseline.reshape(solver.tree.num_players, -1)
     assert all(np.abs(b).max() > 0 for b in blocks)
 
@@ -445,7 +465,8 @@ def test_weighted_kernel_equals_python_reference(game_name, iterations,
     iterations = 5
   game = mccfrb.load_game(game_name)
   solver = MCCFRb(game, baseline=kind, seed=7, **weighting)
-  ref = reference.ReferenceMCCFRb(game, kind, **weighting)
+  ref = reference.ReferenceMCCFRb(game, kind, key_of=key_of(solver),
+                                  **weighting)
   rng = np.random.default_rng(7)
   for t in range(1, iterations + 1):
     ref.iteration(t, rng)
@@ -646,15 +667,15 @@ import mccfrb
 from mccfrb.kernels import outcome
 s = mccfrb.MCCFRbSolver("kuhn_poker", representation="tree", seed=0)
 s.run(2)
-print(len(outcome.episodes.signatures))
+print(len(outcome.tree_episodes.signatures))
 s.sample_estimates(8)
-print(len(outcome.episodes.signatures))
+print(len(outcome.tree_episodes.signatures))
 """
 
 
 def test_training_compiles_only_the_training_episode(tmp_path):
   """From an empty numba cache, training on a tree compiles one episode
-  kernel; the studies' compiles at the first study. `episodes` takes
+  kernel; the studies' compiles at the first study. `tree_episodes` takes
   `study` as None or a tuple, a branch numba prunes: with a boolean both
   compiled at training's first use (MCCFRb on Leduc's tree: 10.8 s
   against 7.2 s)."""

@@ -86,8 +86,8 @@ def is_two_player_zero_sum(game):
 
 
 GENERAL_SOLVERS = ("CFRSolver, OutcomeSamplingSolver, MCCFRbSolver (every "
-                   "baseline, on a compiled tree), ExternalSamplingSolver "
-                   "and nash_conv")
+                   "baseline but the public one, on a compiled tree), "
+                   "ExternalSamplingSolver and nash_conv")
 
 
 def refuse_general(game, what="this method"):

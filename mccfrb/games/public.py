@@ -177,7 +177,7 @@ def _mismatch(game, nid, what):
       "game the tree was compiled from.")
 
 
-def _expand(game, tree, nid, state):
+def expand_checked(game, tree, nid, state):
   """The children's (first id, actions) of `state` at node `nid`, checked."""
   if nid >= tree.num_nodes:
     raise _mismatch(game, nid, "the game has more nodes than the tree")
@@ -245,7 +245,7 @@ def _walk_observer(game, tree, observation, base):
   stack = [(0, root, 0, base_root, (), string_from(base_root, 0))]
   while stack:
     nid, state, d, bstate, pending, public = stack.pop()
-    start, actions = _expand(game, tree, nid, state)
+    start, actions = expand_checked(game, tree, nid, state)
     visited += 1
     depth[nid] = d
     labels[nid] = ids.setdefault((d, public), len(ids))
@@ -298,7 +298,7 @@ def _walk_information_states(game, tree):
   stack = [(0, game.new_initial_state(), 0)]
   while stack:
     nid, state, d = stack.pop()
-    start, actions = _expand(game, tree, nid, state)
+    start, actions = expand_checked(game, tree, nid, state)
     visited += 1
     depth[nid] = d
     for p in (0, 1):

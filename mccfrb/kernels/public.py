@@ -38,11 +38,12 @@ and adds the same terms in the same order as the tree's: the tables are
 equal bit for bit (tests/test_public_engine.py).
 
 Variant codes, shared with kernels/outcome.py:
-  baseline_kind: 0 none, 4 history (per tree edge, stored by child node id,
-    running or exponentially decaying average of the child's estimate),
-    5 predictive (Davis et al. 2020: reset along the path under
-    sigma^{t+1}), 6 oracle (exact values under sigma^t, recomputed before
-    every episode; a tree only).
+  rule: the history-keyed baseline's learning rule (kernels/baselines.py):
+    RULE_NONE (no baseline), RULE_CHILD (the "history" kind: per tree
+    edge, stored by child node id, running or exponentially decaying
+    average of the child's estimate), RULE_PREDICTIVE (Davis et al. 2020:
+    reset along the path under sigma^{t+1}), RULE_ORACLE (exact values
+    under sigma^t, recomputed before every episode; a tree only).
   averaging: 0 stochastic, 1 optimistic (Lanctot 2013 section 4).
   regret_plus: 0 regret matching, 1 regret matching+ with linear averaging.
   sampling: 0 uniform over the non-terminal child public states (Schmid et
@@ -66,11 +67,15 @@ from numba import njit
 from numba import prange
 
 from mccfrb.games.engines import protocol
+from mccfrb.kernels.baselines import RULE_CHILD
+from mccfrb.kernels.baselines import RULE_NONE
+from mccfrb.kernels.baselines import RULE_ORACLE
+from mccfrb.kernels.baselines import RULE_PREDICTIVE
+from mccfrb.kernels.baselines import averaged
 from mccfrb.kernels.exact import borrowed_tree
 from mccfrb.kernels.exact import node_values
 from mccfrb.kernels.exact import regret_matching
 from mccfrb.kernels.exact import regret_matching_row
-from mccfrb.kernels.outcome import averaged
 from mccfrb.kernels.outcome import sample_index
 from mccfrb.kernels.outcome import HISTORY_SEED
 from mccfrb.kernels.outcome import history_step
@@ -284,7 +289,7 @@ def episodes(code, game, eng, utility_sum, table, bl, codes, first_iteration,
     bl: (bcells, ccells): the baselines of history h's edges at bcells[b0 +
       a] and their counts at ccells[c0 + a]: a tree's by child node id (b0 =
       c0 = child_start[h]), an engine's in h's history row (c0 = b0 + c).
-    codes: (baseline_kind, averaging, regret_plus, sampling, epsilon,
+    codes: (rule, averaging, regret_plus, sampling, epsilon,
       decay).
     learn_baselines: False leaves the baseline tables untouched.
     rng_state: uint64[4], the solver's PCG64 state (kernels/rng.py),
@@ -326,7 +331,7 @@ def episodes(code, game, eng, utility_sum, table, bl, codes, first_iteration,
   twords = borrow(twords)
   bcells = borrow(bl[0])
   ccells = borrow(bl[1])
-  (baseline_kind, averaging, regret_plus, sampling, epsilon, decay) = codes
+  (rule, averaging, regret_plus, sampling, epsilon, decay) = codes
   hf = borrow(scratch[0])
   ps_f = borrow(scratch[1])
   visited = borrow(scratch[2])
@@ -390,7 +395,7 @@ def episodes(code, game, eng, utility_sum, table, bl, codes, first_iteration,
                                 h_layout[hashed.L_FIELDS], h_per_word)
     no_block = meta[:0]
     ctl[C_STATUS] = DONE
-  per_history = baseline_kind == 4 or baseline_kind == 5
+  per_history = rule == RULE_CHILD or rule == RULE_PREDICTIVE
   s_hi = rng_state[0]
   s_lo = rng_state[1]
   inc_hi = rng_state[2]
@@ -416,7 +421,7 @@ def episodes(code, game, eng, utility_sum, table, bl, codes, first_iteration,
       # The tree's down pass.
       if start_ps > 0:
         i = player[ps_histories[ps_history_start[start_ps]]]
-      if baseline_kind == 6 and not record and (not frozen or e == 0):
+      if rule == RULE_ORACLE and not record and (not frozen or e == 0):
         regret_matching(rcells.reshape((rcells.size // width, width)),
                         num_actions, strategy_scratch)
         node_values(kind, player, infoset, child_start, num_children,
@@ -539,7 +544,7 @@ def episodes(code, game, eng, utility_sum, table, bl, codes, first_iteration,
         s0 = r0 + s_step * c
         b0 = -1
         c0 = -1
-        if game is not None and baseline_kind != 0:
+        if game is not None and rule != RULE_NONE:
           b0 = child_start[h]
           c0 = b0
         if eng is not None:
@@ -565,13 +570,13 @@ def episodes(code, game, eng, utility_sum, table, bl, codes, first_iteration,
             est = hf[slot, F_VALUE]
           else:
             b = 0.0
-            if baseline_kind != 0 and b0 >= 0:
+            if rule != RULE_NONE and b0 >= 0:
               b = _stored(i, utility_sum, np.float64(bcells[b0 + j]))
             est = b
             if xi > 0.0:
               est = b + (hf[slot, F_VALUE] - b) / xi
           if (not terminal and xi > 0.0 and learn_baselines
-              and baseline_kind == 4 and b0 >= 0):
+              and rule == RULE_CHILD and b0 >= 0):
             target = _stored(i, utility_sum, hf[slot, F_VALUE])
             if records is not None:
               rec_edges[e, num_edges] = b0 + j
@@ -679,7 +684,7 @@ def episodes(code, game, eng, utility_sum, table, bl, codes, first_iteration,
                 hf[h, F_OWN] * np.float64(scells[s0 + j]) / q)
         if eng is not None:
           match_into(rcells, r0, c, scells, s0)  # sigma^{t+1}(I).
-      if baseline_kind != 5 or not learn_baselines:
+      if rule != RULE_PREDICTIVE or not learn_baselines:
         continue
       # Predictive baseline: v'(h) under sigma^{t+1}, children first.
       for k in range(lo, hi):
@@ -1049,7 +1054,7 @@ def public_batches(kind, player, infoset, child_start, num_children,
                    edge_prob, utility, utility_sum, num_actions, node_ps,
                    ps_history_start, ps_histories, node_parent,
                    ps_child_start, ps_children, ps_depth, regrets, avg,
-                   avg_last, baseline, baseline_count, baseline_kind,
+                   avg_last, baseline, baseline_count, rule,
                    averaging, regret_plus, sampling, epsilon, decay,
                    first_iteration, num_iterations, batch, rng_state, workers,
                    hf, sigma, infoset_mark, mass, child_est, visited, stack,
@@ -1107,7 +1112,7 @@ def public_batches(kind, player, infoset, child_start, num_children,
     t1 = batch_end(t0, batch, last_iteration)
     count = 2 * (t1 - t0 + 1)
     key = batch_key(rng_state)
-    if baseline_kind == 6:
+    if rule == RULE_ORACLE:
       regret_matching(regrets, num_actions, strategy_scratch[0])
       node_values(kind, player, infoset, child_start, num_children,
                   edge_prob, utility, strategy_scratch[0], baseline)
@@ -1122,7 +1127,7 @@ def public_batches(kind, player, infoset, child_start, num_children,
               strategy_scratch[w], increment[w], 0), None, utility_sum,
           _dense(regrets, avg, sigma[w], infoset_mark[w], avg_last),
           (baseline, baseline_count),
-          (baseline_kind, averaging, regret_plus, sampling, epsilon, decay),
+          (rule, averaging, regret_plus, sampling, epsilon, decay),
           t0, 0, count, True, rng_state, key, w, workers,
           (hf[w], ps_f[w], visited[w], stack[w], child_est[w]), None,
           (rec_rows, rec_value, rec_avg, rec_scalar, rec_edges, rec_target,
@@ -1132,7 +1137,7 @@ def public_batches(kind, player, infoset, child_start, num_children,
                     num_actions, averaging, regret_plus, decay, t0, count,
                     part, workers, rec_rows, rec_value, rec_avg, rec_scalar,
                     rec_edges, rec_target, rec_counts)
-    if baseline_kind == 5:
+    if rule == RULE_PREDICTIVE:
       deepest = 0
       for k in range(count):
         for d in range(rec_counts[k, 2]):

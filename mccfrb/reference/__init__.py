@@ -64,12 +64,15 @@ class ReferenceMCCFRb:
   string, history baselines keyed by the history (tuple of actions) of the
   child node an edge leads to. On games with more than two players or
   general-sum returns every baseline key starts with the player whose
-  utility it holds (one table per player).
+  utility it holds (one table per player). Kinds keyed per node by a
+  label other than the history (situation, public, observation:
+  `mccfrb.kernels.baselines`) take `key_of(history)`, the label of a
+  history (a tuple of actions), and keep (label, action) -> baseline.
   """
 
   def __init__(self, game, baseline, epsilon=0.6, averaging="stochastic",
                baseline_decay=None, weighting=None, linear_iterations=None,
-               alpha=1.5, beta=0.0, gamma=2.0, regret="rm"):
+               alpha=1.5, beta=0.0, gamma=2.0, regret="rm", key_of=None):
     self.game = game
     self.plus = regret == "rm+"
     self.weighting, self.linear_iterations = weighting, linear_iterations
@@ -96,6 +99,10 @@ class ReferenceMCCFRb:
     self.edge_baseline = collections.defaultdict(float)
     self.edge_count = collections.defaultdict(int)
     self.oracle_values = {}
+    # Kinds keyed per node (label of the history, action) -> baseline.
+    self.key_of = key_of
+    self.keyed_baseline = collections.defaultdict(float)
+    self.keyed_count = collections.defaultdict(int)
 
   def _regret_row(self, key, n):
     return self.regrets.setdefault(key, [0.0] * n)
@@ -132,6 +139,9 @@ class ReferenceMCCFRb:
       row = self.infoset_baseline.setdefault(
           self._own(update_player, key), [0.0] * len(state.legal_actions()))
       return self._to_player(row[j], update_player)
+    if self.key_of is not None:
+      own = self._own(update_player, self.key_of(child_history[:-1]))
+      return self._to_player(self.keyed_baseline[(own, j)], update_player)
     own = self._own(update_player, child_history)
     if kind == "oracle":
       return self._to_player(self.oracle_values[own], update_player)
@@ -270,6 +280,12 @@ class ReferenceMCCFRb:
       row[a_s] = averaged(row[a_s], self.action_count[(own, a_s)],
                           self._to_player(value, i), self.decay)
       self.action_count[(own, a_s)] += 1
+    elif self.key_of is not None:
+      own = (self._own(i, self.key_of(child[:-1])), a_s)
+      self.keyed_baseline[own] = averaged(
+          self.keyed_baseline[own], self.keyed_count[own],
+          self._to_player(value, i), self.decay)
+      self.keyed_count[own] += 1
     elif kind == "history":
       own = self._own(i, child)
       self.edge_baseline[own] = averaged(

@@ -13,6 +13,7 @@ kernels/outcome.py (kernels/public.py's `episodes` with an engine).
 """
 
 import math
+from typing import NamedTuple
 import warnings
 
 import numpy as np
@@ -22,7 +23,9 @@ from mccfrb import counts
 from mccfrb.games import forms
 from mccfrb.games.engines import protocol
 from mccfrb.games.engines.common import call_literal
+from mccfrb.kernels import baselines as baselines_lib
 from mccfrb.kernels import outcome as outcome_kernel
+from mccfrb.kernels import rng as rng_lib
 from mccfrb.kernels import rows as row_kernels
 from mccfrb.solvers import base
 from mccfrb.solvers import representation as representation_lib
@@ -34,9 +37,6 @@ from mccfrb.tables import hashed
 # the tables do not depend on it.
 CHUNK_EPISODES = 1 << 14
 
-# Baseline codes kept per history (kernels/outcome.py): a second
-# hash table keyed by the history.
-HISTORY_BASELINES = (4, 5)
 # Precision of the cells of hashed tables when the solver is given None:
 # float32 learned as float64 at equal iterations and was faster at equal
 # seconds (docs: "Big games", experiments/precision.py).
@@ -163,9 +163,9 @@ class EnginePolicy(os_policy.Policy):
 class EngineSampling:
   """The engine side of a sampling solver (see the module docstring).
 
-  Needs from the solver: `_baseline_code`, `_averaging_code`,
-  `_regret_code`, `_epsilon`, `_decay`, `_weighting_args`, `_rng_words`,
-  `_num_iterations`, `_nodes_touched`, `_threads`, `_hogwild`.
+  Needs from the solver: `_baseline_name`, `_kernel_codes`, `_decay`,
+  `_weighting_args`, `_rng_words`, `_num_iterations`, `_nodes_touched`,
+  `_threads`, `_hogwild`.
   """
 
   def _init_engine_game(self, game, engine):
@@ -180,54 +180,62 @@ class EngineSampling:
     self._engine = engine
     self._precision = check_precision(precision)
     self._in_flight = check_in_flight(in_flight)
-    code = self._baseline_code
-    running = self._decay <= 0.0
+    name = self._baseline_name
+    entry = baselines_lib.BASELINES[name]
+    running = baselines_lib.running_counts(name, self._decay)
     fields = ["regret", "avg"]
     header = []
     if self._weighting["weighting"] == "discounted":
       header.append("through")
-    if code == 1:
-      fields += ["b0", "b1"]
-      header += ["count0", "count1"]
-    elif code == 3:
-      fields += ["baseline"] + (["count"] if running else [])
+    if entry.key == "infoset":
+      if entry.owner == baselines_lib.OWNER_UPDATE_PLAYER:
+        fields += ["b0", "b1"]
+        header += ["count0", "count1"]
+      else:
+        fields += ["baseline"] + (["count"] if running else [])
+    keyed = baselines_lib.keyed_table(name)
     total = tables_lib.check_max_memory(max_memory)
-    share = total // 2 if code in HISTORY_BASELINES else total
+    share = total // 2 if keyed else total
     self._tables = tables_lib.HashedTable(
         engine.max_moves, fields, header, precision=self._precision,
         max_memory=share)
+    # The keyed baselines' table (a value per key and move, and the running
+    # mean's visit count; kernels/outcome.py) shares max_memory with the
+    # infoset table, half each. (Saved as "engine_history_*".)
     self._history = None
-    h_fields = ["value"] + (["count"] if code == 4 and running else [])
-    if code in HISTORY_BASELINES:
-      # The per-history baselines' table (a value per history and move, and
-      # the running mean's visit count) shares max_memory with the infoset
-      # table, half each.
+    k_fields = ["value"] + (["count"] if running else [])
+    if keyed:
       self._history = tables_lib.HashedTable(
-          engine.max_moves, h_fields, precision=self._precision,
+          engine.max_moves, k_fields, precision=self._precision,
           max_memory=total - share)
     t = self._tables
     number = lambda names, name: names.index(name) if name in names else -1
     fmap = np.full(outcome_kernel.FMAP_SIZE, -1, dtype=np.int64)
     fmap[outcome_kernel.F_REGRET] = t.field_number("regret")
     fmap[outcome_kernel.F_AVG] = t.field_number("avg")
-    fmap[outcome_kernel.F_BASE] = number(t.fields, "b0" if code == 1
+    fmap[outcome_kernel.F_BASE] = number(t.fields, "b0" if "b0" in t.fields
                                          else "baseline")
     fmap[outcome_kernel.F_COUNT] = number(t.fields, "count")
     fmap[outcome_kernel.H_THROUGH] = number(t.header_names, "through")
     fmap[outcome_kernel.H_COUNT] = number(t.header_names, "count0")
-    fmap[outcome_kernel.F_HISTORY_VALUE] = 0
-    fmap[outcome_kernel.F_HISTORY_COUNT] = number(h_fields, "count")
+    fmap[outcome_kernel.F_KEYED_VALUE] = 0
+    fmap[outcome_kernel.F_KEYED_COUNT] = number(k_fields, "count")
     self._fmap = fmap
     slots = self._threads * self._in_flight
     depth, moves = max(engine.max_depth, 1), max(engine.max_moves, 1)
     self._engine_scratch = (
         np.zeros((slots, engine.state_size), dtype=np.int64),
-        np.zeros((slots, depth), dtype=np.int64),
-        np.zeros((slots, depth), dtype=np.int64),
-        np.zeros((slots, depth, 4)), np.zeros((slots, depth, moves)),
-        np.zeros((slots, depth, moves)), np.zeros((slots, moves)),
-        np.zeros((slots, depth if self._history else 1, 2),
-                 dtype=np.uint64))
+        outcome_kernel.Scratch(
+            np.zeros((slots, depth), dtype=np.int64),
+            np.zeros((slots, depth), dtype=np.int64),
+            np.zeros((slots, depth, 4)), np.zeros((slots, moves)),
+            np.zeros((slots, moves))),
+        np.zeros((slots, depth, moves)), np.zeros((slots, depth, moves)),
+        np.zeros((slots, depth if keyed else 1, 2), dtype=np.uint64),
+        np.zeros((slots, depth if keyed else 1), dtype=np.int64),
+        np.zeros((slots, outcome_kernel.LANE_SIZE), dtype=np.int64),
+        np.zeros((slots, 2), dtype=np.uint64),
+        np.zeros(slots, dtype=np.uint64))
     self._blocks = np.zeros((self._threads, hashed.BLOCK_SIZE),
                             dtype=np.int64)
     self._stall_warned = False
@@ -309,7 +317,8 @@ class EngineSampling:
     e, t = self._engine, self._tables
     first = self._num_iterations + 1
     start_iterations = self._num_iterations
-    weighting = self._weighting_args(self._num_iterations + num_iterations)
+    weighting = outcome_kernel.Weights(*self._weighting_args(
+        self._num_iterations + num_iterations))
     total = 2 * num_iterations
     done = 0
     h = self._history
@@ -326,11 +335,11 @@ class EngineSampling:
       if k > 1 and end < total:  # End at a whole group in flight.
         end -= (2 * start_iterations + end) % k
         end = end if end > done else min(total, done + k)
-      allow = not t.frozen
-      allow_history = h is not None and not h.frozen
-      # None without per-history baselines: the kernel compiles no lookup.
-      history = None if h is None else h.args()
+      # None without a keyed baseline: the kernel compiles no lookup.
+      keyed = None if h is None else h.args()
       t.meta[outcome_kernel.STOP] = 0
+      eng = self._engine_args(not t.frozen, h is not None and not h.frozen)
+      scratch = self._engine_scratch[1]
       if self._threads > 1 and self._hogwild:
         finished = np.zeros(self._threads, dtype=np.int64)
         # The workers are a prange over self._threads: numba's pool must
@@ -338,12 +347,10 @@ class EngineSampling:
         # set one thread).
         with base.numba_threads(self._threads):
           touched = call_literal(
-              outcome_kernel.hogwild_episodes, e.code, e.params,
-              e.utility_sum, t.args(), history, self._fmap,
-              *self._kernel_codes(), first + done // 2, end - done,
-              allow, allow_history, *weighting, self._rng_words,
-              self._threads, self._in_flight, *self._engine_scratch,
-              self._blocks, finished)
+              outcome_kernel.hogwild_episodes, e.code, eng, keyed,
+              self._kernel_codes(), weighting, e.utility_sum,
+              first + done // 2, end - done, self._rng_words, self._threads,
+              scratch, self._blocks, finished)
         self._hogwild_episodes = finished + getattr(
             self, "_hogwild_episodes", 0)  # Per worker, for the tests.
         # A worker claims whole iterations and checks for room before
@@ -353,20 +360,60 @@ class EngineSampling:
         assert ran % 2 == 0, finished
         reached = done + ran
       else:
-        (state, path_row, path_info, path_reach, path_probs, path_sigma,
-         child_est, path_key) = self._engine_scratch
         reached, touched, _ = call_literal(
-            outcome_kernel.episodes, e.code, None,
-            (e.params, t.args(), self._fmap, allow, allow_history,
-             self._in_flight, state, path_probs, path_sigma, path_key,
-             self._blocks[0, :0], self._blocks[0, :1]), history, e.utility_sum,
-            self._kernel_codes(), weighting, first, done, end, True,
-            self._rng_words, np.uint64(0), 0, 1,
-            (path_row, path_info, path_reach, child_est), None, None, None)
+            outcome_kernel.engine_episodes, e.code, eng, keyed,
+            self._kernel_codes(), weighting, e.utility_sum, first, done, end,
+            self._rng_words, np.uint64(0), 0, 1, scratch)
       self._nodes_touched += int(touched)
       done = int(reached)
       self._num_iterations = start_iterations + done // 2
     self._warn_if_stalled()
+
+  def _engine_args(self, allow_insert, allow_keyed, start=None,
+                   start_key=None):
+    """The engine and its infoset rows (kernels/outcome.py `EngineArgs`),
+    episodes starting from `start` (an engine state; None: the initial
+    state) with the history key `start_key`."""
+    e = self._engine
+    (state, _, path_probs, path_sigma, path_key, path_brow, lanes,
+     lane_keys, streams) = self._engine_scratch
+    if start_key is None:
+      start_key = np.array(outcome_kernel.HISTORY_SEED, dtype=np.uint64)
+    return outcome_kernel.EngineArgs(
+        e.params, self._tables.args(), self._fmap, allow_insert, allow_keyed,
+        self._in_flight, state, path_probs, path_sigma, path_key, path_brow,
+        self._blocks[0, :0], self._blocks[0, :1],
+        np.zeros(0, dtype=np.int64) if start is None else start, start_key,
+        lanes, lane_keys, streams)
+
+  def _engine_conditional_variance(self, continuations, seed, trajectories):
+    """`conditional_variance` on the engine (kernels/outcome.py
+    `engine_conditional`): the tables frozen, `trajectories` sampled
+    episodes, `continuations` from every decision of their update player."""
+    e, t = self._engine, self._tables
+    keyed = None if self._history is None else self._history.args()
+    depth = max(e.max_depth, 1)
+    start = np.zeros((depth + 1, e.state_size), dtype=np.int64)
+    moves = np.zeros(depth + 1, dtype=np.int64)
+    out = np.zeros(5)
+    # The frozen lookups count the infosets they miss: put the tables'
+    # statistics back as they were.
+    meta = [table.meta.copy() for table in (t, self._history) if table]
+    try:
+      call_literal(
+          outcome_kernel.engine_conditional, e.code,
+          self._engine_args(False, False), keyed, self._kernel_codes(),
+          e.utility_sum, self._num_iterations + 1, trajectories,
+          continuations, rng_lib.pcg64_state(np.random.default_rng(seed)),
+          self._engine_scratch[1], start, moves, out)
+    finally:
+      for table, saved in zip((x for x in (t, self._history) if x), meta):
+        table.meta[:] = saved
+    histories = max(out[0], 1.0)
+    return EngineConditionalVariance(
+        float(out[1] / histories), float(out[2] / histories),
+        float(out[3] / histories), int(out[0]), int(continuations),
+        int(trajectories), float(out[4] / histories))
 
   def _warn_if_stalled(self):
     """Warns once when float32 cells stop meaning what they should: a
@@ -455,6 +502,31 @@ class EngineSampling:
                          f"{[prefix + n for n in missing]} (written by "
                          "another version of mccfrb?).")
       t.restore(**{n: saved[prefix + n] for n in SAVED})
+
+
+class EngineConditionalVariance(NamedTuple):
+  """The conditional variance of the estimates on an engine (Schmid et al.
+  2019, Fig. 5), averaged over the update player's histories that sampled
+  trajectories visit (each with its visit probability q(h)).
+
+  Attributes:
+    action_variance: mean over h of mean_a Var[u(h, a) | h].
+    value_variance: mean over h of Var[u(h) | h].
+    regret_variance: mean over h of mean_a Var[r(h, a) | h], the sampled
+      counterfactual regret r(h, a) = pi_{-i}(h) / q(h) (u(h, a) - u(h))
+      (Eq. 11), what the regret tables add.
+    histories: the histories measured.
+    continuations: M, episodes sampled from each.
+    trajectories: the sampled episodes whose histories were measured.
+    mean_weight: the mean of pi_{-i}(h) / q(h) over them.
+  """
+  action_variance: float
+  value_variance: float
+  regret_variance: float
+  histories: int
+  continuations: int
+  trajectories: int
+  mean_weight: float
 
 
 def engine_policy_nash_conv(policy, progress=True):

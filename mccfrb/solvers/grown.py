@@ -4,7 +4,7 @@
 `OutcomeSamplingSolver`) and `ExternalSamplingSolver`, and used when the
 representation is "grown" (solvers/representation.py): the tree is a
 `GrownTree` (mccfrb/games/grown.py), which stores only the nodes that
-episodes reach. The outcome-sampling kernel (`outcome.episodes` with `grown`)
+episodes reach. The outcome-sampling kernel (`outcome.tree_episodes` with `grown`)
 stops when it samples a child that is not stored; the child is stored
 from the OpenSpiel state its path leads to (the state of the path's last
 stored node is kept, so that is usually one `apply_action`), and the
@@ -38,6 +38,7 @@ from open_spiel.python import policy as os_policy
 
 from mccfrb.games import forms
 from mccfrb.games import grown as grown_lib
+from mccfrb.kernels import baselines as baselines_lib
 from mccfrb.kernels import exact
 from mccfrb.kernels import external
 from mccfrb.kernels import outcome
@@ -46,9 +47,8 @@ from mccfrb.solvers import checkpoint
 from mccfrb.solvers import representation as representation_lib
 from mccfrb import tables as tables_lib
 
-# Baseline kinds a grown tree runs: the oracle needs every history's value.
-GROWN_BASELINES = ("none", "thesis", "thesis_exponential", "learned",
-                   "history", "predictive")
+# Baseline kinds a grown tree runs (the registry's, kernels/baselines.py).
+GROWN_BASELINES = baselines_lib.kinds("grown")
 # Children not stored that an external-sampling dry run notes per kernel
 # call.
 PENDING = 4096
@@ -94,10 +94,9 @@ class GrownSampling:
   (see the module docstring)."""
 
   _grown = None
-
-  @property
-  def _outcome_sampling(self):
-    return hasattr(self, "_baseline_code")
+  # True in the outcome-sampling solvers (MCCFRbSolver), whose tables
+  # include sigma and baselines.
+  _outcome_sampling = False
 
   def _grown_rows(self):
     """(names of the [I, A] tables, names of the [I] tables)."""
@@ -107,11 +106,8 @@ class GrownSampling:
 
   def _init_grown(self, game, max_memory):
     """Grown-tree tables of the solver's options (set before)."""
-    if self._outcome_sampling and self._baseline_name not in GROWN_BASELINES:
-      raise ValueError(
-          f"baseline={self._baseline_name!r} needs the exact values of every "
-          "history (a compiled tree); on a grown tree use one of "
-          f"{', '.join(GROWN_BASELINES)}.")
+    if self._outcome_sampling:
+      baselines_lib.check(self._baseline_name, "grown")
     if self._threads != 1:
       representation_lib.refuse(
           f"threads={self._threads}", ("tree", "engine"), "grown",
@@ -137,9 +133,7 @@ class GrownSampling:
       self._baseline_count = np.zeros(count_size, dtype=np.int64)
     depth, width = max(g.max_depth, 1), g.max_actions
     if self._outcome_sampling:
-      self._scratch = (np.zeros((1, depth), dtype=np.int64),
-                       np.zeros((1, depth), dtype=np.int64),
-                       np.zeros((1, depth, 4)), np.zeros((1, width)))
+      self._scratch = self._path_scratch_of(depth, width)
     else:
       self._scratch = (np.zeros(depth + 1, dtype=np.int64),
                        np.zeros(depth + 1, dtype=np.int64),
@@ -175,12 +169,14 @@ class GrownSampling:
     """(baseline, baseline_count) sizes: history baselines have a row
     per child slot (an edge of the tree)."""
     per_infoset = infosets * self._grown.max_actions
-    code = getattr(self, "_baseline_code", 0)
-    if code == 0:
+    if not self._outcome_sampling:
       return 0, 0
-    if code == 1:
+    entry = baselines_lib.BASELINES[self._baseline_name]
+    if entry.key == "none":
+      return 0, 0
+    if entry.owner == baselines_lib.OWNER_UPDATE_PLAYER:
       return 2 * per_infoset, 2 * infosets
-    if code == 3:
+    if entry.key == "infoset":
       return per_infoset, per_infoset
     return slots, slots
 
@@ -198,7 +194,8 @@ class GrownSampling:
     if len(self._regrets) < i:
       for name in sum(self._grown_rows(), ()):
         setattr(self, name, grown_lib._grown(getattr(self, name), i, 0))  # pylint: disable=protected-access
-      if getattr(self, "_baseline_code", 0) == 1:
+      if (self._outcome_sampling and baselines_lib.BASELINES[
+          self._baseline_name].owner == baselines_lib.OWNER_UPDATE_PLAYER):
         # Laid out (player, infoset, action): each player's block moves.
         old = len(self._baseline) // 2
         baseline = np.zeros(2 * i * g.max_actions)
@@ -247,7 +244,8 @@ class GrownSampling:
     g = self._grown
     io = np.array([0, -1, -1, 0], dtype=np.int64)
     leaf = np.zeros(1)
-    weighting = self._weighting_args(self._num_iterations + num_iterations)
+    weighting = outcome.Weights(*self._weighting_args(
+        self._num_iterations + num_iterations))
     args = None
     # The OpenSpiel state of the node stored last and its depth: an
     # episode that stops again usually stops just below it, and moves on
@@ -257,21 +255,22 @@ class GrownSampling:
       if args is None:  # The arrays as they are after the last growth.
         kind, player, infoset, child_start, num_children, prob, utility, \
             slot_node = g.kernel_args()
-        args = (0, (kind, player, infoset, child_start, num_children, prob,
-                    utility, g.infoset_num_actions, self._regrets,
-                    self._strategy, self._avg, self._avg_last,
-                    self._baseline, self._baseline_count, self._through, 0),
-                None, None, g.utility_sum, self._kernel_codes(), weighting,
-                self._num_iterations + 1, 0, 2 * num_iterations, True,
-                self._rng_words, np.uint64(0), 0, 1, self._scratch, None,
-                None, (slot_node, io, leaf))
+        args = (outcome.TreeArgs(
+            kind, player, infoset, child_start, num_children, prob, utility,
+            g.infoset_num_actions, self._regrets, self._strategy, self._avg,
+            self._avg_last, self._baseline, self._baseline_count,
+            self._through, np.zeros(0, dtype=np.int64), 0),
+                outcome.Grown(slot_node, io, leaf), self._kernel_codes(),
+                weighting, g.utility_sum, self._num_iterations + 1, 0,
+                2 * num_iterations, True, self._rng_words, self._scratch,
+                None)
         generation = g.generation
-      self._nodes_touched += outcome.episodes(*args)[1]
+      self._nodes_touched += outcome.tree_episodes(*args)[1]
       slot = int(io[1])
       if slot < 0:
         break
-      path_node, path_action, depth = (self._scratch[0][0],
-                                        self._scratch[1][0], int(io[3]))
+      path_node, path_action, depth = (self._scratch.row[0],
+                                        self._scratch.info[0], int(io[3]))
       if 0 <= last_depth < depth and path_node[last_depth] == last:
         state = g.advance(last_state, path_node, path_action, last_depth,
                           depth)

@@ -6,7 +6,9 @@ import warnings
 import numpy as np
 
 from mccfrb import games
+from mccfrb.games import keys as keys_lib
 from mccfrb.games import tree as tree_lib
+from mccfrb.kernels import baselines as baselines_lib
 from mccfrb.kernels import exact
 from mccfrb.kernels import outcome
 from mccfrb.kernels import rng as rng_lib
@@ -15,30 +17,20 @@ from mccfrb.solvers import engine as engine_lib
 from mccfrb.solvers import grown as grown_lib
 from mccfrb.solvers import representation as representation_lib
 
-# Baseline kind -> kernel code (see mccfrb/kernels/outcome.py).
-BASELINES = {
-    "none": 0,
-    "thesis": 1,
-    "thesis_exponential": 1,
-    "learned": 3,
-    "history": 4,
-    "predictive": 5,
-    "oracle": 6,
-}
+# Baseline kind -> its key, owner and rule (kernels/baselines.py, the
+# registry every list of kinds derives from).
+BASELINES = baselines_lib.BASELINES
 AVERAGINGS = {"stochastic": 0, "optimistic": 1}
 # Regret update -> kernel code: regret matching, or regret matching+ with
 # linear averaging (MCCFRb+, docs/pages/algorithms.md).
 REGRETS = {"rm": 0, "rm+": 1}
-# The baselines an engine runs: keyed by infoset, or by a hash of the
-# history (a second table); the oracle needs the whole game's values.
-ENGINE_BASELINES = ("none", "thesis", "thesis_exponential", "learned",
-                    "history", "predictive")
+# The baselines an engine runs (the registry's: keys an engine computes,
+# rules it runs).
+ENGINE_BASELINES = baselines_lib.kinds("engine")
 # baseline=None: the kind that measured best on each representation
 # (docs: "Baselines" on trees; "Big games" on engines, where no baseline
 # beat every kind at equal seconds on goofspiel 6 and 13-card goofspiel).
 DEFAULT_BASELINE = {"tree": "predictive", "engine": "none", "grown": "learned"}
-# thesis_exponential without an explicit decay uses Schmid et al.'s alpha.
-DEFAULT_EXPONENTIAL_DECAY = 0.5
 
 
 class ConditionalVariance(NamedTuple):
@@ -121,12 +113,14 @@ class MCCFRbSolver(grown_lib.GrownSampling, engine_lib.EngineSampling,
 
   Args:
     game: a game string or `pyspiel.Game` (see `mccfrb.load_game`).
-    baseline: one of BASELINES (docs, "Baselines"), or None (the default):
-      "predictive" on a compiled tree, "none" on an engine, "learned" on
-      a grown tree (DEFAULT_BASELINE). Engines and grown trees run every
-      kind but the oracle (ENGINE_BASELINES). Games with more
-      than two players or general-sum returns run every kind on their
-      compiled tree, with one table per player (kernels/outcome.py).
+    baseline: one of BASELINES (docs, "Baselines"; kernels/baselines.py),
+      or None (the default): "predictive" on a compiled tree, "none" on
+      an engine, "learned" on a grown tree (DEFAULT_BASELINE). Each kind
+      runs where its key and rule do (`mccfrb.baselines.serves`): the
+      oracle on a compiled tree only, situation and public keys on trees
+      and engines, observation keys on trees and grown trees. Games with
+      more than two players or general-sum returns run every kind on
+      their compiled tree, with one table per player (kernels/outcome.py).
     epsilon: exploration of the update player's sampling policy, in (0, 1].
     averaging: "optimistic" (the thesis's, Lanctot 2013) or "stochastic"
       (OpenSpiel's); None (the default): optimistic, but stochastic on
@@ -134,7 +128,9 @@ class MCCFRbSolver(grown_lib.GrownSampling, engine_lib.EngineSampling,
       offered (its catch-up weighs by the owner's reach, which an episode
       of another player does not have apart from the third's).
     baseline_decay: None for a running mean, or the weight in (0, 1] of an
-      exponentially decaying average. thesis_exponential defaults to 0.5.
+      exponentially decaying average (the rules that average: thesis,
+      learned and the other "child" kinds). thesis_exponential defaults
+      to 0.5.
     seed: seed of the solver's `np.random.Generator`.
     max_nodes: size guard passed to `compile_tree`.
     tree: optional `GameTree` already compiled from this game (sweeps reuse
@@ -176,6 +172,7 @@ class MCCFRbSolver(grown_lib.GrownSampling, engine_lib.EngineSampling,
 
   _table_names = ("_regrets", "_avg", "_avg_last", "_baseline",
                   "_baseline_count", "_through")
+  _outcome_sampling = True
 
   def __init__(self, game, baseline=None, epsilon=0.6,
                averaging=None, baseline_decay=None, seed=None,
@@ -204,11 +201,7 @@ class MCCFRbSolver(grown_lib.GrownSampling, engine_lib.EngineSampling,
           f"averaging='optimistic' weighs by the single opponent's reach; "
           f"{loaded} has {loaded.num_players()} players: use "
           "averaging='stochastic'.")
-    if kind == "engine" and baseline not in ENGINE_BASELINES:
-      raise ValueError(
-          f"baseline={baseline!r} needs the exact values of every history "
-          "under the current strategy (a compiled tree); on an engine use "
-          f"one of {', '.join(ENGINE_BASELINES)}.")
+    baselines_lib.check(baseline, kind)
     representation_lib.check_hogwild(kind, self._threads, hogwild, batch)
     base.check_choice("averaging", averaging, AVERAGINGS)
     base.check_choice("regret", regret, REGRETS)
@@ -228,10 +221,10 @@ class MCCFRbSolver(grown_lib.GrownSampling, engine_lib.EngineSampling,
     self._averaging_name = averaging
     self._epsilon = float(epsilon)
     self._decay_option = baseline_decay
-    if baseline == "thesis_exponential" and baseline_decay is None:
-      baseline_decay = DEFAULT_EXPONENTIAL_DECAY
+    if baseline_decay is None:
+      baseline_decay = BASELINES[baseline].decay
     self._decay = 0.0 if baseline_decay is None else float(baseline_decay)
-    self._baseline_code = BASELINES[baseline]
+    self._baseline_codes = baselines_lib.codes(baseline)
     self._averaging_code = AVERAGINGS[averaging]
     self._regret_name = regret
     self._regret_code = REGRETS[regret]
@@ -247,6 +240,16 @@ class MCCFRbSolver(grown_lib.GrownSampling, engine_lib.EngineSampling,
       return
     self._init_game(loaded, max_nodes, tree, general=True)
     tree = self._tree
+    self._key_ids = np.zeros(0, dtype=np.int64)
+    if tree.is_general and BASELINES[baseline].key == "public":
+      raise ValueError(
+          f"baseline={baseline!r} needs public states, which mccfrb builds "
+          f"for two-player zero-sum games; {self._game} has "
+          f"{tree.num_players} players or general-sum returns: use "
+          "'situation' (or another kind).")
+    if baselines_lib.per_node_ids(baseline):
+      self._key_ids = keys_lib.node_key_ids(BASELINES[baseline].key, tree,
+                                            self._game)
     shape = (tree.num_infosets, tree.max_actions)
     self._regrets = np.zeros(shape)
     self._avg = np.zeros(shape)
@@ -257,53 +260,65 @@ class MCCFRbSolver(grown_lib.GrownSampling, engine_lib.EngineSampling,
     size, count_size = self._baseline_sizes()
     self._baseline = np.zeros(size)
     self._baseline_count = np.zeros(count_size, dtype=np.int64)
-    self._scratch = self._path_scratch(1)[1:]
+    self._scratch = self._path_scratch(1)
 
   def _path_scratch(self, workers):
-    """The episode's scratch for `workers` workers (kernels/outcome.py):
-    workers, path_row, path_info, path_reach, child_est."""
-    depth, actions = max(self._tree.max_depth, 1), self._tree.max_actions
-    return (workers, np.zeros((workers, depth), dtype=np.int64),
-            np.zeros((workers, depth), dtype=np.int64),
-            np.zeros((workers, depth, 4)), np.zeros((workers, actions)))
+    """The episode's scratch (kernels/outcome.py `Scratch`) for `workers`
+    workers."""
+    return scratch_of(workers, max(self._tree.max_depth, 1),
+                      self._tree.max_actions)
+
+  @staticmethod
+  def _path_scratch_of(depth, actions):
+    """One worker's scratch for paths of `depth` nodes and `actions`
+    moves (a grown tree's)."""
+    return scratch_of(1, depth, actions)
 
   def _kernel_codes(self):
-    """`codes` of kernels/outcome.py's `episodes`."""
-    return (self._baseline_code, self._averaging_code, self._regret_code,
-            self._epsilon, self._decay)
+    """The variant (kernels/outcome.py `Codes`)."""
+    key, owner, rule = self._baseline_codes
+    return outcome.Codes(key, owner, rule, self._averaging_code,
+                         self._regret_code, self._epsilon, self._decay)
+
+  @property
+  def _rule(self):
+    """The baseline's rule code (kernels/baselines.py)."""
+    return self._baseline_codes[2]
 
   def _tree_game(self, regrets, strategy, baseline, counts, start_node=0):
-    """`game` of kernels/outcome.py's `episodes` on the compiled tree."""
+    """The compiled tree and its tables (kernels/outcome.py `TreeArgs`)."""
     tree = self._tree
-    return (*tree.kernel_args(), tree.infoset_num_actions, regrets,
-            strategy, self._avg, self._avg_last, baseline, counts,
-            self._through, start_node)
+    return outcome.TreeArgs(*tree.kernel_args(), tree.infoset_num_actions,
+                            regrets, strategy, self._avg, self._avg_last,
+                            baseline, counts, self._through, self._key_ids,
+                            start_node)
 
-  def _records(self, batch, workers):
-    """The record slots of a batch of `batch` iterations (`run_batches` in
-    kernels/outcome.py): rec_depth, rec_node, rec_row, rec_value, rec_avg,
-    rec_scalar, rec_target, the predictive baseline's per-node marks, and
-    the changed rows' marks and lists of each worker."""
+  def _records(self, batch):
+    """The record slots of a batch of `batch` iterations (kernels/outcome.py
+    `Records`)."""
     tree = self._tree
     episodes, depth = tree.num_players * batch, max(tree.max_depth, 1)
-    return (np.zeros(episodes, dtype=np.int64),
-            np.zeros((depth + 1, episodes), dtype=np.int64),
-            np.zeros((episodes, depth), dtype=np.int64),
-            np.zeros((episodes, depth, tree.max_actions)),
-            np.zeros((episodes, depth, tree.max_actions)),
-            np.zeros((episodes, depth)), np.zeros((episodes, depth)),
-            np.zeros(self._baseline.size if self._baseline_code == 5 else 0,
-                     dtype=np.int64),
-            np.zeros(tree.num_infosets, dtype=np.int64),
-            np.zeros((workers, tree.num_infosets // workers + 1),
-                     dtype=np.int64))
+    return outcome.Records(
+        np.zeros(episodes, dtype=np.int64),
+        np.zeros((depth + 1, episodes), dtype=np.int64),
+        np.zeros((episodes, depth), dtype=np.int64),
+        np.zeros((episodes, depth, tree.max_actions)),
+        np.zeros((episodes, depth, tree.max_actions)),
+        np.zeros((episodes, depth)), np.zeros((episodes, depth)))
 
   def _batch_scratch(self):
-    """Scratch and records of a batched run (allocated once)."""
+    """(workers, scratch, records, the predictive baseline's per-node
+    marks, the changed rows' marks and each worker's list) of a batched
+    run (`run_batches`; allocated once)."""
     if self._batch_buffers is None:
-      workers = self._threads
-      self._batch_buffers = (self._path_scratch(workers)
-                             + self._records(self._batch, workers))
+      workers, tree = self._threads, self._tree
+      predictive = self._rule == baselines_lib.RULE_PREDICTIVE
+      self._batch_buffers = (
+          workers, self._path_scratch(workers), self._records(self._batch),
+          np.zeros(self._baseline.size if predictive else 0, dtype=np.int64),
+          np.zeros(tree.num_infosets, dtype=np.int64),
+          np.zeros((workers, tree.num_infosets // workers + 1),
+                   dtype=np.int64))
     return self._batch_buffers
 
   def _tables_loaded(self):
@@ -313,17 +328,25 @@ class MCCFRbSolver(grown_lib.GrownSampling, engine_lib.EngineSampling,
                           self._strategy)
 
   def _baseline_sizes(self):
-    tree, code = self._tree, self._baseline_code
+    """(baseline, baseline_count) sizes on the compiled tree, by the key
+    (kernels/outcome.py, module docstring)."""
+    tree = self._tree
+    entry = BASELINES[self._baseline_name]
     per_infoset = tree.num_infosets * tree.max_actions
-    if code == 0:
+    if entry.key == "none":
       return 0, 0
-    if code == 1:
+    if entry.owner == baselines_lib.OWNER_UPDATE_PLAYER:
       return (tree.num_players * per_infoset,
               tree.num_players * tree.num_infosets)
     # One block per player on general trees (kernels/outcome.py).
     blocks = tree.num_players if tree.is_general else 1
-    size = blocks * (per_infoset if code == 3 else tree.num_nodes)
-    return size, size
+    if entry.key == "infoset":
+      size = per_infoset
+    elif entry.key == "history":
+      size = tree.num_nodes
+    else:
+      size = (int(self._key_ids.max(initial=-1)) + 1) * tree.max_actions
+    return blocks * size, blocks * size
 
   def _options(self):
     options = {"baseline": self._baseline_name, "epsilon": self._epsilon,
@@ -364,26 +387,24 @@ class MCCFRbSolver(grown_lib.GrownSampling, engine_lib.EngineSampling,
       self._run_grown(int(num_iterations))
       return
     tree = self._tree
-    weighting = self._weighting_args(self._num_iterations + num_iterations)
+    weighting = outcome.Weights(*self._weighting_args(
+        self._num_iterations + num_iterations))
     state = self._rng_words
+    game = self._tree_game(self._regrets, self._strategy, self._baseline,
+                           self._baseline_count)
     if self._batch is None:
-      _, touched, _ = outcome.episodes(
-          0, self._tree_game(self._regrets, self._strategy, self._baseline,
-                             self._baseline_count), None, None,
-          tree.utility_sum,
-          self._kernel_codes(), weighting, self._num_iterations + 1, 0,
-          tree.num_players * num_iterations, True, state, np.uint64(0), 0,
-          1, self._scratch, None, None, None)
+      _, touched = outcome.tree_episodes(
+          game, None, self._kernel_codes(), weighting, tree.utility_sum,
+          self._num_iterations + 1, 0, tree.num_players * num_iterations,
+          True, state, self._scratch, None)
       self._nodes_touched += touched
     else:
-      buffers = self._batch_scratch()
-      with base.numba_threads(buffers[0]):
+      workers, *buffers = self._batch_scratch()
+      with base.numba_threads(workers):
         self._nodes_touched += outcome.run_batches(
-            *tree.kernel_args(), tree.utility_sum, tree.infoset_num_actions,
-            self._regrets, self._strategy, self._avg, self._avg_last,
-            self._baseline, self._baseline_count, *self._kernel_codes(),
-            self._num_iterations + 1, num_iterations, self._batch,
-            self._through, *weighting, state, *buffers)
+            game, self._kernel_codes(), weighting, tree.utility_sum,
+            self._num_iterations + 1, num_iterations, self._batch, state,
+            workers, *buffers)
     before = self._num_iterations
     self._num_iterations += num_iterations
     # Every ~1024 iterations, a cheap check that the tables are still finite.
@@ -418,14 +439,14 @@ class MCCFRbSolver(grown_lib.GrownSampling, engine_lib.EngineSampling,
 
   def _frozen_episodes(self, game, num_episodes, learn_baselines, state,
                        study):
-    """The studies' episodes (kernels/outcome.py's `episodes` with
+    """The studies' episodes (kernels/outcome.py's `tree_episodes` with
     `study`): sigma frozen at iteration T + 1, single-threaded."""
     tree = self._tree
-    outcome.episodes(
-        0, game, None, None, tree.utility_sum, self._kernel_codes(),
-        (0, 0, 0.0, np.zeros(1), np.zeros(1)), self._num_iterations + 1, 0,
-        num_episodes, bool(learn_baselines), state, np.uint64(0), 0, 1,
-        self._scratch, study, None, None)
+    outcome.tree_episodes(
+        game, None, self._kernel_codes(),
+        outcome.Weights(0, 0, 0.0, np.zeros(1), np.zeros(1)),
+        tree.utility_sum, self._num_iterations + 1, 0, num_episodes,
+        bool(learn_baselines), state, self._scratch, outcome.Study(*study))
 
   def sample_estimates(self, num_episodes, seed=0, learn_baselines=True):
     """Samples episodes under the current strategy, frozen, for studies.
@@ -466,7 +487,8 @@ class MCCFRbSolver(grown_lib.GrownSampling, engine_lib.EngineSampling,
                            regret_sq / owner - regret_mean**2, value_mean,
                            value_sq / owner - value_mean**2)
 
-  def conditional_variance(self, continuations=1000, seed=0):
+  def conditional_variance(self, continuations=1000, seed=0,
+                           trajectories=200):
     """Conditional variance of u(h, a) and u(h) (Schmid et al. 2019, Fig. 5).
 
     The tables are frozen (copies; baselines do not learn). Every decision
@@ -479,13 +501,26 @@ class MCCFRbSolver(grown_lib.GrownSampling, engine_lib.EngineSampling,
     episodes visit h (docs/pages/algorithms.md, "Measuring as the papers do"). The
     exact weights stand for infinitely many sampled trajectories.
 
+    On an engine, where no history can be enumerated, `trajectories`
+    episodes are sampled as training samples them and every decision of
+    their update player is measured (each history then counts with its
+    visit probability q(h), as above), and the result is an
+    `EngineConditionalVariance`, which also gives the variance of the
+    sampled regrets pi_{-i}(h) / q(h) (u(h, a) - u(h)).
+
     Args:
       continuations: M >= 2, episodes sampled from every history.
       seed: seed of the measurement's own generator.
+      trajectories: on an engine, the sampled episodes whose histories are
+        measured (unused on a tree).
 
     Returns:
-      A `ConditionalVariance`.
+      A `ConditionalVariance` (on an engine, an `EngineConditionalVariance`).
     """
+    if self.engine is not None:
+      return self._engine_conditional_variance(
+          check_continuations(continuations), base.check_seed(seed, True),
+          base.check_sample_size("trajectories", trajectories, 1, 1))
     self._require_two_player("conditional_variance()")
     continuations = check_continuations(continuations)
     tree = self._tree
@@ -511,6 +546,16 @@ class MCCFRbSolver(grown_lib.GrownSampling, engine_lib.EngineSampling,
       sums[k], squares[k] = stats
     return conditional_summary(tree, nodes, weights, sums, squares,
                                continuations)
+
+
+def scratch_of(workers, depth, actions):
+  """An episode's scratch (kernels/outcome.py `Scratch`): `workers` slots
+  of a path of `depth` nodes of at most `actions` moves."""
+  return outcome.Scratch(np.zeros((workers, depth), dtype=np.int64),
+                         np.zeros((workers, depth), dtype=np.int64),
+                         np.zeros((workers, depth, 4)),
+                         np.zeros((workers, actions)),
+                         np.zeros((workers, actions)))
 
 
 def visit_probabilities(tree, strategy, epsilon):

@@ -9,6 +9,7 @@ from mccfrb.games import tree as tree_lib
 from mccfrb.kernels import exact
 from mccfrb.games.engines import protocol
 from mccfrb.games.engines.common import call_literal
+from mccfrb.kernels import baselines as baselines_lib
 from mccfrb.kernels import public as public_kernel
 from mccfrb.kernels import rng as rng_lib
 from mccfrb.solvers import base
@@ -17,10 +18,15 @@ from mccfrb.solvers import representation as representation_lib
 from mccfrb.solvers import outcome
 from mccfrb import tables as tables_lib
 
-# Baseline kind -> kernel code (the codes of kernels/outcome.py).
-PUBLIC_BASELINES = {"none": 0, "history": 4, "predictive": 5, "oracle": 6}
+# The baselines public-state sampling takes: the registry's per-history
+# kinds (kernels/baselines.py), each by its rule's kernel code.
+PUBLIC_KEYS = ("none", "history")
+PUBLIC_BASELINES = {
+    name: baselines_lib.codes(name)[2]
+    for name in baselines_lib.BASELINES
+    if baselines_lib.BASELINES[name].key in PUBLIC_KEYS}
 # The baselines on an engine (the oracle needs the whole game's values).
-ENGINE_PUBLIC_BASELINES = ("none", "history", "predictive")
+ENGINE_PUBLIC_BASELINES = baselines_lib.kinds("engine", PUBLIC_KEYS)
 # baseline=None: the kind that measured best on each representation.
 DEFAULT_PUBLIC_BASELINE = {"tree": "predictive", "engine": "none"}
 SAMPLINGS = {"uniform": 0, "on_policy": 1, "chance": 2}
@@ -130,11 +136,7 @@ class PublicSamplingSolver(engine_lib.EngineSampling,
           "expands every history of the public states it visits)",
           walk_size.WHOLE_DEPTH_EPISODE_HISTORIES,
           "Use MCCFRbSolver, OutcomeSamplingSolver or ExternalSamplingSolver.")
-      if baseline not in ENGINE_PUBLIC_BASELINES:
-        raise ValueError(
-            f"baseline={baseline!r} needs the exact values of every history "
-            "under the current strategy (a compiled tree); on an engine use "
-            f"one of {', '.join(ENGINE_PUBLIC_BASELINES)}.")
+      baselines_lib.check(baseline, "engine", PUBLIC_BASELINES)
       if threads != 1:
         raise ValueError(
             "PublicSamplingSolver runs on one thread on an engine; "
@@ -162,7 +164,7 @@ class PublicSamplingSolver(engine_lib.EngineSampling,
                           epsilon=float(epsilon),
                           baseline_decay=baseline_decay, partition=partition,
                           **self._threads_option)
-    self._baseline_code = PUBLIC_BASELINES[baseline]
+    self._rule = PUBLIC_BASELINES[baseline]
     self._regret_code = outcome.REGRETS[regret]
     self._averaging_code = outcome.AVERAGINGS[averaging]
     self._decay = 0.0 if baseline_decay is None else float(baseline_decay)
@@ -196,7 +198,7 @@ class PublicSamplingSolver(engine_lib.EngineSampling,
     self._regrets = np.zeros(shape)
     self._avg = np.zeros(shape)
     self._avg_last = np.zeros(t.num_infosets, dtype=np.int64)
-    size = t.num_nodes if self._baseline_code else 0
+    size = t.num_nodes if self._rule != baselines_lib.RULE_NONE else 0
     self._baseline = np.zeros(size)
     self._baseline_count = np.zeros(size, dtype=np.int64)
     self._scratch = self._worker_scratch(None)
@@ -215,7 +217,8 @@ class PublicSamplingSolver(engine_lib.EngineSampling,
             z(t.num_infosets, dtype=np.int64), z(num_ps), z(t.max_actions),
             z(num_ps, dtype=np.int64), z(num_ps, dtype=np.int64),
             z(num_ps, 2),
-            z(*(shape if self._baseline_code == 6 else (0, t.max_actions))),
+            z(*(shape if self._rule == baselines_lib.RULE_ORACLE
+                 else (0, t.max_actions))),
             z(*shape))
 
   def _batch_scratch(self):
@@ -248,7 +251,8 @@ class PublicSamplingSolver(engine_lib.EngineSampling,
     self._engine = engine
     self._precision = engine_lib.check_precision(precision)
     total = tables_lib.check_max_memory(max_memory)
-    per_history = self._baseline_code in engine_lib.HISTORY_BASELINES
+    per_history = self._rule in (baselines_lib.RULE_CHILD,
+                                 baselines_lib.RULE_PREDICTIVE)
     share = total // 2 if per_history else total
     self._tables = tables_lib.HashedTable(
         engine.max_moves, public_kernel.FIELDS, public_kernel.HEADER,
@@ -256,7 +260,8 @@ class PublicSamplingSolver(engine_lib.EngineSampling,
         init=public_kernel.FIELDS[public_kernel.P_STRATEGY])
     self._history = None
     if per_history:
-      running = self._baseline_code == 4 and self._decay <= 0.0
+      running = baselines_lib.running_counts(self._settings["baseline"],
+                                             self._decay)
       self._history = tables_lib.HashedTable(
           engine.max_moves, ("value",) + (("count",) if running else ()),
           precision=self._precision, max_memory=total - share)
@@ -370,7 +375,7 @@ class PublicSamplingSolver(engine_lib.EngineSampling,
 
   def _codes(self):
     s = self._settings
-    return (self._baseline_code, self._averaging_code, self._regret_code,
+    return (self._rule, self._averaging_code, self._regret_code,
             SAMPLINGS[s["sampling"]], s["epsilon"], self._decay)
 
   def _episodes(self, num_episodes, first_iteration, frozen, learn_baselines,

@@ -66,6 +66,7 @@ class EngineTree(NamedTuple):
     infoset_key: uint64[N, 2], the acting player's `infoset_hash` at
       decisions, (0, 0) elsewhere.
     public_key: uint64[N, 2], `public_hash` of every node.
+    situation_key: uint64[N, 2], `situation_hash` of every node.
     max_depth: the most moves on a root-to-terminal path.
     max_moves: the most children of a node.
   """
@@ -79,6 +80,7 @@ class EngineTree(NamedTuple):
   node_depth: np.ndarray
   infoset_key: np.ndarray
   public_key: np.ndarray
+  situation_key: np.ndarray
   max_depth: int
   max_moves: int
 
@@ -89,7 +91,7 @@ class EngineTree(NamedTuple):
 
 @njit(cache=True)
 def _record(code, params, state, nid, depth, kind, player, utility,
-            node_depth, infoset_key, public_key):
+            node_depth, infoset_key, public_key, situation_key):
   """Writes node `nid`'s own fields from its state; returns its player."""
   p = protocol.player(code, params, state)
   node_depth[nid] = depth
@@ -109,13 +111,16 @@ def _record(code, params, state, nid, depth, kind, player, utility,
   a, b = protocol.public_hash(code, params, state)
   public_key[nid, 0] = a
   public_key[nid, 1] = b
+  a, b = protocol.situation_hash(code, params, state)
+  situation_key[nid, 0] = a
+  situation_key[nid, 1] = b
   return p
 
 
 @njit(cache=True)
 def _walk(code, params, state_size, max_depth, max_nodes, record, kind,
           player, child_start, num_children, edge_prob, utility, action,
-          node_depth, infoset_key, public_key):
+          node_depth, infoset_key, public_key, situation_key):
   """Depth-first walk of the engine's tree with an explicit stack.
 
   A node's children get the next free ids when it is expanded, and a
@@ -138,7 +143,7 @@ def _walk(code, params, state_size, max_depth, max_nodes, record, kind,
   p = protocol.player(code, params, states[0])
   if record:
     _record(code, params, states[0], 0, 0, kind, player, utility,
-            node_depth, infoset_key, public_key)
+            node_depth, infoset_key, public_key, situation_key)
     action[0] = -1
     edge_prob[0] = 1.0
   if p == TERMINAL:
@@ -176,7 +181,7 @@ def _walk(code, params, state_size, max_depth, max_nodes, record, kind,
       else:
         edge_prob[cid] = 1.0
       p = _record(code, params, child, cid, d + 1, kind, player, utility,
-                  node_depth, infoset_key, public_key)
+                  node_depth, infoset_key, public_key, situation_key)
     else:
       p = protocol.player(code, params, child)
     leaf, value = protocol.terminal_value(code, params, states[d], j)
@@ -210,7 +215,8 @@ def _walk_arrays(n):
           np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int32),
           np.ones(n, dtype=np.float64), np.zeros(n, dtype=np.float64),
           np.full(n, -1, dtype=np.int64), np.zeros(n, dtype=np.int32),
-          np.zeros((n, 2), dtype=np.uint64), np.zeros((n, 2), dtype=np.uint64))
+          np.zeros((n, 2), dtype=np.uint64), np.zeros((n, 2), dtype=np.uint64),
+          np.zeros((n, 2), dtype=np.uint64))
 
 
 def enumerate_tree(engine, max_nodes=DEFAULT_MAX_NODES):
@@ -254,12 +260,13 @@ def enumerate_tree(engine, max_nodes=DEFAULT_MAX_NODES):
   n2, status, deepest, _ = call_literal(_walk, *walk_args, True, *arrays)
   assert (n2, status) == (n, _OK), (n2, status, n)
   (kind, player, child_start, num_children, edge_prob, utility, action,
-   depth, infoset_key, public_key) = arrays
+   depth, infoset_key, public_key, situation_key) = arrays
   return EngineTree(
       node_kind=kind, node_player=player, child_start=child_start,
       num_children=num_children, edge_prob=edge_prob, utility=utility,
       node_action=action, node_depth=depth, infoset_key=infoset_key,
-      public_key=public_key, max_depth=int(deepest),
+      public_key=public_key, situation_key=situation_key,
+      max_depth=int(deepest),
       max_moves=int(num_children.max()))
 
 

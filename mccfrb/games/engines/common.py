@@ -89,6 +89,16 @@ def hash_words(words, count, seed):
   return a, b
 
 
+@njit(cache=True)
+def hash_range(words, start, stop, a, b):
+  """The running pair (a, b) (`hash_words`' two streams) extended by
+  words[start:stop]; an engine's `situation_hash` folds state words so."""
+  for k in range(start, stop):
+    a = hash_step(a, words[k])
+    b = hash_step(b, words[k] ^ 0x5A5A5A5A)
+  return a, b
+
+
 def call_literal(function, code, *args):
   """`function(code, *args)` for an njit function that makes `code` literal
   (`numba.literally`, as the protocol and the kernels do), called from

@@ -15,9 +15,10 @@ of nodes and where each column starts), then the columns, one word per
 node: node kind, node player, node infoset, child start, number of
 children, the OpenSpiel action into the node, the node's public state
 (-1 when the engine is made without a public tree: then only kernels that
-never ask for public keys may run on it), and the float64 bits of the
-probability into the node and of its utility. It copies the tree's
-arrays (72 bytes a node).
+never ask for public keys may run on it), the float64 bits of the
+probability into the node and of its utility, and the node's situation
+(mccfrb/games/keys.py; -1 when the engine is made without them). It
+copies the tree's arrays (80 bytes a node).
 
 state (int64[STATE_SIZE]): [the current node id].
 """
@@ -37,8 +38,8 @@ STATE_SIZE = 1
 # Header: params[0] the number of nodes N; column c starts at H_SIZE + c N.
 H_SIZE = 1
 KIND, PLAYER, INFOSET, CHILD_START, NUM_CHILDREN, ACTION, PUBLIC, PROB, \
-    UTILITY = range(9)
-NUM_COLUMNS = 9
+    UTILITY, SITUATION = range(10)
+NUM_COLUMNS = 10
 # GameTree node kinds.
 _CHANCE_NODE = 0
 _TERMINAL_NODE = 2
@@ -123,7 +124,13 @@ def public_hash(params, state):
   return np.uint64(_column(params, PUBLIC, state[0]) + 1), np.uint64(0)
 
 
-def make_engine(tree, game=None, public_tree=None):
+@njit(cache=True)
+def situation_hash(params, state):
+  """The node's situation id + 1 (games/keys.py)."""
+  return np.uint64(_column(params, SITUATION, state[0]) + 1), np.uint64(0)
+
+
+def make_engine(tree, game=None, public_tree=None, situation_ids=None):
   """The `Engine` of a compiled tree.
 
   Args:
@@ -131,6 +138,8 @@ def make_engine(tree, game=None, public_tree=None):
     game: its `pyspiel.Game` (kept in `Engine.game`; optional).
     public_tree: a `PublicTree` of `tree`, for the kernels that group
       histories by public state (public-state sampling, streaming walks).
+    situation_ids: int64[N], the nodes' situations (games/keys.py), for
+      situation-keyed baselines.
 
   Returns:
     The `Engine` (name "tree", code `protocol.TREE`).
@@ -146,6 +155,7 @@ def make_engine(tree, game=None, public_tree=None):
   columns[ACTION] = tree.edge_actions()
   columns[PUBLIC] = (-1 if public_tree is None
                      else public_tree.node_public_state)
+  columns[SITUATION] = -1 if situation_ids is None else situation_ids
   columns[PROB] = np.ascontiguousarray(tree.edge_prob,
                                        dtype=np.float64).view(np.int64)
   columns[UTILITY] = np.ascontiguousarray(tree.utility,

@@ -68,6 +68,7 @@ from numba import njit
 
 from mccfrb.games.engines.common import Engine
 from mccfrb.games.engines.common import TERMINAL
+from mccfrb.games.engines.common import hash_range
 from mccfrb.games.engines.common import hash_step
 from mccfrb.games.engines.common import mix64
 from mccfrb.games.engines.goofspiel import _popcount  # pylint: disable=protected-access
@@ -123,6 +124,7 @@ _SALT = 0x5A5A5A5A
 _KEY_SEED = ((0x0A4093822299F31D, 0x082EFA98EC4E6C89),
              (0x452821E638D01377, 0x3BE5466CF34E90C6))
 _PUB_SEED = (0x243F6A8885A308D3, 0x13198A2E03707344)
+_SITUATION_SEED = (0x2B7E151628AED2A6, 0xABF7158809CF4F3C)
 
 
 @njit(cache=True, inline="always")
@@ -299,6 +301,22 @@ def public_hash(params, state):  # pylint: disable=unused-argument
   w = np.uint64((state[S_PLAYER] + 4) + 8 * state[S_MOVES])
   a = mix64(w + np.uint64(_PUB_SEED[0]))
   b = mix64(w ^ np.uint64(_PUB_SEED[1]))
+  if a == 0 and b == 0:
+    a = np.uint64(1)
+  return a, b
+
+
+@njit(cache=True)
+def situation_hash(params, state):
+  """(uint64, uint64): the key of the situation: the acting player (or
+  terminal), OpenSpiel's state of every cell and both players' views (a
+  player's legal moves are the cells it has not tried); not the order of
+  the tries."""
+  cells = params[P_CELLS]
+  words = params[P_WORDS]
+  a = hash_step(np.uint64(_SITUATION_SEED[0]), state[S_PLAYER] + 4)
+  b = hash_step(np.uint64(_SITUATION_SEED[1]), (state[S_PLAYER] + 4) ^ _SALT)
+  a, b = hash_range(state, S_BOARD, S_BOARD + cells + 1 + 2 * words, a, b)
   if a == 0 and b == 0:
     a = np.uint64(1)
   return a, b

@@ -113,6 +113,8 @@ _OPENSPIEL_TERMINAL = -4
 
 # The second hash stream hashes every word xor this, as common.hash_words.
 _SALT = 0x5A5A5A5A
+# Seed of the situation keys (hex digits of e).
+_SITUATION_SEED = (0x2B7E151628AED2A6, 0xABF7158809CF4F3C)
 # Seeds of the running hashes (hex digits of pi).
 _PUB_SEED = (0x243F6A8885A308D3, 0x13198A2E03707344)
 _KEY_SEED = ((0x0A4093822299F31D, 0x082EFA98EC4E6C89),
@@ -406,6 +408,25 @@ def public_hash(params, state):
   w = (state[S_PLAYER] + 4) + 8 * (state[S_CARD] + 1) + 512 * state[S_MOVES]
   a = hash_step(np.uint64(state[at]), w)
   b = hash_step(np.uint64(state[at + 1]), w ^ _SALT)
+  if a == 0 and b == 0:
+    a = np.uint64(1)
+  return a, b
+
+
+@njit(cache=True)
+def situation_hash(params, state):  # pylint: disable=unused-argument
+  """(uint64, uint64): the key of the situation, what the rest of the game
+  depends on: the acting player, the point card on the table, player 0's
+  pending bid, both hands, the point cards not dealt and the difference of
+  the points (returns depend on it alone), not the order they came in."""
+  w = (state[S_PLAYER] + 4) + 8 * (state[S_CARD] + 1) + 512 * (
+      state[S_PENDING] + 1)
+  a = np.uint64(_SITUATION_SEED[0])
+  b = np.uint64(_SITUATION_SEED[1])
+  for word in (w, state[S_HANDS], state[S_HANDS + 1], state[S_DECK],
+               state[S_POINTS] - state[S_POINTS + 1]):
+    a = hash_step(a, word)
+    b = hash_step(b, word ^ _SALT)
   if a == 0 and b == 0:
     a = np.uint64(1)
   return a, b

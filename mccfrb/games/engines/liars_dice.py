@@ -45,6 +45,7 @@ from numba import njit
 from mccfrb.games.engines.common import CHANCE
 from mccfrb.games.engines.common import TERMINAL
 from mccfrb.games.engines.common import Engine
+from mccfrb.games.engines.common import hash_range
 from mccfrb.games.engines.common import hash_step
 
 NAME = "liars_dice"
@@ -77,6 +78,8 @@ END = 11
 # The public hash steps with DEAL at every roll (all deals share it).
 DEAL = -3
 _SALT = 0x5A5A5A5A
+# Tells situation keys from information-state keys.
+_SITUATION_TAG = 0x517CC1B727220A95
 _SEED_A = np.uint64(0x243F6A8885A308D3)
 _SEED_B = np.uint64(0x13198A2E03707344)
 _PUBLIC_A = np.uint64(0xA4093822299F31D0)
@@ -284,6 +287,21 @@ def public_hash(params, state):  # pylint: disable=unused-argument
   """(uint64, uint64): the key of the public state: the number of rolls so
   far during the deal, the bid sequence after it."""
   return _to_uint(state[PUBLIC]), _to_uint(state[PUBLIC + 1])
+
+
+@njit(cache=True)
+def situation_hash(params, state):
+  """(uint64, uint64): the key of the situation: the dice (as rolled so far
+  during the deal, sorted after it), the current bid, its bidder and the
+  acting player; not the bids before the current one."""
+  a, b = _step2(_SEED_A ^ np.uint64(_SITUATION_TAG),
+                _SEED_B ^ np.uint64(_SITUATION_TAG),
+                (state[PLAYER] + 4) + 8 * (state[BIDDER] + 4))
+  a, b = _step2(a, b, state[BID] + 1)
+  a, b = hash_range(state, DICE, DICE + params[P_TOTAL], a, b)
+  if a == 0 and b == 0:
+    a = np.uint64(1)
+  return a, b
 
 
 def make_engine(game):

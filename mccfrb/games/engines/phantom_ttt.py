@@ -97,6 +97,7 @@ FIRST_WORD = 12
 UNKNOWN = 19  # The "?" of an opponent's move (reveal-numturns).
 _SEED_INFO = 0x6A09E667F3BCC908
 _SEED_PUBLIC = 0x3C6EF372FE94F82B
+_SEED_SITUATION = 0xA54FF53A5F1D36F1
 
 
 @njit(cache=True, inline="always")
@@ -228,6 +229,18 @@ def public_hash(params, state):
   tag = 1 if state[PLAYER] == TERMINAL else 2 + state[PLAYER]
   return (mix64(np.uint64(x) ^ np.uint64(_SEED_PUBLIC)),
           mix64(np.uint64(tag)))
+
+
+@njit(cache=True)
+def situation_hash(params, state):  # pylint: disable=unused-argument
+  """(uint64, uint64): the key of the situation, packed exactly: both
+  players' marks on the board, both views (a player's legal moves are the
+  cells its view leaves empty) and the acting player (or terminal); not
+  the order of the moves."""
+  x = (state[BOARD] | (state[BOARD + 1] << 9) | (state[VIEW] << 18)
+       | (state[VIEW + 1] << 27) | ((state[PLAYER] + 2) << 36))
+  return (mix64(np.uint64(x) ^ np.uint64(_SEED_SITUATION)),
+          mix64(np.uint64(x) + np.uint64(_SEED_SITUATION)))
 
 
 def make_engine(game):

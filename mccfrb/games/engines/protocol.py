@@ -56,9 +56,19 @@ gives its OpenSpiel action id.
                                             with equal keys have the same
                                             acting player, and an infoset
                                             lies inside one public state
+  situation_hash(code, params, state)       (uint64, uint64): the key of
+                                            the situation, what the rest
+                                            of the game depends on:
+                                            histories with equal keys have
+                                            equal legal moves and equal
+                                            returns under equal
+                                            continuations, and no key
+                                            repeats along a history
+                                            (baselines keyed by it,
+                                            kernels/baselines.py)
 
 To add an engine for a game: write a module in `mccfrb/games/engines/` with
-the ten functions (njit, cache=True, not inlined, no globals but
+the eleven functions (njit, cache=True, not inlined, no globals but
 constants), give it a code in `CODES` and its module in `MODULES`, and an
 `Engine` factory in `mccfrb/games/engines/__init__.py`;
 `engines/check.py` then proves it equal to OpenSpiel (the enumerated tree
@@ -137,6 +147,7 @@ terminal_value = _protocol_function("terminal_value")
 returns0 = _protocol_function("returns0")
 infoset_hash = _protocol_function("infoset_hash")
 public_hash = _protocol_function("public_hash")
+situation_hash = _protocol_function("situation_hash")
 
 
 @njit(cache=True)
