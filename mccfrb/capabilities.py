@@ -59,8 +59,8 @@ SOLVERS = (
         name="MCCFRbSolver",
         summary=("outcome-sampling MCCFR with baselines; default MCCFRb+ "
                  "(RM+, optimistic linear averaging) with the predictive "
-                 "baseline on a tree, without one on an engine (float32 "
-                 f"tables, 8 episodes in flight); {len(ALL_BASELINES)} "
+                 "baseline on a tree, the situation-keyed one on an engine "
+                 f"(float32 tables, 8 episodes in flight); {len(ALL_BASELINES)} "
                  "baseline kinds, each a key and a learning rule "
                  "([Baselines](baselines.md))"),
         representations=EXPLICIT,

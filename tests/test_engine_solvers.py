@@ -322,12 +322,15 @@ def test_auto_picks_the_tree_when_it_fits_and_the_engine_when_not():
   assert mccfrb.MCCFRbSolver("goofspiel", seed=0).representation == "engine"
 
 
-def test_max_memory_stops_growth_without_failing():
-  solver = mccfrb.MCCFRbSolver(G6, seed=0, max_memory=2**20)
+@pytest.mark.parametrize("baseline,max_memory", [("none", 2**20),
+                                                  ("situation", 2**22)])
+def test_max_memory_stops_growth_without_failing(baseline, max_memory):
+  solver = mccfrb.MCCFRbSolver(G6, seed=0, max_memory=max_memory,
+                               baseline=baseline)
   solver.run(20_000)
   memory = solver.memory()
   assert memory["frozen"] and memory["dropped"] > 0
-  assert memory["bytes"] <= 2**20
+  assert memory["bytes"] <= max_memory
   assert solver.num_iterations == 20_000
   assert hashed.check_rows(*solver._tables.args(), G6_MOVES) == 0
   # The stored infosets still learn; unstored ones play uniform.

@@ -20,6 +20,7 @@ CONFIGS = [
     dict(baseline="predictive"),
     dict(baseline="none", averaging="stochastic", regret="rm",
          weighting="discounted"),
+    dict(baseline="observation", averaging="optimistic", regret="rm+"),
 ]
 
 
@@ -163,6 +164,7 @@ def test_exact_evaluation_of_a_game_too_large_points_to_head_to_head():
 def test_save_and_load_resume_bit_for_bit(tmp_path):
   path = tmp_path / "grown.npz"
   for options in ({"baseline": "thesis"}, {"baseline": "history"},
+                  {"baseline": "observation"},
                   {"baseline": "none", "max_memory": 1_600_000}):
     whole = mccfrb.MCCFRbSolver("leduc_poker", representation="grown", seed=4,
                                 **options)

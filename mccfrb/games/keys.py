@@ -39,14 +39,7 @@ def _engine_walk(tree, game):
   if game is None or not games.is_two_player_zero_sum(game):
     return None  # Engines play two-player zero-sum games.
   engine = engines.engine_for(game)
-  if engine is None:
-    return None
-  walked = check.enumerate_tree(engine, max_nodes=tree.num_nodes)
-  if (walked.num_nodes != tree.num_nodes
-      or not np.array_equal(walked.node_kind, tree.node_kind)
-      or not np.array_equal(walked.num_children, tree.num_children)):
-    return None
-  return walked
+  return None if engine is None else check.enumerate_like(engine, tree)
 
 
 def situation_ids(tree, game=None):

@@ -219,10 +219,8 @@ def _engine_observer(game, tree):
   if (engine is None or engine.name != "goofspiel"
       or not goofspiel.parameters(game).get("imp_info", False)):
     return None
-  walked = check.enumerate_tree(engine, max_nodes=tree.num_nodes)
-  if (walked.num_nodes != tree.num_nodes
-      or not np.array_equal(walked.node_kind, tree.node_kind)
-      or not np.array_equal(walked.num_children, tree.num_children)):
+  walked = check.enumerate_like(engine, tree)
+  if walked is None:
     return None
   return (walked.node_depth.astype(np.int32),
           check.key_labels(walked.public_key))

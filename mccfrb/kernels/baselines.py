@@ -84,11 +84,14 @@ REPRESENTATIONS = ("tree", "engine", "grown")
 
 
 class Key(NamedTuple):
-  """A key: its kernel code, the representations that compute it, and
-  what it needs (for the refusal of the others)."""
+  """A key: its kernel code, the representations that compute it, what it
+  needs (for the refusal of the others), and on an engine the share of
+  `max_memory` its second hashed table takes (0: none; the infoset rows
+  take the rest)."""
   code: int
   serves: tuple
   needs: str
+  share: float = 0.0
 
 
 class Rule(NamedTuple):
@@ -106,14 +109,17 @@ class Rule(NamedTuple):
 KEYS = {
     "none": Key(KEY_NONE, REPRESENTATIONS, ""),
     "infoset": Key(KEY_INFOSET, REPRESENTATIONS, ""),
-    "history": Key(KEY_HISTORY, REPRESENTATIONS, ""),
+    # A row per history: as many as the infoset rows, or more.
+    "history": Key(KEY_HISTORY, REPRESENTATIONS, "", 0.5),
+    # Far fewer situations and public states than infosets (goofspiel 6:
+    # 1.5 million situations, 23 million infosets).
     "situation": Key(KEY_SITUATION, ("tree", "engine"),
                      "needs the situation of every history (an engine's "
-                     "situation_hash, or a compiled tree's)"),
+                     "situation_hash, or a compiled tree's)", 0.25),
     "public": Key(KEY_PUBLIC, ("tree", "engine"),
                   "needs the public state of every history (an engine's "
-                  "public_hash, or a compiled tree's public states)"),
-    "observation": Key(KEY_OBSERVATION, ("tree",),
+                  "public_hash, or a compiled tree's public states)", 0.25),
+    "observation": Key(KEY_OBSERVATION, ("tree", "grown"),
                        "needs OpenSpiel's observation strings of every "
                        "history (a compiled or grown tree)"),
 }
@@ -258,7 +264,13 @@ def keyed_table(name):
   """Whether an engine keeps the kind's cells in a second hashed table
   (keyed by history, situation or public state) rather than in the
   infoset rows."""
-  return BASELINES[name].key in ("history", "situation", "public")
+  return KEYS[BASELINES[name].key].share > 0.0
+
+
+def keyed_share(name, max_memory):
+  """The bytes of `max_memory` an engine's second hashed table takes for
+  kind `name` (0 without one); the infoset rows take the rest."""
+  return int(max_memory * KEYS[BASELINES[name].key].share)
 
 
 def per_node_ids(name):

@@ -705,6 +705,113 @@ def engine_node(eng, codes, scratch, keyed_header, keyed_per_word, x, d,
 
 
 @njit(cache=True, error_model="numpy", inline="always")
+def _update_own_row(game, eng, codes, study, records, scratch, x, d, ee,
+                    row, c, est, pr, p0, rcells, r0, acells, a0, avg_w,
+                    regret_w, predictive, acc):
+  """At an update player's row on the way up: the sampled regrets (Eq. 11)
+  added with RM+'s clipping, stochastic averaging, and sigma^{t+1} (a
+  tree's strategy row from the float64 sums just stored; an engine's path
+  copy, which only the predictive refresh reads); or, with `records`,
+  their increments recorded; or, with `study`, summed. Returns the
+  float32 counts `acc`."""
+  child_est, reach = scratch.child_est, scratch.reach
+  weight = reach[x, d, R_OPP] / reach[x, d, R_SAMPLE]
+  if records is not None:
+    at = (ee * records.value.shape[1] + d) * records.value.shape[2]
+    regret_increments(child_est, x, c, est, weight, regret_w,
+                      flat(records.value), at)
+    if codes.averaging == 0:
+      stochastic_increments(pr, p0, c, reach[x, d, R_OWN],
+                            reach[x, d, R_SAMPLE], avg_w, flat(records.avg),
+                            at)
+    return acc
+  incs = flat(scratch.incs)
+  i0 = x * scratch.incs.shape[1]
+  if study is not None:
+    regret_increments(child_est, x, c, est, weight, 1.0, incs, i0)
+    for j in range(c if study.regret_sum.shape[0] > 0 else 0):
+      inc = incs[i0 + j]
+      study.regret_sum[row, j] += inc
+      study.regret_sq[row, j] += inc * inc
+      y = weight * child_est[x, j]
+      study.value_sum[row, j] += y
+      study.value_sq[row, j] += y * y
+    return acc
+  regret_increments(child_est, x, c, est, weight, regret_w, incs, i0)
+  total, acc = add_regrets(rcells, r0, c, incs, i0, codes.regret_plus, acc)
+  if codes.averaging == 0:
+    stochastic_increments(pr, p0, c, reach[x, d, R_OWN],
+                          reach[x, d, R_SAMPLE], avg_w, incs, i0)
+    acc = add_sums(acells, a0, c, incs, i0, acc)
+  if game is not None:
+    sigma_from_total(rcells, r0, c, total, pr, p0)
+  if eng is not None and predictive:
+    match_into(rcells, r0, c, pr, p0)
+  return acc
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _average_opponent_row(game, eng, codes, records, scratch, x, d, ee, row,
+                          c, pr, p0, acells, a0, t, acc):
+  """At an opponent's row with optimistic averaging: `catch_up_average`
+  and c_I = t (a tree's avg_last, an engine's row stamp), or with
+  `records` sigma and the opponent's own reach recorded. Returns the
+  float32 counts `acc`."""
+  reach = scratch.reach
+  if records is not None:
+    records.scalar[ee, d] = reach[x, d, R_OPP_OWN]
+    at = (ee * records.avg.shape[1] + d) * records.avg.shape[2]
+    rec_avg = flat(records.avg)
+    for j in range(c):
+      rec_avg[at + j] = pr[p0 + j]
+    return acc
+  if game is not None:
+    last = game.avg_last[row]
+  if eng is not None:
+    words = eng.tab[2]
+    last = hashed.stamp_of(words, row)
+  if last < t:  # Always, but for Hogwild workers' races.
+    acc = catch_up_average(acells, a0, c, pr, p0, t, last,
+                           reach[x, d, R_OPP_OWN], codes.regret_plus, acc)
+    if game is not None:
+      game.avg_last[row] = t
+    if eng is not None:
+      hashed.set_stamp(words, row, t)
+  return acc
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _learn_edge(game, eng, codes, records, ee, d, row, c, update_player,
+                bcells, slot, in_keyed, target):
+  """The sampled edge's baseline b = bcells[slot] learns `target`
+  (`baselines.learn`) with its count where the rule keeps it: the thesis's
+  per (update player, infoset) (a tree's baseline_count, an engine's row
+  header), the child rule's per cell (a tree's baseline_count, an
+  engine's count field); or, with `records`, the target is recorded."""
+  if records is not None:
+    records.target[ee, d] = target
+  elif game is not None:
+    cslot = slot
+    if codes.rule == RULE_CORRECTED:
+      cslot = update_player * game.regrets.shape[0] + row
+    baselines.learn(bcells, slot, game.baseline_count, cslot, target,
+                    codes.decay)
+  elif eng is not None:
+    fmap = eng.fmap
+    if codes.rule == RULE_CORRECTED:
+      baselines.learn(bcells, slot, eng.tab[2],
+                      row + fmap[H_COUNT] + update_player, target,
+                      codes.decay)
+    else:
+      count_at = fmap[F_KEYED_COUNT] if in_keyed else fmap[F_COUNT]
+      span = (count_at - (fmap[F_KEYED_VALUE] if in_keyed
+                          else fmap[F_BASE])) * c
+      baselines.learn(bcells, slot, bcells,
+                      slot + span if count_at >= 0 else -1, target,
+                      codes.decay)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
 def up_pass(game, eng, keyed, codes, weights, utility_sum, scratch, x, ee,
             ep_depth, value, update_player, t, learn_baselines, study,
             records, acc):
@@ -724,22 +831,12 @@ def up_pass(game, eng, keyed, codes, weights, utility_sum, scratch, x, ee,
   Returns:
     (u at the path's first node, the float32 counts `acc`).
   """
-  regret_plus = codes.regret_plus
-  avg_w, regret_w = iteration_weights(weights, t, regret_plus)
+  avg_w, regret_w = iteration_weights(weights, t, codes.regret_plus)
   child_est = scratch.child_est
-  reach = scratch.reach
-  # Increments go through flat arrays at offsets (views of rows would
-  # count references at every node).
-  incs = flat(scratch.incs)
-  i0 = x * scratch.incs.shape[1]
-  if records is not None:
-    rec_value = flat(records.value)
-    rec_avg = flat(records.avg)
   table_sum = True
   stride = 0
   if game is not None:
     width = game.regrets.shape[1]
-    num_infosets = game.regrets.shape[0]
     rcells = flat(game.regrets)
     acells = flat(game.avg)
     scells = flat(game.strategy)
@@ -748,7 +845,7 @@ def up_pass(game, eng, keyed, codes, weights, utility_sum, scratch, x, ee,
     stride = baseline_stride(game.utility, codes.owner, codes.key,
                              game.baseline)
   if eng is not None:
-    index, meta, words, cells, layout = hashed.borrowed(eng.tab)
+    cells = eng.tab[3]
     rcells = cells
     acells = cells
     flat_sigma = flat(eng.path_sigma)
@@ -785,6 +882,7 @@ def up_pass(game, eng, keyed, codes, weights, utility_sum, scratch, x, ee,
       r0 = row * width
       a0 = r0
       pr = game.edge_prob if chance else scells
+      in_keyed = False
       if records is not None:
         records.node[d, ee] = n
         records.row[ee, d] = -1 if chance else 2 * row + (1 if own else 0)
@@ -808,82 +906,20 @@ def up_pass(game, eng, keyed, codes, weights, utility_sum, scratch, x, ee,
     est, predicted_here = estimate(value, c, a_s, xi_s, pr, p0, bcells, b0,
                                    offset, sign, child_est, x, back)
     if mine:
-      weight = reach[x, d, R_OPP] / reach[x, d, R_SAMPLE]
-      if records is not None:
-        at = (ee * records.value.shape[1] + d) * records.value.shape[2]
-        regret_increments(child_est, x, c, est, weight, regret_w, rec_value,
-                          at)
-        if codes.averaging == 0:
-          stochastic_increments(pr, p0, c, reach[x, d, R_OWN],
-                                reach[x, d, R_SAMPLE], avg_w, rec_avg, at)
-      elif study is not None:
-        regret_increments(child_est, x, c, est, weight, 1.0, incs, i0)
-        for j in range(c if study.regret_sum.shape[0] > 0 else 0):
-          inc = incs[i0 + j]
-          study.regret_sum[row, j] += inc
-          study.regret_sq[row, j] += inc * inc
-          y = weight * child_est[x, j]
-          study.value_sum[row, j] += y
-          study.value_sq[row, j] += y * y
-      else:
-        regret_increments(child_est, x, c, est, weight, regret_w, incs, i0)
-        total, acc = add_regrets(rcells, r0, c, incs, i0, regret_plus, acc)
-        if codes.averaging == 0:
-          stochastic_increments(pr, p0, c, reach[x, d, R_OWN],
-                                reach[x, d, R_SAMPLE], avg_w, incs, i0)
-          acc = add_sums(acells, a0, c, incs, i0, acc)
-        # sigma^{t+1}(I): a tree's strategy row (from the float64 sums
-        # just stored); an engine's path copy, read by the predictive
-        # pass only.
-        if game is not None:
-          sigma_from_total(rcells, r0, c, total, pr, p0)
-        if eng is not None and predictive:
-          match_into(rcells, r0, c, pr, p0)
+      acc = _update_own_row(game, eng, codes, study, records, scratch, x, d,
+                            ee, row, c, est, pr, p0, rcells, r0, acells, a0,
+                            avg_w, regret_w, predictive, acc)
     elif has_row and study is None and codes.averaging == 1:
-      if records is not None:
-        records.scalar[ee, d] = reach[x, d, R_OPP_OWN]
-        at = (ee * records.avg.shape[1] + d) * records.avg.shape[2]
-        for j in range(c):
-          rec_avg[at + j] = pr[p0 + j]
-      else:
-        if game is not None:
-          last = game.avg_last[row]
-        if eng is not None:
-          last = hashed.stamp_of(words, row)
-        if last < t:  # Always, but for Hogwild workers' races.
-          acc = catch_up_average(acells, a0, c, pr, p0, t, last,
-                                 reach[x, d, R_OPP_OWN], regret_plus, acc)
-          if game is not None:
-            game.avg_last[row] = t
-          if eng is not None:
-            hashed.set_stamp(words, row, t)
+      acc = _average_opponent_row(game, eng, codes, records, scratch, x, d,
+                                  ee, row, c, pr, p0, acells, a0, t, acc)
     if learns and b0 >= 0:
-      if codes.rule == RULE_CORRECTED:
-        # Thesis Fig. 3.1: b <- (b k_i(I) + b + (u - b) / xi) /
-        # (k_i(I) + 1), one visit counter per (update player, infoset).
-        target = child_est[x, a_s]
-      else:
-        target = offset + sign * value
-      if records is not None:
-        records.target[ee, d] = target
-      elif game is not None:
-        cslot = b0 + a_s
-        if codes.rule == RULE_CORRECTED:
-          cslot = update_player * num_infosets + row
-        baselines.learn(bcells, b0 + a_s, game.baseline_count, cslot, target,
-                        codes.decay)
-      elif eng is not None:
-        if codes.rule == RULE_CORRECTED:
-          baselines.learn(bcells, b0 + a_s, words,
-                          row + fmap[H_COUNT] + update_player, target,
-                          codes.decay)
-        else:
-          count_at = fmap[F_KEYED_COUNT] if in_keyed else fmap[F_COUNT]
-          span = (count_at - (fmap[F_KEYED_VALUE] if in_keyed
-                              else fmap[F_BASE])) * c
-          baselines.learn(bcells, b0 + a_s, bcells,
-                          b0 + a_s + span if count_at >= 0 else -1, target,
-                          codes.decay)
+      # Thesis Fig. 3.1: b <- (b k_i(I) + b + (u - b) / xi) / (k_i(I) + 1),
+      # the corrected value; else the child's estimate, in the table's
+      # utility.
+      target = (child_est[x, a_s] if codes.rule == RULE_CORRECTED
+                else offset + sign * value)
+      _learn_edge(game, eng, codes, records, ee, d, row, c, update_player,
+                  bcells, b0 + a_s, in_keyed, target)
     if predictive:
       if b0 >= 0:
         bcells[b0 + a_s] = stored
@@ -1287,61 +1323,212 @@ def baseline_key(code, eng, codes, st, x, d):
 
 
 @njit(cache=True, error_model="numpy", inline="always")
+def _arrive(code, eng, keyed, codes, scratch, st, x, d, uses_keyed, flight):
+  """An engine's node, step 1: the player, the moves and the keys (the
+  infoset's, and the keyed baseline's), with a prefetch of their index
+  slots when episodes are in flight; the next step set. Returns whether
+  the node is terminal."""
+  p = protocol.player(code, eng.params, st)
+  if p == protocol.TERMINAL:
+    return True
+  scratch.info[x, d] = (p + 2) | (protocol.num_moves(code, eng.params, st)
+                                  << 8)
+  if keyed is not None:
+    if uses_keyed:
+      baseline_key(code, eng, codes, st, x, d)
+      if flight > 1:
+        hashed.slot_hint(hashed.borrowed(keyed)[0], eng.path_key[x, d, 0])
+  if p == protocol.CHANCE:
+    scratch.row[x, d] = -1
+  else:
+    h1, h2 = protocol.infoset_hash(code, eng.params, st, p)
+    eng.lane_keys[x, 0] = h1
+    eng.lane_keys[x, 1] = h2
+    if flight > 1:
+      hashed.slot_hint(eng.tab[0], h1)
+  eng.lanes[x, L_STEP] = (LOCATE if p != protocol.CHANCE or uses_keyed
+                          else PLAY)
+  return False
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _prefetch_row(index, words, s, widest):
+  """Prefetches the row index slot s names, if any; returns whether it
+  names one."""
+  e_at = index[s]
+  if e_at == 0:
+    return False
+  o = np.int64(e_at & np.uint64(hashed.OFFSET_MASK))
+  prefetch(words, o)
+  prefetch(words, o + widest - 1)
+  return True
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _locate(eng, keyed, scratch, x, d, uses_keyed, flight, widest):
+  """Step 2: the index slots whose tags match the node's keys (a decision's
+  infoset row, the keyed row), with a prefetch of the rows they name when
+  episodes are in flight. Returns whether a row is on its way (the episode
+  waits a turn)."""
+  pending = False
+  if (scratch.info[x, d] & 255) != 1:  # A decision (not chance).
+    index = eng.tab[0]
+    s = hashed.candidate(index, eng.lane_keys[x, 1],
+                         hashed.home_slot(index, eng.lane_keys[x, 0]))
+    eng.lanes[x, L_SLOT] = s
+    if flight > 1:
+      pending = _prefetch_row(index, eng.tab[2], s, widest[0])
+  if keyed is not None:
+    if uses_keyed:
+      k_index, _, k_words, _, _ = hashed.borrowed(keyed)
+      s = hashed.candidate(k_index, eng.path_key[x, d, 1],
+                           hashed.home_slot(k_index, eng.path_key[x, d, 0]))
+      eng.lanes[x, L_BSLOT] = s
+      if flight > 1:
+        pending |= _prefetch_row(k_index, k_words, s, widest[1])
+  eng.lanes[x, L_STEP] = CONFIRM
+  return pending
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _confirm(eng, keyed, scratch, x, d, uses_keyed, atomic):
+  """Step 3: the rows (inserted where a key has none, while allowed):
+  scratch.row[x, d] (the infoset's) and eng.path_brow[x, d] (the keyed
+  baseline's); -1 where none."""
+  c = (scratch.info[x, d] >> 8) & 0xFFFFFF
+  if (scratch.info[x, d] & 255) != 1:  # A decision (not chance).
+    index, meta, words, cells, layout = eng.tab
+    o, _ = hashed.row_at(index, meta, words, cells, layout,
+                         eng.lane_keys[x, 0], eng.lane_keys[x, 1], c,
+                         eng.allow_insert, eng.block, atomic,
+                         eng.lanes[x, L_SLOT])
+    scratch.row[x, d] = o
+  if keyed is not None:
+    if uses_keyed:
+      k_index, k_meta, k_words, k_cells, k_layout = hashed.borrowed(keyed)
+      o, _ = hashed.row_at(k_index, k_meta, k_words, k_cells, k_layout,
+                           eng.path_key[x, d, 0], eng.path_key[x, d, 1], c,
+                           eng.allow_keyed, eng.block[:0], atomic,
+                           eng.lanes[x, L_BSLOT])
+      eng.path_brow[x, d] = o
+  eng.lanes[x, L_STEP] = PLAY
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _play(code, eng, codes, weights, scratch, flat_sigma, flat_probs, st, x,
+          d, update_player, t, u):
+  """Step 4: sigma^t at the node (the regret matching of its row, after
+  DCFR's pending discounts; uniform where it has none; chance's
+  probabilities), the sample from uniform `u` under xi, the reaches and
+  the move. Returns the move."""
+  info = scratch.info[x, d]
+  p = (info & 255) - 2
+  c = (info >> 8) & 0xFFFFFF
+  o = scratch.row[x, d]
+  epsilon = codes.epsilon
+  my_reach = scratch.reach[x, d, R_OWN]
+  opp_reach = scratch.reach[x, d, R_OPP]
+  opp_own_reach = scratch.reach[x, d, R_OPP_OWN]
+  sample_reach = scratch.reach[x, d, R_SAMPLE]
+  max_depth = scratch.row.shape[1]
+  at = (x * max_depth + d) * scratch.child_est.shape[1]
+  if p == protocol.CHANCE:
+    for j in range(c):
+      flat_probs[at + j] = protocol.chance_prob(code, eng.params, st, j)
+    a = sample_index(flat_probs, at, c, u, 0.0)
+    sig = flat_probs[at + a]
+    opp_reach *= sig
+    sample_reach *= sig
+  else:
+    if o >= 0:
+      _, _, words, cells, layout = eng.tab
+      start = hashed.first_cell(o, layout[hashed.L_HEADER],
+                                layout[hashed.L_PER_WORD]) + (
+                                    eng.fmap[F_REGRET] * c)
+      if weights.weighting == 2:
+        catch_up_cells(cells, start, c, words, o + eng.fmap[H_THROUGH], t,
+                       weights.log_pos, weights.log_neg)
+      match_into(cells, start, c, flat_sigma, at)
+      a = sample_index(flat_sigma, at, c, u,
+                       epsilon if p == update_player else 0.0)
+      sig = flat_sigma[at + a]
+    else:  # Not stored: uniform.
+      for j in range(c):
+        flat_sigma[at + j] = 1.0 / c
+      a = min(int(u * c), c - 1)
+      sig = 1.0 / c
+    if p == update_player:
+      my_reach *= sig
+      sample_reach *= epsilon / c + (1.0 - epsilon) * sig
+    else:
+      opp_reach *= sig
+      opp_own_reach *= sig
+      sample_reach *= sig
+  scratch.info[x, d] = info | (np.int64(a) << 32)
+  if codes.key == KEY_HISTORY and d + 1 < max_depth:
+    g1, g2 = history_step(eng.path_key[x, d, 0], eng.path_key[x, d, 1], a)
+    eng.path_key[x, d + 1, 0] = g1
+    eng.path_key[x, d + 1, 1] = g2
+  protocol.apply(code, eng.params, st, a)
+  if d + 1 < max_depth:
+    scratch.reach[x, d + 1, R_OWN] = my_reach
+    scratch.reach[x, d + 1, R_OPP] = opp_reach
+    scratch.reach[x, d + 1, R_OPP_OWN] = opp_own_reach
+    scratch.reach[x, d + 1, R_SAMPLE] = sample_reach
+  eng.lanes[x, L_DEPTH] = d + 1
+  eng.lanes[x, L_STEP] = ARRIVE
+  return a
+
+
+@njit(cache=True, error_model="numpy", inline="always")
 def engine_down(code, eng, keyed, codes, weights, scratch, wk, e, group,
                 first_iteration, workers, rng, key, atomic):
   """The way down of a group of `group` episodes e .. e + group - 1, in
-  lockstep (module docstring of the solver's engine side): a node takes
-  four steps: arrive (its keys, and a prefetch of their index slots),
-  locate (the slots whose tags match, and a prefetch of the rows they
-  name), confirm (the rows' keys; inserts if a key has none) and play
-  (sigma^t, the sample, the move); with K > 1 each episode takes one step
-  per turn, so that the misses of the K lookups overlap; with K = 1 the
-  four follow at once. The infoset row and, with a keyed baseline, the
-  keyed row are found together. Each episode's lane x = wk + k
-  (eng.lanes[x], eng.lane_keys[x], eng.streams[x]) keeps its step, index
-  slots, depth and infoset key between turns; episode e + k leaves
-  eng.lanes[x, L_DEPTH] = -1 - its depth.
+  lockstep (module docstring): a node takes four steps, `_arrive` (its
+  keys, and a prefetch of their index slots), `_locate` (the slots whose
+  tags match, and a prefetch of the rows they name), `_confirm` (the rows;
+  inserts where a key has none) and `_play` (sigma^t, the sample, the
+  move); with K > 1 each episode takes one step per turn, so that the
+  misses of the K lookups overlap; with K = 1 the four follow at once.
+  The infoset row and, with a keyed baseline, the keyed row are found
+  together. Each episode's lane x = wk + k (eng.lanes[x],
+  eng.lane_keys[x], eng.streams[x]) keeps its step, index slots, depth and
+  infoset key between turns; episode e + k leaves eng.lanes[x, L_DEPTH] =
+  -1 - its depth. One uniform per node: from the PCG64 `rng` (one worker)
+  or each episode's stream under `key` (several).
 
   Returns:
     rng's new (s_hi, s_lo).
   """
-  params = eng.params
-  index, meta, words, cells, layout = hashed.borrowed(eng.tab)
-  header = layout[hashed.L_HEADER]
-  per_word = layout[hashed.L_PER_WORD]
-  fmap = eng.fmap
-  max_depth = scratch.row.shape[1]
+  state = eng.state
+  lanes = eng.lanes
+  layout = eng.tab[4]
   max_moves = scratch.child_est.shape[1]
+  widest = (hashed.row_words(max_moves, layout[hashed.L_HEADER],
+                             layout[hashed.L_FIELDS],
+                             layout[hashed.L_PER_WORD]), 0)
+  if keyed is not None:
+    k_layout = hashed.borrowed(keyed)[4]
+    widest = (widest[0], hashed.row_words(
+        max_moves, k_layout[hashed.L_HEADER], k_layout[hashed.L_FIELDS],
+        k_layout[hashed.L_PER_WORD]))
   flat_sigma = flat(eng.path_sigma)
   flat_probs = flat(eng.path_probs)
-  path_key = borrow(eng.path_key)
-  state = borrow(eng.state)
-  widest = hashed.row_words(max_moves, header, layout[hashed.L_FIELDS],
-                            per_word)
   flight = eng.in_flight
-  uses_keyed = keyed is not None and codes.key != KEY_INFOSET and (
-      codes.key != KEY_NONE)
-  if keyed is not None:
-    k_index, k_meta, k_words, k_cells, k_layout = hashed.borrowed(keyed)
-    k_widest = hashed.row_words(max_moves, k_layout[hashed.L_HEADER],
-                                k_layout[hashed.L_FIELDS],
-                                k_layout[hashed.L_PER_WORD])
-  no_block = eng.block[:0]
-  lanes, lane_keys, streams = eng.lanes, eng.lane_keys, eng.streams
+  uses_keyed = codes.key != KEY_INFOSET and codes.key != KEY_NONE
   s_hi, s_lo, inc_hi, inc_lo = rng
-  epsilon = codes.epsilon
   for k in range(group):
     x = wk + k
     if eng.start.shape[0] > 0:
       state[x, :] = eng.start
     else:
-      protocol.reset(code, params, state[x])
+      protocol.reset(code, eng.params, state[x])
     lanes[x, L_DEPTH] = 0
     lanes[x, L_STEP] = ARRIVE
     for f in range(4):
       scratch.reach[x, 0, f] = 1.0
-    path_key[x, 0, 0] = eng.start_key[0]
-    path_key[x, 0, 1] = eng.start_key[1]
+    eng.path_key[x, 0, 0] = eng.start_key[0]
+    eng.path_key[x, 0, 1] = eng.start_key[1]
   live = group
   while live > 0:
     for k in range(group):
@@ -1350,134 +1537,30 @@ def engine_down(code, eng, keyed, codes, weights, scratch, wk, e, group,
       if d < 0:
         continue
       st = state[x]
-      ee = e + k
       while True:
         if lanes[x, L_STEP] == ARRIVE:
-          p = protocol.player(code, params, st)
-          if p == protocol.TERMINAL:
+          if _arrive(code, eng, keyed, codes, scratch, st, x, d, uses_keyed,
+                     flight):
             lanes[x, L_DEPTH] = -1 - d
             live -= 1
             break
-          scratch.info[x, d] = (p + 2) | (protocol.num_moves(
-              code, params, st) << 8)
-          if uses_keyed:
-            baseline_key(code, eng, codes, st, x, d)
-            if flight > 1:
-              hashed.slot_hint(k_index, path_key[x, d, 0])
-          if p == protocol.CHANCE:
-            scratch.row[x, d] = -1
-          else:
-            h1, h2 = protocol.infoset_hash(code, params, st, p)
-            lane_keys[x, 0] = h1
-            lane_keys[x, 1] = h2
-            if flight > 1:
-              hashed.slot_hint(index, h1)
-          lanes[x, L_STEP] = LOCATE if (p != protocol.CHANCE or uses_keyed) else PLAY
           if flight > 1 and lanes[x, L_STEP] == LOCATE:
             break
         if lanes[x, L_STEP] == LOCATE:
-          pending = False
-          if (scratch.info[x, d] & 255) != 1:  # A decision (not chance).
-            s = hashed.candidate(index, lane_keys[x, 1],
-                                 hashed.home_slot(index, lane_keys[x, 0]))
-            lanes[x, L_SLOT] = s
-            if flight > 1:
-              e_at = index[s]
-              if e_at != 0:  # The row the index names: read it next turn.
-                o = np.int64(e_at & np.uint64(hashed.OFFSET_MASK))
-                prefetch(words, o)
-                prefetch(words, o + widest - 1)
-                pending = True
-          if uses_keyed:
-            s = hashed.candidate(k_index, path_key[x, d, 1],
-                                 hashed.home_slot(k_index, path_key[x, d, 0]))
-            lanes[x, L_BSLOT] = s
-            if flight > 1:
-              e_at = k_index[s]
-              if e_at != 0:
-                o = np.int64(e_at & np.uint64(hashed.OFFSET_MASK))
-                prefetch(k_words, o)
-                prefetch(k_words, o + k_widest - 1)
-                pending = True
-          lanes[x, L_STEP] = CONFIRM
-          if pending:
+          if _locate(eng, keyed, scratch, x, d, uses_keyed, flight, widest):
             break
         if lanes[x, L_STEP] == CONFIRM:
-          c = (scratch.info[x, d] >> 8) & 0xFFFFFF
-          if (scratch.info[x, d] & 255) != 1:  # A decision (not chance).
-            o, _ = hashed.row_at(index, meta, words, cells, layout,
-                                 lane_keys[x, 0], lane_keys[x, 1], c, eng.allow_insert,
-                                 eng.block, atomic, lanes[x, L_SLOT])
-            scratch.row[x, d] = o
-          if uses_keyed:
-            o, _ = hashed.row_at(k_index, k_meta, k_words, k_cells, k_layout,
-                                 path_key[x, d, 0], path_key[x, d, 1], c,
-                                 eng.allow_keyed, no_block, atomic, lanes[x, L_BSLOT])
-            eng.path_brow[x, d] = o
-          lanes[x, L_STEP] = PLAY
-        # PLAY.
-        info = scratch.info[x, d]
-        p = (info & 255) - 2
-        c = (info >> 8) & 0xFFFFFF
-        o = scratch.row[x, d]
-        update_player = ee % 2
-        t = first_iteration + ee // 2
+          _confirm(eng, keyed, scratch, x, d, uses_keyed, atomic)
+        ee = e + k
         if workers > 1:
           if d == 0:
-            streams[x] = stream_start(key, ee)
-          streams[x], u = stream_uniform(streams[x])
+            eng.streams[x] = stream_start(key, ee)
+          eng.streams[x], u = stream_uniform(eng.streams[x])
         else:
           s_hi, s_lo, u = pcg64_next(s_hi, s_lo, inc_hi, inc_lo)
-        my_reach = scratch.reach[x, d, R_OWN]
-        opp_reach = scratch.reach[x, d, R_OPP]
-        opp_own_reach = scratch.reach[x, d, R_OPP_OWN]
-        sample_reach = scratch.reach[x, d, R_SAMPLE]
-        at = (x * max_depth + d) * max_moves
-        if p == protocol.CHANCE:
-          for j in range(c):
-            flat_probs[at + j] = protocol.chance_prob(code, params, st, j)
-          a = sample_index(flat_probs, at, c, u, 0.0)
-          sig = flat_probs[at + a]
-          opp_reach *= sig
-          sample_reach *= sig
-        else:
-          if o >= 0:
-            start = hashed.first_cell(o, header, per_word) + fmap[F_REGRET] * c
-            if weights.weighting == 2:
-              catch_up_cells(cells, start, c, words, o + fmap[H_THROUGH], t,
-                             weights.log_pos, weights.log_neg)
-            match_into(cells, start, c, flat_sigma, at)
-            if p == update_player:
-              a = sample_index(flat_sigma, at, c, u, epsilon)
-            else:
-              a = sample_index(flat_sigma, at, c, u, 0.0)
-            sig = flat_sigma[at + a]
-          else:  # Not stored: uniform.
-            for j in range(c):
-              flat_sigma[at + j] = 1.0 / c
-            a = min(int(u * c), c - 1)
-            sig = 1.0 / c
-          if p == update_player:
-            my_reach *= sig
-            sample_reach *= epsilon / c + (1.0 - epsilon) * sig
-          else:
-            opp_reach *= sig
-            opp_own_reach *= sig
-            sample_reach *= sig
-        scratch.info[x, d] = info | (np.int64(a) << 32)
-        if codes.key == KEY_HISTORY and d + 1 < max_depth:
-          g1, g2 = history_step(path_key[x, d, 0], path_key[x, d, 1], a)
-          path_key[x, d + 1, 0] = g1
-          path_key[x, d + 1, 1] = g2
-        protocol.apply(code, params, st, a)
+        _play(code, eng, codes, weights, scratch, flat_sigma, flat_probs, st,
+              x, d, ee % 2, first_iteration + ee // 2, u)
         d += 1
-        lanes[x, L_DEPTH] = d
-        if d < max_depth:
-          scratch.reach[x, d, R_OWN] = my_reach
-          scratch.reach[x, d, R_OPP] = opp_reach
-          scratch.reach[x, d, R_OPP_OWN] = opp_own_reach
-          scratch.reach[x, d, R_SAMPLE] = sample_reach
-        lanes[x, L_STEP] = ARRIVE
         if flight > 1:
           break
   return s_hi, s_lo

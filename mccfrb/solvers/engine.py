@@ -195,19 +195,26 @@ class EngineSampling:
         fields += ["baseline"] + (["count"] if running else [])
     keyed = baselines_lib.keyed_table(name)
     total = tables_lib.check_max_memory(max_memory)
-    share = total // 2 if keyed else total
+    keyed_bytes = baselines_lib.keyed_share(name, total)
+    if keyed and min(keyed_bytes, total - keyed_bytes) < tables_lib.MIN_MEMORY:
+      raise ValueError(
+          f"max_memory={total} is too small for baseline={name!r}, whose "
+          f"second table takes {keyed_bytes / total:.0%} of it: each table "
+          f"needs at least {tables_lib.MIN_MEMORY} bytes.")
     self._tables = tables_lib.HashedTable(
         engine.max_moves, fields, header, precision=self._precision,
-        max_memory=share)
+        max_memory=total - keyed_bytes)
     # The keyed baselines' table (a value per key and move, and the running
-    # mean's visit count; kernels/outcome.py) shares max_memory with the
-    # infoset table, half each. (Saved as "engine_history_*".)
+    # mean's visit count; kernels/outcome.py) takes its key's share of
+    # max_memory (kernels/baselines.py: half for histories, a quarter for
+    # situations and public states), the infoset table the rest. (Saved
+    # as "engine_history_*".)
     self._history = None
     k_fields = ["value"] + (["count"] if running else [])
     if keyed:
       self._history = tables_lib.HashedTable(
           engine.max_moves, k_fields, precision=self._precision,
-          max_memory=total - share)
+          max_memory=keyed_bytes)
     t = self._tables
     number = lambda names, name: names.index(name) if name in names else -1
     fmap = np.full(outcome_kernel.FMAP_SIZE, -1, dtype=np.int64)

@@ -30,6 +30,7 @@ node past `max_memory` plays each such node out once, as a leaf.)
 infoset's hash.
 """
 
+import hashlib
 import json
 import warnings
 
@@ -38,6 +39,7 @@ from open_spiel.python import policy as os_policy
 
 from mccfrb.games import forms
 from mccfrb.games import grown as grown_lib
+from mccfrb.games import keys as keys_lib
 from mccfrb.kernels import baselines as baselines_lib
 from mccfrb.kernels import exact
 from mccfrb.kernels import external
@@ -97,6 +99,9 @@ class GrownSampling:
   # True in the outcome-sampling solvers (MCCFRbSolver), whose tables
   # include sigma and baselines.
   _outcome_sampling = False
+  # Observation-keyed baselines: each stored node's label (_node_key) and
+  # the 128-bit hash of each label's key (_key_hashes, by label).
+  _observed = False
 
   def _grown_rows(self):
     """(names of the [I, A] tables, names of the [I] tables)."""
@@ -108,6 +113,10 @@ class GrownSampling:
     """Grown-tree tables of the solver's options (set before)."""
     if self._outcome_sampling:
       baselines_lib.check(self._baseline_name, "grown")
+      self._observed = (baselines_lib.BASELINES[self._baseline_name].key
+                        == "observation")
+      if self._observed:
+        keys_lib.check_observation(game)
     if self._threads != 1:
       representation_lib.refuse(
           f"threads={self._threads}", ("tree", "engine"), "grown",
@@ -121,6 +130,11 @@ class GrownSampling:
     self._grown = grown_lib.GrownTree(
         game, tables_lib.check_max_memory(max_memory))
     g = self._grown
+    if self._observed:
+      self._node_key = np.full(g.node_capacity, -1, dtype=np.int64)
+      self._key_hashes = np.zeros((grown_lib.FIRST_CAPACITY, 2),
+                                  dtype=np.uint64)
+      self._label_of = {}
     matrices, vectors = self._grown_rows()
     for name in matrices:
       setattr(self, name, np.zeros((g.infoset_capacity, g.max_actions)))
@@ -159,6 +173,7 @@ class GrownSampling:
       raise ValueError(f"max_memory={g.max_memory} does not hold the root of "
                        f"{game}.")
     self._grow_tables()
+    self._label_node(0, root)
 
   @property
   def grown_tree(self):
@@ -178,14 +193,44 @@ class GrownSampling:
       return 2 * per_infoset, 2 * infosets
     if entry.key == "infoset":
       return per_infoset, per_infoset
+    if entry.key == "observation":
+      size = len(self._key_hashes) * self._grown.max_actions
+      return size, size
     return slots, slots
 
   def _grown_table_bytes(self, infosets, slots):
-    """Bytes of the solver's tables at these capacities."""
+    """Bytes of the solver's tables at these capacities (the observation
+    labels' arrays at their present sizes)."""
     size, count_size = self._grown_baseline_sizes(infosets, slots)
     matrices, vectors = self._grown_rows()
+    labels = (self._node_key.nbytes + self._key_hashes.nbytes
+              if self._observed else 0)
     return 8 * (infosets * (len(matrices) * self._grown.max_actions
-                            + len(vectors)) + size + count_size)
+                            + len(vectors)) + size + count_size) + labels
+
+  def _label_node(self, node, state):
+    """Observation-keyed baselines: node's label, the label of its
+    observation key (mccfrb.games.keys.observation_key, hashed to 128 bits
+    as infoset strings are), a new one if the key is new (the baseline
+    tables doubled when the labels outgrow them)."""
+    if not self._observed:
+      return
+    digest = hashlib.blake2b(
+        repr(keys_lib.observation_key(state, len(state.history()))).encode(),
+        digest_size=16).digest()
+    label = self._label_of.get(digest)
+    if label is None:
+      label = len(self._label_of)
+      self._label_of[digest] = label
+      if label >= len(self._key_hashes):
+        self._key_hashes = grown_lib._grown(self._key_hashes,  # pylint: disable=protected-access
+                                            2 * len(self._key_hashes), 0)
+        size, _ = self._grown_baseline_sizes(1, 1)
+        self._baseline = grown_lib._grown(self._baseline, size, 0.0)  # pylint: disable=protected-access
+        self._baseline_count = grown_lib._grown(self._baseline_count, size,  # pylint: disable=protected-access
+                                                0)
+      self._key_hashes[label] = np.frombuffer(digest, dtype=np.uint64)
+    self._node_key[node] = label
 
   def _grow_tables(self):
     """The tables re-allocated to the tree's capacities (new rows 0)."""
@@ -210,6 +255,8 @@ class GrownSampling:
     size, count_size = self._grown_baseline_sizes(i, n)
     if not self._outcome_sampling:
       return
+    if self._observed and len(self._node_key) < g.node_capacity:
+      self._node_key = grown_lib._grown(self._node_key, g.node_capacity, -1)  # pylint: disable=protected-access
     if len(self._baseline) < size:
       self._baseline = grown_lib._grown(self._baseline, size, 0.0)  # pylint: disable=protected-access
       self._baseline_count = grown_lib._grown(self._baseline_count,
@@ -259,7 +306,8 @@ class GrownSampling:
             kind, player, infoset, child_start, num_children, prob, utility,
             g.infoset_num_actions, self._regrets, self._strategy, self._avg,
             self._avg_last, self._baseline, self._baseline_count,
-            self._through, np.zeros(0, dtype=np.int64), 0),
+            self._through, (self._node_key if self._observed
+                            else np.zeros(0, dtype=np.int64)), 0),
                 outcome.Grown(slot_node, io, leaf), self._kernel_codes(),
                 weighting, g.utility_sum, self._num_iterations + 1, 0,
                 2 * num_iterations, True, self._rng_words, self._scratch,
@@ -281,8 +329,12 @@ class GrownSampling:
                          self._grown_table_bytes)
       last, last_depth, last_state = node, depth, state
       if node is not None:
+        labels = len(self._key_hashes) if self._observed else 0
         if generation != g.generation:
           self._grow_tables()
+        self._label_node(node, state)
+        if generation != g.generation or (
+            self._observed and labels != len(self._key_hashes)):
           args = None
         elif self._strategy_rows < g.num_infosets:
           self._uniform_new_rows()
@@ -446,6 +498,8 @@ class GrownSampling:
     names = sum(self._grown_rows(), ())
     if self._outcome_sampling:
       names += ("_baseline", "_baseline_count")
+    if self._observed:
+      names += ("_node_key", "_key_hashes")
     return names
 
   def _tables_to_save(self):
@@ -496,6 +550,17 @@ class GrownSampling:
       raise ValueError(f"{path}: {e}.") from None
     self._dropped, self._strategy_rows = int(counts[4]), int(counts[5])
     g = self._grown
+    if self._observed:
+      labels, _ = tables.header("key_hashes")
+      self._node_key = np.zeros(g.node_capacity, dtype=np.int64)
+      self._key_hashes = np.zeros((labels[0], 2), dtype=np.uint64)
+      base.restore_table(tables, "node_key", self._node_key, path,
+                         self._num_iterations, signed=True)
+      base.restore_table(tables, "key_hashes", self._key_hashes, path,
+                         self._num_iterations)
+      used = int(self._node_key.max(initial=-1)) + 1
+      self._label_of = {self._key_hashes[k].tobytes(): k
+                        for k in range(used)}
     size, count_size = self._grown_baseline_sizes(g.infoset_capacity,
                                                   g.slot_capacity)
     shape = (g.infoset_capacity, g.max_actions)

@@ -27,10 +27,11 @@ REGRETS = {"rm": 0, "rm+": 1}
 # The baselines an engine runs (the registry's: keys an engine computes,
 # rules it runs).
 ENGINE_BASELINES = baselines_lib.kinds("engine")
-# baseline=None: the kind that measured best on each representation
-# (docs: "Baselines" on trees; "Big games" on engines, where no baseline
-# beat every kind at equal seconds on goofspiel 6 and 13-card goofspiel).
-DEFAULT_BASELINE = {"tree": "predictive", "engine": "none", "grown": "learned"}
+# baseline=None: the kind that measured best on each representation at
+# equal seconds (docs: "Baselines" on trees and engines: on goofspiel 6 the
+# situation-keyed baseline, whose cells many histories share).
+DEFAULT_BASELINE = {"tree": "predictive", "engine": "situation",
+                    "grown": "learned"}
 
 
 class ConditionalVariance(NamedTuple):
@@ -114,8 +115,8 @@ class MCCFRbSolver(grown_lib.GrownSampling, engine_lib.EngineSampling,
   Args:
     game: a game string or `pyspiel.Game` (see `mccfrb.load_game`).
     baseline: one of BASELINES (docs, "Baselines"; kernels/baselines.py),
-      or None (the default): "predictive" on a compiled tree, "none" on
-      an engine, "learned" on a grown tree (DEFAULT_BASELINE). Each kind
+      or None (the default): "predictive" on a compiled tree, "situation"
+      on an engine, "learned" on a grown tree (DEFAULT_BASELINE). Each kind
       runs where its key and rule do (`mccfrb.baselines.serves`): the
       oracle on a compiled tree only, situation and public keys on trees
       and engines, observation keys on trees and grown trees. Games with

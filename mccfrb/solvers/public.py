@@ -251,17 +251,16 @@ class PublicSamplingSolver(engine_lib.EngineSampling,
     self._engine = engine
     self._precision = engine_lib.check_precision(precision)
     total = tables_lib.check_max_memory(max_memory)
-    per_history = self._rule in (baselines_lib.RULE_CHILD,
-                                 baselines_lib.RULE_PREDICTIVE)
-    share = total // 2 if per_history else total
+    name = self._settings["baseline"]
+    per_history = baselines_lib.keyed_table(name)
+    share = total - baselines_lib.keyed_share(name, total)
     self._tables = tables_lib.HashedTable(
         engine.max_moves, public_kernel.FIELDS, public_kernel.HEADER,
         precision=self._precision, max_memory=share,
         init=public_kernel.FIELDS[public_kernel.P_STRATEGY])
     self._history = None
     if per_history:
-      running = baselines_lib.running_counts(self._settings["baseline"],
-                                             self._decay)
+      running = baselines_lib.running_counts(name, self._decay)
       self._history = tables_lib.HashedTable(
           engine.max_moves, ("value",) + (("count",) if running else ()),
           precision=self._precision, max_memory=total - share)

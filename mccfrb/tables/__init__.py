@@ -11,6 +11,7 @@ are in tables/policy.py: the solvers return them and evaluation reads them.
 """
 
 from mccfrb.tables.hashed_table import HashedTable
+from mccfrb.tables.hashed_table import MIN_MEMORY
 from mccfrb.tables.hashed_table import PRECISIONS
 from mccfrb.tables.hashed_table import check_max_memory
 from mccfrb.tables.hashed_table import check_precision

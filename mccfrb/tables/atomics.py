@@ -94,6 +94,21 @@ def prefetch(typingctx, array, index):  # pylint: disable=unused-argument
   return sig, codegen
 
 
+def _unowned(context, builder, signature, args):
+  """(the argument array's structure, a new one of the return type with
+  its data and item counts but no owner: meminfo and parent null); the
+  caller sets its shape and strides."""
+  aty = signature.args[0]
+  src = context.make_array(aty)(context, builder, value=args[0])
+  out = context.make_array(signature.return_type)(context, builder)
+  out.meminfo = context.get_constant_null(types.MemInfoPointer(aty.dtype))
+  out.parent = context.get_constant_null(types.pyobject)
+  out.nitems = src.nitems
+  out.itemsize = src.itemsize
+  out.data = src.data
+  return src, out
+
+
 @intrinsic
 def borrow(typingctx, array):  # pylint: disable=unused-argument
   """`array` without its reference count: the same data, shape and
@@ -109,15 +124,7 @@ def borrow(typingctx, array):  # pylint: disable=unused-argument
   sig = array(array)
 
   def codegen(context, builder, signature, args):
-    aty = signature.args[0]
-    src = context.make_array(aty)(context, builder, value=args[0])
-    out = context.make_array(aty)(context, builder)
-    out.meminfo = context.get_constant_null(types.MemInfoPointer(
-        aty.dtype))
-    out.parent = context.get_constant_null(types.pyobject)
-    out.nitems = src.nitems
-    out.itemsize = src.itemsize
-    out.data = src.data
+    src, out = _unowned(context, builder, signature, args)
     out.shape = src.shape
     out.strides = src.strides
     return out._getvalue()
@@ -138,15 +145,7 @@ def flat(typingctx, array):  # pylint: disable=unused-argument
   sig = out_type(array)
 
   def codegen(context, builder, signature, args):
-    aty = signature.args[0]
-    src = context.make_array(aty)(context, builder, value=args[0])
-    out = context.make_array(signature.return_type)(context, builder)
-    out.meminfo = context.get_constant_null(types.MemInfoPointer(
-        aty.dtype))
-    out.parent = context.get_constant_null(types.pyobject)
-    out.nitems = src.nitems
-    out.itemsize = src.itemsize
-    out.data = src.data
+    src, out = _unowned(context, builder, signature, args)
     out.shape = cgutils.pack_array(builder, [src.nitems])
     out.strides = cgutils.pack_array(builder, [src.itemsize])
     return out._getvalue()

@@ -36,10 +36,14 @@ def default_max_memory():
   return tree_size.available_memory() // 2
 
 
+# The least max_memory a table takes.
+MIN_MEMORY = 1 << 20
+
+
 def check_max_memory(max_memory):
   if max_memory is None:
     return default_max_memory()
-  return counts.check_count("max_memory", max_memory, 1 << 20, 2**62,
+  return counts.check_count("max_memory", max_memory, MIN_MEMORY, 2**62,
                             what="a number of bytes >= 2**20 (1 MiB)")
 
 

@@ -270,6 +270,18 @@ def enumerate_tree(engine, max_nodes=DEFAULT_MAX_NODES):
       max_moves=int(num_children.max()))
 
 
+def enumerate_like(engine, tree):
+  """`enumerate_tree` of the engine when its tree is the compiled `tree`
+  (node count, kinds and children equal), else None: callers then read
+  keys per node of the compiled tree from the engine's walk."""
+  walked = enumerate_tree(engine, max_nodes=tree.num_nodes)
+  if (walked.num_nodes != tree.num_nodes
+      or not np.array_equal(walked.node_kind, tree.node_kind)
+      or not np.array_equal(walked.num_children, tree.num_children)):
+    return None
+  return walked
+
+
 def key_labels(keys):
   """int64 labels 0.. of the distinct rows of a uint64[N, 2] key array."""
   labels = np.zeros(len(keys), dtype=np.int64)

@@ -71,6 +71,7 @@ from mccfrb.games.engines.common import CHANCE
 from mccfrb.games.engines.common import Engine
 from mccfrb.games.engines.common import TERMINAL
 from mccfrb.games.engines.common import hash_step
+from mccfrb.games.engines.common import mix64
 
 NAME = "goofspiel"
 
@@ -418,13 +419,26 @@ def situation_hash(params, state):  # pylint: disable=unused-argument
   """(uint64, uint64): the key of the situation, what the rest of the game
   depends on: the acting player, the point card on the table, player 0's
   pending bid, both hands, the point cards not dealt and the difference of
-  the points (returns depend on it alone), not the order they came in."""
+  the points (returns depend on it alone), not the order they came in.
+  Up to 13 cards the words pack exactly into 64 bits, each half of the
+  key a bijection of them (no collision at all, and two independent mixes
+  instead of a chain of steps); above, a running hash of the words."""
+  n = params[P_NUM_CARDS]
   w = (state[S_PLAYER] + 4) + 8 * (state[S_CARD] + 1) + 512 * (
       state[S_PENDING] + 1)
+  diff = state[S_POINTS] - state[S_POINTS + 1]
+  if n <= 13:
+    # 3 + 4 + 4 bits of w (card and pending bid + 1 <= 13), 3 x 13 bits of
+    # hands and deck, 9 bits of the difference + 256 (|diff| <= 91).
+    x = ((state[S_PLAYER] + 4) | ((state[S_CARD] + 1) << 3)
+         | ((state[S_PENDING] + 1) << 7) | (state[S_HANDS] << 11)
+         | (state[S_HANDS + 1] << 24) | (state[S_DECK] << 37)
+         | ((diff + 256) << 50))
+    return (mix64(np.uint64(x) ^ np.uint64(_SITUATION_SEED[0])),
+            mix64(np.uint64(x) + np.uint64(_SITUATION_SEED[1])))
   a = np.uint64(_SITUATION_SEED[0])
   b = np.uint64(_SITUATION_SEED[1])
-  for word in (w, state[S_HANDS], state[S_HANDS + 1], state[S_DECK],
-               state[S_POINTS] - state[S_POINTS + 1]):
+  for word in (w, state[S_HANDS], state[S_HANDS + 1], state[S_DECK], diff):
     a = hash_step(a, word)
     b = hash_step(b, word ^ _SALT)
   if a == 0 and b == 0:
