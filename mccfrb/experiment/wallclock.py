@@ -60,8 +60,13 @@ def _cfr(variant):
 ALGORITHMS = {
     "mccfrb_defaults": (_mccfrb(),
                         "MCCFRbSolver's defaults (on an engine: MCCFRb+, "
-                        "RM+ and optimistic linear averaging, no baseline, "
-                        "float32 tables, 8 episodes in flight)"),
+                        "RM+ and optimistic linear averaging, the "
+                        "situation-keyed baseline, float32 tables, 8 "
+                        "episodes in flight)"),
+    "mccfrb_plus_situation": (_mccfrb(baseline="situation"),
+                              "MCCFRb+ with the situation-keyed baseline"),
+    "mccfrb_plus_public": (_mccfrb(baseline="public"),
+                           "MCCFRb+ with the public-state baseline"),
     "mccfrb_plus_learned": (_mccfrb(baseline="learned"),
                             "MCCFRb+ (RM+, optimistic averaging), learned "
                             "infoset baseline"),
