@@ -77,11 +77,12 @@ def remove_earlier_outputs(folder, patterns, quiet=False):
   return removed
 
 
-def print_progress(done, total, elapsed):
-  """`sweep.run_sweep`'s progress callback: one line per finished run."""
-  left = elapsed / done * (total - done)
-  print(f"finished {done}/{total} runs, elapsed {elapsed:.0f}s, about "
-        f"{left:.0f}s left", flush=True)
+def print_progress(done, total, elapsed, left):
+  """`sweep.run_sweep`'s progress callback: one line per finished run, with
+  the sweep's estimate of the seconds left (`time_left.TimeLeft`)."""
+  rest = "" if done == total or left is None else f", about {left:.0f}s left"
+  print(f"finished {done}/{total} runs, elapsed {elapsed:.0f}s{rest}",
+        flush=True)
 
 
 def open_runs(out_dir, name, tasks, outputs, extra=None):

@@ -1,6 +1,7 @@
 r"""MCCFRb against OpenSpiel's MCCFR: exploitability by iteration and by second.
 
   python -m experiments.convergence                      # the default comparison
+  python -m experiments.convergence --full               # the longer study
   python -m experiments.convergence --games=leduc_poker \
       --algorithms=mccfrb_learned,os,openspiel_os_cpp --iterations=100000 \
       --seeds=10 --jobs=2 --out_dir=results/leduc
@@ -8,10 +9,17 @@ r"""MCCFRb against OpenSpiel's MCCFR: exploitability by iteration and by second.
   # Equal training time instead of equal iterations (10 s per run):
   python -m experiments.convergence --games=leduc_poker --seconds=10
 
-  # Iteration speedups against a long reference run stored earlier:
+  # Speedups against another reference and a long run of it stored earlier:
   python -m experiments.convergence --games=leduc_poker \
       --algorithms=mccfrb_history_optimistic --reference=os_optimistic \
-      --reference_csv=results/long_os/convergence.csv
+      --reference_csv=experiments/results/baselines/reference.csv
+
+The default compares mccfrb's best configurations with OpenSpiel's C++
+outcome sampling on Leduc and goofspiel 4 (3 seeds, 10^5 iterations: about
+a minute on two cores, plus numba's first compile); --full adds
+OpenSpiel's Python outcome sampling and plain outcome sampling with
+optimistic averaging (about 12 minutes, most of it OpenSpiel's Python
+solver).
 
 Writes {out_dir}/convergence.csv (one row per game, algorithm, seed and
 checkpoint), {out_dir}/convergence_{game}.png/.pdf (the game string in file-name form), and prints the tables.
@@ -31,10 +39,14 @@ averaging, public-state sampling, the MCTS solvers) are left out with one
 line each saying why.
 
 When the --reference algorithm's rows exist (in this sweep or in
---reference_csv), also writes {out_dir}/speedup.csv and prints the iteration
-speedup of every other algorithm over it (analysis.iteration_speedup): the
-iterations the reference needs for the same mean exploitability divided by
-the algorithm's iterations; ">=" where the reference's run never gets there.
+--reference_csv), also writes {out_dir}/speedup.csv and prints the speedup
+of every other algorithm over it (analysis.iteration_speedup), by
+iterations: the iterations the reference needs for the same mean
+exploitability divided by the algorithm's iterations, and by seconds: the
+reference's seconds for those iterations (at its speed in this sweep)
+divided by the algorithm's training seconds; ">=" where the reference's
+run never gets there. The default reference is OpenSpiel's C++ outcome
+sampling, its curve read off a committed run of 10^7 iterations.
 """
 
 import os
@@ -56,11 +68,16 @@ from mccfrb.experiment import registry
 from mccfrb.experiment import sweep
 
 # The default comparison: the best per-history (MCCFRb+) and public-state
-# configurations against OpenSpiel's outcome sampling (C++ and Python) and
-# against plain OS with optimistic averaging (the speedup reference), on
-# Leduc and on goofspiel with 4 cards, where optimistic and linear averaging
-# keep converging (on goofspiel 3 with stochastic averaging every method
-# stalls at the noise of its stochastically weighted average).
+# configurations against OpenSpiel's C++ outcome sampling, on Leduc and on
+# goofspiel with 4 cards, where optimistic and linear averaging keep
+# converging (on goofspiel 3 with stochastic averaging every method stalls
+# at the noise of its stochastically weighted average).
+DEFAULT_ALGORITHMS = ("mccfrb_plus_predictive", "public_plus_predictive",
+                      "openspiel_os_cpp")
+# The longer study (--full): also OpenSpiel's Python outcome sampling (the
+# solver mccfrb.compat stands in for; most of the study's time) and plain
+# outcome sampling with optimistic averaging.
+FULL_ALGORITHMS = DEFAULT_ALGORITHMS + ("os_optimistic", "openspiel_os_python")
 # The default on games with more than two players or general-sum returns:
 # the predictive baseline and plain outcome sampling with stochastic
 # averaging, external sampling, and OpenSpiel's outcome sampling.
@@ -72,11 +89,14 @@ _GAMES = flags.DEFINE_list(
               "returns_type=point_difference)"],
     "OpenSpiel game strings.")
 _ALGORITHMS = flags.DEFINE_list(
-    "algorithms", ["mccfrb_plus_predictive", "public_plus_predictive",
-                   "os_optimistic", "openspiel_os_cpp", "openspiel_os_python"],
+    "algorithms", list(DEFAULT_ALGORITHMS),
     f"Registry names: {', '.join(registry.ALGORITHMS)}. Without this "
     "flag, games with more than two players or general-sum run "
     f"{', '.join(MORE_PLAYERS_ALGORITHMS)} instead.")
+_FULL = flags.DEFINE_bool(
+    "full", False, "The longer study: the algorithms "
+    f"{', '.join(FULL_ALGORITHMS)} (adds OpenSpiel's Python outcome "
+    "sampling; about 12 minutes on two cores). Excludes --algorithms.")
 _ITERATIONS = flags.DEFINE_integer("iterations", 100_000, "Iterations per run.")
 _SECONDS = flags.DEFINE_float(
     "seconds", None, "Instead of --iterations: seconds of training wall "
@@ -97,19 +117,20 @@ _EVALUATOR = flags.DEFINE_enum("evaluator", "openspiel", list(sweep.EVALUATORS),
                                "mccfrb's exact evaluator.")
 _PLOT = flags.DEFINE_bool("plot", True, "Write the plots.")
 _REFERENCE = flags.DEFINE_string(
-    "reference", "os_optimistic",
-    "Registry name of the algorithm the iteration speedups are measured "
-    "against (its rows come from this sweep or --reference_csv).")
-# The committed long run of os_optimistic (3x10^8 iterations, seeds 0-4, on
-# Leduc and goofspiel 4: README, "Measured: speedups, the papers' way").
+    "reference", "openspiel_os_cpp",
+    "Registry name of the algorithm the speedups are measured against (its "
+    "curve comes from --reference_csv where that holds the game, else from "
+    "this sweep; its speed from this sweep where it ran).")
+# The committed long run of OpenSpiel's C++ outcome sampling (10^7
+# iterations, seeds 0-2, on Leduc and goofspiel 4; docs/pages/experiments.md).
 COMMITTED_REFERENCE = os.path.join(
     os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-    "experiments", "results", "baselines", "reference.csv")
+    "experiments", "results", "reference", "openspiel_os_cpp.csv")
 _REFERENCE_CSV = flags.DEFINE_string(
     "reference_csv", COMMITTED_REFERENCE,
     "Convergence CSV of an earlier run holding the reference's rows (e.g. a "
     "long run); for a game it holds, they replace this sweep's. Default: the "
-    "committed os_optimistic run to 3x10^8 iterations (Leduc, goofspiel 4); "
+    "committed openspiel_os_cpp run to 10^7 iterations (Leduc, goofspiel 4); "
     "empty: this sweep's rows only.")
 
 PROGRAM = "convergence"
@@ -159,12 +180,26 @@ def print_tables(df):
                else decade_times(g["seconds"]))
       at = analysis.at_times(g, times).drop(columns="game").set_index(
           "algorithm")
+      apart = at.index[at.isna().all(axis="columns")]
+      if len(apart):
+        print(f"\n{game}: not in the table by training seconds: "
+              f"{', '.join(apart)} (the seeds' training times do not "
+              "overlap)")
+      at = at.drop(index=apart).dropna(axis="columns")
+      if at.columns.empty or at.empty:
+        print(f"\n{game}: no table by training seconds: no power of ten of "
+              "seconds lies inside every run's training time")
+        continue
       print(f"\n{game}: mean {analysis.metric_name(g)} by training seconds "
-            "(interpolated; NaN outside what every seed reached)")
+            "(interpolated log-log, at the powers of ten every run of every "
+            "algorithm reached; the speedups below compare beyond them)")
       print(at.to_string())
 
 
 REFERENCE_CSV_COLUMNS = ("game", "algorithm", "iteration", "exploitability")
+# How the tables name OpenSpiel's solvers.
+READABLE = {"openspiel_os_cpp": "OpenSpiel's C++ outcome sampling",
+            "openspiel_os_python": "OpenSpiel's Python outcome sampling"}
 
 
 def read_reference_csv(path):
@@ -222,13 +257,37 @@ def print_speedups(df, reference, reference_df, out_dir):
   common.write_atomically(path, speedup.to_csv(index=False))
   with pd.option_context("display.width", 250, "display.max_columns", 40):
     for game, g in speedup.groupby("game"):
-      print(f"\n{game}: iteration speedup over {reference}: iterations the "
-            "reference needs for the same mean exploitability / the "
-            "algorithm's iterations (\">=\": beyond the reference's run, "
-            "not extrapolated; nodes touched and seconds: means at the last "
-            "checkpoint)")
-      print(analysis.format_speedup(g).to_string())
+      print(f"\n{game}: speedup over {reference} "
+            f"({reference_text(df, reference, reference_df, game)}) at each "
+            "checkpoint (\">=\": the reference never gets there in its run, "
+            "not extrapolated; exploitability, nodes touched and seconds: "
+            "means at the last checkpoint)")
+      print("by iterations: the iterations the reference needs for the same "
+            "mean exploitability / the algorithm's iterations")
+      print(analysis.format_speedup(g, reported_only=True).to_string())
+      print("by seconds: the reference's training seconds for those "
+            "iterations, at its speed in this sweep / the algorithm's "
+            "training seconds")
+      print(analysis.format_speedup(g, by="seconds",
+                                    reported_only=True).to_string())
   return path
+
+
+def reference_text(df, reference, reference_df, game):
+  """Where the reference's curve for `game` comes from, in words."""
+  name = READABLE.get(reference, reference)
+  rows = df[(df["algorithm"] == reference) & (df["game"] == game)]
+  if reference_df is not None:
+    long = reference_df[(reference_df["algorithm"] == reference)
+                        & (reference_df["game"] == game)]
+    if not long.empty:
+      seeds = analysis.count_text(long["seed"].nunique(), "seed")
+      speed = ("its speed from this sweep" if not rows.empty
+               else "its speed from that run")
+      return (f"{name}; its curve from a run of "
+              f"{int(long['iteration'].max()):,} iterations, {seeds}, in "
+              f"--reference_csv; {speed}")
+  return f"{name}; its curve and speed from this sweep"
 
 
 def algorithms_by_game(games_list):
@@ -238,9 +297,10 @@ def algorithms_by_game(games_list):
   uses optimistic averaging and public-state sampling, which those games
   refuse)."""
   chosen = {}
+  default = FULL_ALGORITHMS if _FULL.value else _ALGORITHMS.value
   for g in games_list:
     more = not _ALGORITHMS.present and not sweep.scored_by_exploitability(g)
-    chosen[g] = list(MORE_PLAYERS_ALGORITHMS if more else _ALGORITHMS.value)
+    chosen[g] = list(MORE_PLAYERS_ALGORITHMS if more else default)
   algorithms = list(dict.fromkeys(a for g in games_list for a in chosen[g]))
   return algorithms, chosen
 
@@ -252,6 +312,9 @@ def main(argv):
     if _SECONDS.present and _ITERATIONS.present:
       raise ValueError("--iterations and --seconds exclude each other: give "
                        "one (a number of iterations or a time budget per run)")
+    if _FULL.value and _ALGORITHMS.present:
+      raise ValueError("--full and --algorithms exclude each other: --full "
+                       f"runs {', '.join(FULL_ALGORITHMS)}")
     seconds = _SECONDS.value
     iterations = None if seconds is not None else _ITERATIONS.value
     games_list = common.rejoin_game_list(_GAMES.value)

@@ -36,9 +36,21 @@ TEST_TIMEOUT_SECONDS = float(os.environ.get("MCCFRB_TEST_TIMEOUT_SECONDS",
 _HANG_OUTPUT = pytest.StashKey[int]()
 
 
+# The marker of the tests the fast loop leaves out (`pytest -m "not slow"`,
+# CONTRIBUTING.md): the studies, the long convergence checks and the
+# browser, chosen by their measured durations (docs/pages/tests.md). They
+# stay in the full suite.
+SLOW = ("slow: a study, a long convergence check or the browser test (the "
+        "longest tests of the suite); the fast loop leaves them out: "
+        "pytest -m 'not slow'")
+
+
 def pytest_configure(config):
-  """Where the hang watchdog writes: a copy of standard error taken before
-  the tests' output is captured (as pytest's faulthandler plugin does)."""
+  """Registers the `slow` marker (so that --strict-markers accepts it), and
+  keeps where the hang watchdog writes: a copy of standard error taken
+  before the tests' output is captured (as pytest's faulthandler plugin
+  does)."""
+  config.addinivalue_line("markers", SLOW)
   config.stash[_HANG_OUTPUT] = os.dup(2)
 
 

@@ -67,6 +67,37 @@ def test_speedup_is_exact_for_power_laws_and_bounded_beyond_the_reference():
                              [1.5e-3 * t for t in CHECKPOINTS])
 
 
+def test_seconds_speedup_times_the_reference_at_its_speed_in_the_same_run():
+  df = power_law_frame()
+  # The reference takes 1.5e-3 s an iteration (mean of its two seeds), as
+  # the algorithm does: 10x fewer iterations is 10x fewer seconds.
+  speedup = analysis.iteration_speedup(df, "ref")
+  reached = speedup[speedup["bound"] == "="]
+  np.testing.assert_allclose(reached["reference_seconds"],
+                             1.5e-3 * reached["reference_iterations"])
+  np.testing.assert_allclose(reached["seconds_speedup"], 10.0, rtol=1e-9)
+  beyond = speedup[speedup["bound"] == ">="]
+  np.testing.assert_allclose(beyond["seconds_speedup"],
+                             1.5e-3 * 10**6 / beyond["seconds"])
+  # A long run read from another frame gives the curve; the speed is the
+  # sweep's own reference rows' (same run, same machine) when it has them,
+  # else the long run's.
+  long_run = frame(rows("g", "ref", lambda t: 1 / np.sqrt(t), DECADES))
+  long_run["seconds"] *= 4  # A machine 4x slower.
+  both = analysis.iteration_speedup(df, "ref", reference_df=long_run)
+  np.testing.assert_allclose(both["seconds_speedup"],
+                             speedup["seconds_speedup"])
+  only_long = analysis.iteration_speedup(df[df["algorithm"] != "ref"], "ref",
+                                         reference_df=long_run)
+  np.testing.assert_allclose(only_long["seconds_speedup"],
+                             4 / 1.5 * speedup["seconds_speedup"])
+  table = analysis.format_speedup(speedup, by="seconds", reported_only=True)
+  assert list(table.columns) == [str(t) for t in CHECKPOINTS if t >= 10**4] + [
+      "exploitability", "nodes touched", "seconds"]
+  assert table.loc["alg", "10000"] == "10x"
+  assert table.loc["alg", "1000000"] == ">= 1x"
+
+
 def test_uncounted_nodes_are_nan_and_above_the_first_value_is_an_upper_bound():
   reference = rows("g", "ref", lambda t: 0.3 / np.sqrt(t / 10), [10, 100])
   algorithm = rows("g", "openspiel_x", lambda t: 0.5 if t == 1 else 0.3,
@@ -115,7 +146,11 @@ def test_reference_from_another_frame_replaces_the_sweeps_rows():
   # The sweep need not hold the reference at all.
   no_ref = df[df["algorithm"] != "ref"]
   again = analysis.iteration_speedup(no_ref, "ref", reference_df=long_run)
-  pd.testing.assert_frame_equal(speedup, again)
+  # (The reference's speed then comes from the long run: the seconds
+  # columns differ, tested above.)
+  timing = ["reference_seconds", "seconds_speedup"]
+  pd.testing.assert_frame_equal(speedup.drop(columns=timing),
+                                again.drop(columns=timing))
 
 
 def test_missing_reference_names_it_and_the_game():
@@ -136,7 +171,8 @@ def test_format_speedup_table():
       analysis.iteration_speedup(power_law_frame(), "ref"))
   assert list(table.index) == ["alg"]
   assert list(table.columns) == [str(t) for t in CHECKPOINTS] + [
-      "nodes touched", "seconds"]
+      "exploitability", "nodes touched", "seconds"]
+  assert table.loc["alg", "exploitability"] == f"{1 / np.sqrt(10**7):.3g}"
   assert table.loc["alg", "200000"] == ">= 5x"
   assert table.loc["alg", "1000000"] == ">= 1x"
   assert table.loc["alg", "nodes touched"] == "7e+06"

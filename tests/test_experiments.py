@@ -19,6 +19,8 @@ from mccfrb.experiment import sweep
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 TIMING = ["seconds", "setup_seconds"]
+# The speedup table's columns that depend on the machine's clock.
+SPEEDUP_TIMING = ["seconds", "reference_seconds", "seconds_speedup"]
 
 
 @pytest.mark.parametrize("name", sorted(registry.ALGORITHMS))
@@ -107,9 +109,10 @@ def test_speedup_table_from_the_sweep_or_a_reference_csv(tmp_path):
           "--evaluator=mccfrb"]
   first = run_binary("experiments.convergence", *args,
                      "--algorithms=os_optimistic,mccfrb_history_optimistic",
-                     f"--out_dir={tmp_path}/a")
+                     "--reference=os_optimistic", f"--out_dir={tmp_path}/a")
   assert first.returncode == 0, first.stderr
-  assert "iteration speedup over os_optimistic" in first.stdout
+  assert ("speedup over os_optimistic (os_optimistic; its curve and speed "
+          "from this sweep)") in first.stdout
   speedup = pd.read_csv(tmp_path / "a" / "speedup.csv")
   assert list(speedup.columns) == list(analysis.SPEEDUP_COLUMNS)
   assert set(speedup["algorithm"]) == {"mccfrb_history_optimistic"}
@@ -118,21 +121,24 @@ def test_speedup_table_from_the_sweep_or_a_reference_csv(tmp_path):
   assert set(speedup["bound"]) <= {"=", ">=", "<="}
   np.testing.assert_allclose(
       speedup["speedup"], speedup["reference_iterations"] / speedup["iteration"])
+  np.testing.assert_allclose(speedup["seconds_speedup"],
+                             speedup["reference_seconds"] / speedup["seconds"])
   assert (speedup["nodes_touched"] > speedup["iteration"]).all()
   # The reference's rows read back from the first run's CSV give the same
   # speedups (the mccfrb solvers are deterministic given the seed).
   second = run_binary("experiments.convergence", *args,
                       "--algorithms=mccfrb_history_optimistic", "--plot=false",
+                      "--reference=os_optimistic",
                       f"--reference_csv={tmp_path}/a/convergence.csv",
                       f"--out_dir={tmp_path}/b")
   assert second.returncode == 0, second.stderr
   again = pd.read_csv(tmp_path / "b" / "speedup.csv")
-  pd.testing.assert_frame_equal(speedup.drop(columns="seconds"),
-                                again.drop(columns="seconds"))
+  pd.testing.assert_frame_equal(speedup.drop(columns=SPEEDUP_TIMING),
+                                again.drop(columns=SPEEDUP_TIMING))
   # Without the reference's rows the table is skipped, with one line.
   third = run_binary("experiments.convergence", *args,
                      "--algorithms=mccfrb_history_optimistic", "--plot=false",
-                     f"--out_dir={tmp_path}/c")
+                     "--reference=os_optimistic", f"--out_dir={tmp_path}/c")
   assert third.returncode == 0, third.stderr
   assert ("speedup table skipped: no rows of the reference 'os_optimistic'"
           in third.stdout)
@@ -144,12 +150,68 @@ def test_speedup_table_from_the_sweep_or_a_reference_csv(tmp_path):
                        f"--out_prefix={tmp_path}/p/plot")
   assert plotted.returncode == 0, plotted.stderr
   from_plot = pd.read_csv(tmp_path / "p" / "plot_speedup.csv")
-  pd.testing.assert_frame_equal(speedup.drop(columns="seconds"),
-                                from_plot.drop(columns="seconds"))
+  pd.testing.assert_frame_equal(speedup.drop(columns=SPEEDUP_TIMING),
+                                from_plot.drop(columns=SPEEDUP_TIMING))
   missing = run_binary("experiments.plot", f"--csv={tmp_path}/b/convergence.csv",
                        "--reference=os_optimistic",
                        f"--out_prefix={tmp_path}/q/plot")
   assert missing.returncode == 1 and "os_optimistic" in missing.stderr
+
+
+def test_the_default_compares_with_openspiels_cpp_solver_without_nan(
+    tmp_path):
+  """The default algorithms against OpenSpiel's C++ outcome sampling, its
+  curve read off the committed long run: tables by iteration, by seconds
+  and of speedups by iterations and by seconds, none with NaN; the time
+  left is estimated on every line but the last."""
+  done = run_binary("experiments.convergence", "--games=leduc_poker",
+                    "--iterations=3000", "--seeds=2", "--num_checkpoints=5",
+                    "--evaluator=mccfrb", f"--out_dir={tmp_path}")
+  assert done.returncode == 0, done.stderr
+  out = done.stdout
+  assert "nan" not in out.lower()
+  progress = [l for l in out.splitlines() if l.startswith("finished ")]
+  assert len(progress) == 6 and all("s left" in l for l in progress[:-1])
+  assert progress[-1].startswith("finished 6/6 runs") and "left" not in (
+      progress[-1])
+  assert "leduc_poker: mean exploitability by training seconds" in out
+  assert ("speedup over openspiel_os_cpp (OpenSpiel's C++ outcome sampling; "
+          "its curve from a run of 10,000,000 iterations, 3 seeds, in "
+          "--reference_csv; its speed from this sweep)") in out
+  assert "by iterations:" in out and "by seconds:" in out
+  df = pd.read_csv(tmp_path / "convergence.csv")
+  assert set(df["algorithm"]) == {"mccfrb_plus_predictive",
+                                  "public_plus_predictive",
+                                  "openspiel_os_cpp"}
+  speedup = pd.read_csv(tmp_path / "speedup.csv")
+  assert set(speedup["algorithm"]) == {"mccfrb_plus_predictive",
+                                       "public_plus_predictive"}
+  last = speedup[speedup["iteration"] == 3000].set_index("algorithm")
+  # The long run, not this sweep's 3,000 iterations, gives the curve: the
+  # reference needs more iterations than the sweep ran for their
+  # exploitability, and a measured (finite, positive) time for them.
+  assert (last["reference_iterations"] > 3000).all()
+  assert (last["bound"] == "=").all() and (last["speedup"] > 1).all()
+  assert (last["reference_seconds"] > 0).all()
+  assert np.isfinite(last["seconds_speedup"]).all()
+
+
+def test_full_runs_the_longer_study_and_excludes_algorithms(tmp_path):
+  import experiments.convergence as convergence  # pylint: disable=g-import-not-at-top
+  done = run_binary("experiments.convergence", "--full", "--games=kuhn_poker",
+                    "--iterations=10", "--seeds=1", "--num_checkpoints=2",
+                    "--evaluator=mccfrb", "--noplot", f"--out_dir={tmp_path}/a")
+  assert done.returncode == 0, done.stderr
+  df = pd.read_csv(tmp_path / "a" / "convergence.csv")
+  assert sorted(df["algorithm"].unique()) == sorted(convergence.FULL_ALGORITHMS)
+  assert set(convergence.DEFAULT_ALGORITHMS) < set(convergence.FULL_ALGORITHMS)
+  assert "openspiel_os_python" in convergence.FULL_ALGORITHMS
+  both = run_binary("experiments.convergence", "--full", "--algorithms=os",
+                    f"--out_dir={tmp_path}/b")
+  assert both.returncode == 1
+  assert both.stderr.strip().splitlines() == [
+      "convergence: error: --full and --algorithms exclude each other: "
+      f"--full runs {', '.join(convergence.FULL_ALGORITHMS)}"]
 
 
 def test_unwritable_output_folder(tmp_path):
@@ -445,8 +507,8 @@ def test_convergence_defaults_on_three_players_run_what_runs_there(tmp_path):
       ["mccfrb_predictive", "os", "es", "openspiel_os_cpp",
        "openspiel_os_python"])
   assert sorted(by_game["kuhn_poker"]) == sorted(
-      ["mccfrb_plus_predictive", "public_plus_predictive", "os_optimistic",
-       "openspiel_os_cpp", "openspiel_os_python"])
+      ["mccfrb_plus_predictive", "public_plus_predictive",
+       "openspiel_os_cpp"])
   # The kernels of 3-player trees compile before the clock starts: the
   # first checkpoint of a run takes far less than a compile.
   first = df[(df["game"] == KUHN3) & (df["iteration"] == 1)]

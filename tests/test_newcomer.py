@@ -368,8 +368,8 @@ TIMING = ["seconds", "setup_seconds"]
 
 def interrupt_after(runs):
   """A progress callback that presses Ctrl-C once `runs` runs finished."""
-  def progress(done, total, elapsed):
-    del total, elapsed
+  def progress(done, total, elapsed, left):
+    del total, elapsed, left
     if done == runs:
       raise KeyboardInterrupt
   return progress
@@ -395,7 +395,7 @@ def test_an_interrupted_sweep_keeps_its_runs_and_a_rerun_completes_it(
   assert again.matches() and again.finished() == kept
   totals = []
   rows = sweep.run_sweep(tasks, jobs=jobs, store=again,
-                         progress=lambda d, t, e: totals.append(t))
+                         progress=lambda d, t, e, left: totals.append(t))
   assert totals == [len(tasks) - len(kept)] * (len(tasks) - len(kept))
   fresh = sweep.RunStore(tmp_path / "fresh", tasks)
   fresh.reset()

@@ -2,6 +2,7 @@
 solver consistent, and a resumed run equals one run."""
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -183,3 +184,57 @@ def test_ctrl_c_on_a_huge_run_answers_within_two_seconds(tmp_path):
   assert word == "stopped" and float(when) - sent < 2.0
   loaded = mccfrb.load_solver(path)
   assert loaded.num_iterations == int(iterations) > 10
+
+
+def _bar(text):
+  """Whether `text` (standard error) holds a tqdm bar: "name:  33%|"."""
+  return re.search(r"\d+%\|", text) is not None
+
+
+def _slow_chunks(solver, seconds):
+  """Makes every chunk of the solver take at least `seconds` more."""
+  run_chunk = solver._run_chunk
+
+  def chunk(k):
+    time.sleep(seconds)
+    run_chunk(k)
+
+  solver._run_chunk = chunk
+
+
+def test_a_bar_shows_on_a_long_run_never_on_iteration(monkeypatch, capfd):
+  """OpenSpiel's drop-in loop calls iteration() (or, for CFR,
+  evaluate_and_update_policy()): no bar, however long the call (a first
+  call compiles); run(n) started through mccfrb shows one once it has
+  taken PROGRESS_AFTER seconds with iterations left."""
+  monkeypatch.setattr(running, "PROGRESS_AFTER", 0.01)
+  solver = mccfrb.MCCFRbSolver("kuhn_poker", seed=0)
+  _slow_chunks(solver, 0.05)
+  solver.iteration()
+  solver.run(1)  # Done when the bar would show: none either.
+  assert not _bar(capfd.readouterr().err)
+  solver.run(3)
+  assert "iterations:" in capfd.readouterr().err
+  solver.run(3, progress=False)
+  assert not _bar(capfd.readouterr().err)
+  cfr = mccfrb.CFRSolver("kuhn_poker")
+  _slow_chunks(cfr, 0.05)
+  cfr.evaluate_and_update_policy()
+  assert not _bar(capfd.readouterr().err)
+  cfr.run(2)
+  assert _bar(capfd.readouterr().err)
+
+
+def test_no_bar_from_the_walks_of_a_drop_in_iteration(monkeypatch, capfd):
+  """CFR on an engine streams walks with bars of their own: none inside
+  iteration(), one inside run()."""
+  from mccfrb.solvers import stream  # pylint: disable=import-outside-toplevel
+  monkeypatch.setattr(stream, "PROGRESS_AFTER", 0.0)
+  monkeypatch.setattr(stream, "BUDGET", 8)  # Walks pause often.
+  solver = mccfrb.CFRSolver("goofspiel(num_cards=3)", representation="engine")
+  solver.evaluate_and_update_policy()
+  solver.iteration()
+  assert "CFR iteration" not in capfd.readouterr().err
+  assert running.bars_allowed()
+  solver.run(1)
+  assert _bar(capfd.readouterr().err)

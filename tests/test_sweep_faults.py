@@ -179,11 +179,13 @@ def test_a_full_disk_ends_in_one_line_keeping_the_finished_runs(tmp_path):
   runs = out / "convergence_runs"
   assert full.returncode == 1
   assert full.stderr.splitlines() == [
-      f"convergence: error: cannot write {runs}/run_00002.csv: No space left "
+      f"convergence: error: cannot write {runs}/run_00001.csv: No space left "
       f"on device; kept 2 of 4 runs in {runs}; rerun the same command to "
       "finish the other 2"], full.stderr
+  # Runs are handed out seed by seed: os and es of seed 0 (runs 0 and 2)
+  # first, then those of seed 1.
   assert sorted(os.listdir(runs)) == [lock.LOCK_NAME, "run_00000.csv",
-                                      "run_00001.csv", "settings.json"]
+                                      "run_00002.csv", "settings.json"]
   again = _run("experiments/convergence.py", *args)
   assert again.returncode == 0, again.stderr
   assert "2 of 4 runs finished before" in again.stdout

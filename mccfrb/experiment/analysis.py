@@ -199,7 +199,8 @@ def at_times(df, times):
 
 SPEEDUP_COLUMNS = ("game", "algorithm", "iteration", "exploitability",
                    "reference", "reference_iterations", "speedup", "bound",
-                   "nodes_touched", "seconds", "reported")
+                   "nodes_touched", "seconds", "reported",
+                   "reference_seconds", "seconds_speedup")
 # A speedup at checkpoint T is reported only once T is at least this share
 # of the run's iterations: earlier, a mean over a few seeds of a curve that
 # has barely started is noise (a run of 1,000 iterations measured 482x at
@@ -240,8 +241,23 @@ def _reference_iterations(iterations, means, e):
   return float(np.exp(x0 + (y - y0) / (y1 - y0) * (x1 - x0))), "="
 
 
+def _ratio(a, b):
+  """a / b, NaN unless b > 0."""
+  return float(a) / float(b) if b > 0 else np.nan
+
+
+def seconds_per_iteration(rows):
+  """Training seconds per iteration of `rows` (one game and algorithm):
+  the mean over seeds of seconds / iteration at their last checkpoint (NaN
+  without seconds)."""
+  last = rows.sort_values("iteration").groupby("seed").tail(1)
+  rates = _numeric(last, "seconds") / _numeric(last, "iteration")
+  return float(rates.mean()) if rates.notna().any() else np.nan
+
+
 def iteration_speedup(df, reference="os_optimistic", reference_df=None):
-  """Iterations the reference needs for each algorithm's mean exploitability.
+  """Iterations and seconds the reference needs for each algorithm's mean
+  exploitability.
 
   For every (game, algorithm) other than the reference and every checkpoint
   T of it: e is the algorithm's mean exploitability over seeds at T;
@@ -266,7 +282,13 @@ def iteration_speedup(df, reference="os_optimistic", reference_df=None):
     "<=" (e is above the reference's first checkpoint value: T_ref is that
     first checkpoint); `nodes_touched` and `seconds` are means over seeds at
     the checkpoint (NaN where not counted); `reported` False for the
-    checkpoints before EARLY_FRACTION of the algorithm's run.
+    checkpoints before EARLY_FRACTION of the algorithm's run;
+    `reference_seconds` T_ref(e) times the reference's training seconds
+    per iteration (`seconds_per_iteration`) measured in `df`, the same run
+    on the same machine, where `df` holds the reference's rows for the game
+    (else in `reference_df`), and `seconds_speedup` reference_seconds /
+    seconds (its bound is `bound`: the reference's speed is a constant
+    per iteration).
 
   Raises:
     ValueError: the reference has no rows for a game of another algorithm,
@@ -278,6 +300,7 @@ def iteration_speedup(df, reference="os_optimistic", reference_df=None):
                      "seeds of an algorithm reached different iterations "
                      "(runs with a time budget, --seconds).")
   ref_rows = df[df["algorithm"] == reference]
+  extra = ref_rows.iloc[:0]
   if reference_df is not None:
     extra = reference_df[reference_df["algorithm"] == reference]
     ref_rows = pd.concat([ref_rows[~ref_rows["game"].isin(extra["game"])],
@@ -294,6 +317,10 @@ def iteration_speedup(df, reference="os_optimistic", reference_df=None):
                        f"for game {game!r}.")
     ref_iterations = curve["iteration"].to_numpy(dtype=float)
     ref_means = curve["mean"].to_numpy(dtype=float)
+    timed = df[(df["algorithm"] == reference) & (df["game"] == game)]
+    if timed.empty:
+      timed = extra[extra["game"] == game]
+    rate = seconds_per_iteration(timed)
     checkpoints = by_iteration(others[(others["game"] == game)
                                       & others["exploitability"].notna()])
     last = checkpoints.groupby("algorithm")["iteration"].max()
@@ -304,7 +331,8 @@ def iteration_speedup(df, reference="os_optimistic", reference_df=None):
                    reference, t_ref, t_ref / row.iteration, bound,
                    float(row.nodes_touched), float(row.seconds),
                    bool(row.iteration >= EARLY_FRACTION
-                        * last[row.algorithm])))
+                        * last[row.algorithm]),
+                   t_ref * rate, _ratio(t_ref * rate, row.seconds)))
   return pd.DataFrame(rows, columns=list(SPEEDUP_COLUMNS))
 
 
@@ -317,24 +345,39 @@ def format_ratio(speedup, bound="="):
   return text if bound == "=" else f"{bound} {text}"
 
 
-def format_speedup(speedup_df):
+def format_speedup(speedup_df, by="iterations", reported_only=False):
   """A printable table of `iteration_speedup` rows.
 
   Rows are algorithms (game and algorithm when there are several games);
   columns are the checkpoint iterations, cells like '12.3x' or '>= 250x'
-  ('-' before EARLY_FRACTION of the run: not reported), followed by the mean nodes touched and training seconds at each
+  ('-' before EARLY_FRACTION of the run: not reported), followed by the
+  mean exploitability, nodes touched and training seconds at each
   algorithm's last checkpoint ('n/a' where not counted).
+
+  Args:
+    speedup_df: `iteration_speedup` rows.
+    by: "iterations" (the speedup column) or "seconds" (seconds_speedup:
+      the reference's seconds for the same exploitability over the
+      algorithm's).
+    reported_only: leave out the checkpoints no algorithm reports.
   """
   df = speedup_df.copy()
   index = ["game", "algorithm"] if df["game"].nunique() > 1 else ["algorithm"]
   reported = (df["reported"] if "reported" in df else
               pd.Series(True, index=df.index))
+  if reported_only:
+    shown = set(df.loc[reported.astype(bool), "iteration"])
+    df = df[df["iteration"].isin(shown)]
+    reported = reported[df.index]
+  column = {"iterations": "speedup", "seconds": "seconds_speedup"}[by]
   df["cell"] = [format_ratio(s, b) if r else "-" for s, b, r in
-                zip(df["speedup"], df["bound"], reported)]
+                zip(df[column], df["bound"], reported)]
   table = df.pivot_table(index=index, columns="iteration", values="cell",
                          aggfunc="first", fill_value="")
   table.columns = [str(int(c)) for c in table.columns]
   last = df.sort_values("iteration").groupby(index).tail(1).set_index(index)
+  table["exploitability"] = [
+      f"{e:.3g}" for e in last.loc[table.index, "exploitability"]]
   table["nodes touched"] = [
       "n/a" if np.isnan(n) else f"{n:.3g}"
       for n in last.loc[table.index, "nodes_touched"]]

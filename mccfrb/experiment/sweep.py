@@ -36,6 +36,7 @@ from mccfrb import games
 from mccfrb.experiment import lock as lock_lib
 from mccfrb.tables import policy as policy_lib
 from mccfrb.experiment import registry
+from mccfrb.experiment import time_left
 from mccfrb.games import tree as tree_lib
 from mccfrb.games import tree_size
 
@@ -468,9 +469,16 @@ def _ignore_sigint():
   signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+def _run_timed(task):
+  """(rows of `run_task(task)`, the seconds it took)."""
+  tic = time.perf_counter()
+  rows = run_task(task)
+  return rows, time.perf_counter() - tic
+
+
 def _run_indexed(item):
   index, task = item
-  return index, run_task(task)
+  return (index, *_run_timed(task))
 
 
 def start_pool(jobs):
@@ -507,13 +515,13 @@ def start_pool(jobs):
 def _run_local(items, jobs, on_done):
   if jobs == 1:
     for index, task in items:
-      on_done(index, run_task(task))
+      on_done(index, *_run_timed(task))
     return
   # Pool.__exit__ terminates the workers, also on KeyboardInterrupt, so an
   # interrupted sweep does not wait for the runs in progress.
   with start_pool(jobs) as pool:
-    for index, rows in pool.imap_unordered(_run_indexed, items):
-      on_done(index, rows)
+    for index, rows, seconds in pool.imap_unordered(_run_indexed, items):
+      on_done(index, rows, seconds)
 
 
 def _run_ray(items, jobs, ray_address, on_done):
@@ -532,12 +540,12 @@ def _run_ray(items, jobs, ray_address, on_done):
              runtime_env={"env_vars": env})
   pending = []
   try:
-    remote = ray.remote(num_cpus=1)(run_task)
+    remote = ray.remote(num_cpus=1)(_run_timed)
     index = {remote.remote(task): i for i, task in items}
     pending = list(index)
     while pending:
       ready, pending = ray.wait(pending, num_returns=1)
-      on_done(index[ready[0]], ray.get(ready[0]))
+      on_done(index[ready[0]], *ray.get(ready[0]))
   finally:
     # Interrupted or failed: stop the other runs. A cluster started here
     # goes down with them; on a cluster joined, they are cancelled (not
@@ -559,8 +567,11 @@ def run_sweep(tasks, jobs=1, backend="local", ray_address=None,
     jobs: worker processes (local) or CPUs of a new local Ray cluster.
     backend: "local" (processes) or "ray".
     ray_address: join this Ray cluster instead of starting one.
-    progress: optional callback(done, total, elapsed_seconds), counting the
-      runs of this call (those `store` already holds are not run).
+    progress: optional callback(done, total, elapsed_seconds, left), called
+      as each run finishes, counting the runs of this call (those `store`
+      already holds are not run); `left` is `time_left.TimeLeft`'s
+      estimate of the seconds to go. Runs are handed out seed by seed
+      (`time_left.dispatch_order`); rows come back in task order.
     store: optional `RunStore` of these tasks: each finished task's rows are
       written to it at once, tasks it already holds are skipped, and the
       rows returned are those stored (read back). A KeyboardInterrupt ends
@@ -570,17 +581,20 @@ def run_sweep(tasks, jobs=1, backend="local", ray_address=None,
   if store is not None and store.tasks != list(tasks):
     raise ValueError("the store was made for other tasks.")
   skip = set(store.finished()) if store is not None else set()
-  items = [(i, t) for i, t in enumerate(tasks) if i not in skip]
+  items = time_left.dispatch_order(
+      [(i, t) for i, t in enumerate(tasks) if i not in skip])
   results = [None] * len(tasks)
   start, done = time.time(), [0]
+  left = time_left.TimeLeft(items, jobs)
 
-  def on_done(index, rows):
+  def on_done(index, rows, seconds):
     if store is not None:
       store.write(index, rows)
     results[index] = rows
     done[0] += 1
+    left.finished(index, seconds, rows[0]["setup_seconds"] if rows else 0.0)
     if progress is not None:
-      progress(done[0], len(items), time.time() - start)
+      progress(done[0], len(items), time.time() - start, left.seconds())
 
   if not items:
     pass  # Every run finished before: no workers to start.

@@ -178,8 +178,9 @@ class TabularSolverBase:
     return self._nodes_touched
 
   def iteration(self):
-    """Runs one iteration, like OpenSpiel's solvers."""
-    self.run(1)
+    """Runs one iteration, like OpenSpiel's solvers (no progress bar: the
+    call drop-in scripts make in their own loops)."""
+    self.run(1, progress=False)
 
   def run(self, num_iterations, progress=None):
     """Runs `num_iterations` iterations.

@@ -140,8 +140,9 @@ class CFRSolver(engine_lib.EngineSampling, base.TabularSolverBase):
     return options
 
   def evaluate_and_update_policy(self):
-    """One iteration, under the name OpenSpiel's CFR family uses."""
-    self.run(1)
+    """One iteration, under the name OpenSpiel's CFR family uses (no
+    progress bar, as `iteration()`)."""
+    self.run(1, progress=False)
 
   @property
   def rule(self):

@@ -71,7 +71,7 @@ class ExternalSamplingSolver(grown_lib.GrownSampling,
       DEFAULT_ES_BATCH iterations.
     representation: "auto" (default), "tree", "engine" or "grown"
       (solvers/representation.py): "auto" compiles the tree when the game
-      fits in max_nodes, plays a native engine (goofspiel, liars_dice)
+      fits in max_nodes, plays a native engine (`engine_names()`)
       when it does not and the game has one, and grows the tree as
       traversals reach new histories otherwise (two-player zero-sum
       games). On an engine (kernels/external.py) or a grown tree

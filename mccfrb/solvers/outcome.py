@@ -157,7 +157,7 @@ class MCCFRbSolver(grown_lib.GrownSampling, engine_lib.EngineSampling,
     representation: "auto" (default), "tree", "engine" or "grown"
       (solvers/representation.py): "auto" compiles the tree when the game
       fits in max_nodes, uses a native engine when it does not and the
-      game has one (goofspiel, liars_dice), and grows the tree as episodes
+      game has one (`engine_names()`), and grows the tree as episodes
       reach new histories otherwise (two-player zero-sum games). On an
       engine or a grown tree infoset tables grow as episodes visit them; a
       run equals the tree's run with the same seed, bit for bit

@@ -4,7 +4,7 @@
   kernels, for games that fit in memory.
 - "engine": a native numba engine (mccfrb/games/engines): nothing of the
   game is stored, infoset tables grow as they are visited; for games too
-  large to compile (goofspiel with 6 or 13 cards, liars_dice with 2 dice).
+  large to compile that have one (`engines.engine_names()`).
 - "grown": the tree grows as episodes reach new histories
   (mccfrb/games/grown.py): any two-player zero-sum OpenSpiel game, for
   outcome sampling (`MCCFRbSolver`, `OutcomeSamplingSolver`) and external

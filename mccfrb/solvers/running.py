@@ -20,7 +20,10 @@ import time
 # A chunk takes about this long (seconds): Ctrl-C is answered within about
 # twice it, and the progress bar moves as often.
 CHUNK_SECONDS = 0.1
-# A run shows a tqdm progress bar once it has taken this many seconds.
+# A run shows a tqdm progress bar once it has taken this many seconds and
+# has iterations left (progress=None); progress=False shows none, also of
+# the walks inside the run (`bars_allowed`): `iteration()`, OpenSpiel's
+# one-iteration call that drop-in scripts make, runs with it.
 PROGRESS_AFTER = 3.0
 
 
@@ -41,6 +44,24 @@ class _Request:
 
 
 _ACTIVE = threading.local()
+_QUIET = threading.local()
+
+
+def bars_allowed():
+  """False inside a run with progress=False (this thread): the walks it
+  makes (streaming CFR on an engine) show no bar either."""
+  return not getattr(_QUIET, "on", False)
+
+
+@contextlib.contextmanager
+def _quiet(on):
+  """Within the block, `bars_allowed()` is False when `on` (or already)."""
+  before = getattr(_QUIET, "on", False)
+  _QUIET.on = before or on
+  try:
+    yield
+  finally:
+    _QUIET.on = before
 
 
 @contextlib.contextmanager
@@ -71,7 +92,8 @@ def deferred_interrupts():
 
 class RunProgress:
   """A tqdm bar over a run's iterations, shown once the run has taken
-  PROGRESS_AFTER seconds (at once with progress=True, never with False);
+  PROGRESS_AFTER seconds and has iterations left (at once with
+  progress=True; never with False, or when `bars_allowed()` is False);
   `desc` and `unit` name what is counted."""
 
   def __init__(self, total, progress=None, desc="iterations", unit="it"):
@@ -87,8 +109,10 @@ class RunProgress:
   def update(self, iterations, infosets=None):
     """The run is at `iterations` (with `infosets` stored, if given)."""
     if self._bar is None and self._progress is not False and (
-        self._progress
-        or time.perf_counter() - self._started > PROGRESS_AFTER):
+        bars_allowed()) and (
+            self._progress
+            or (time.perf_counter() - self._started > PROGRESS_AFTER
+                and iterations < self._total)):
       from tqdm import tqdm  # pylint: disable=import-outside-toplevel
       self._bar = tqdm(total=self._total, initial=iterations,
                        unit=self._unit, unit_scale=True, desc=self._desc,
@@ -117,14 +141,16 @@ def run_in_chunks(run_chunk, num_iterations, unit=1, progress=None,
 
   Args:
     run_chunk: runs k iterations and leaves the solver consistent.
-    progress: None (a bar after PROGRESS_AFTER seconds), True or False.
+    progress: None (a bar after PROGRESS_AFTER seconds while iterations
+      are left), True (at once) or False (none, of the walks inside the
+      run neither).
     infosets: optional function giving the infosets stored, for the bar.
     start: the iterations the solver ran before (chunks align to them).
   """
   done = 0
   chunk = unit
-  with deferred_interrupts() as request, RunProgress(
-      num_iterations, progress) as bar:
+  with deferred_interrupts() as request, _quiet(progress is False), (
+      RunProgress(num_iterations, progress)) as bar:
     while done < num_iterations:
       k = min(chunk, num_iterations - done)
       # End the chunk at a multiple of unit (the first may be shorter).

@@ -46,6 +46,7 @@ from mccfrb.games.engines.common import call_literal
 from mccfrb.kernels import stream as kernels
 from mccfrb.solvers import base
 from mccfrb.solvers import rules as rules_lib
+from mccfrb.solvers import running
 from mccfrb.tables import HashedTable
 
 # Optimistic-averaging catch-up codes of `engine_best_response_values`.
@@ -300,7 +301,8 @@ class _Bar:
   PROGRESS_AFTER seconds."""
 
   def __init__(self, desc, enabled):
-    self._desc, self._enabled = desc, enabled
+    self._desc = desc
+    self._enabled = enabled and running.bars_allowed()
     self._begin = time.time()
     self._bar = None
 

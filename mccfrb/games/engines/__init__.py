@@ -1,23 +1,19 @@
 """Native game engines in numba: games played without a compiled tree.
 
 `engine_for(game)` gives the `Engine` of a loaded game, or None when no
-engine plays it; `protocol` is what kernels call and how to add a game.
+engine plays it; `engine_names()` names the games that have one;
+`registry.ENGINES` is the one table of engines, `protocol` what kernels
+call and how to add a game.
 """
 
+from mccfrb.games.engines import protocol
+from mccfrb.games.engines import registry
 from mccfrb.games.engines.common import Engine
-from mccfrb.games.engines import dark_hex
-from mccfrb.games.engines import goofspiel
-from mccfrb.games.engines import liars_dice
-from mccfrb.games.engines import phantom_ttt
-
-# OpenSpiel short name -> the module whose `make_engine(game)` builds it.
-_MODULES = {"goofspiel": goofspiel, "liars_dice": liars_dice,
-            "dark_hex": dark_hex, "phantom_ttt": phantom_ttt}
 
 
 def engine_names():
-  """The OpenSpiel short names that have an engine."""
-  return sorted(_MODULES)
+  """OpenSpiel's short names of the games that have an engine, sorted."""
+  return registry.game_names()
 
 
 def engine_for(game):
@@ -31,10 +27,9 @@ def engine_for(game):
   name = game.get_type().short_name
   if name == "turn_based_simultaneous_game":
     name = game.get_parameters()["game"]["name"]
-  module = _MODULES.get(name)
-  if module is None:
+  if name not in engine_names():
     return None
-  return module.make_engine(game)
+  return protocol.MODULES[registry.code(name)].make_engine(game)
 
 
 __all__ = ["Engine", "engine_for", "engine_names"]

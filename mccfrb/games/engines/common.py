@@ -122,8 +122,9 @@ class Engine(NamedTuple):
   """A native engine for one game instance (see `protocol`).
 
   Attributes:
-    name: OpenSpiel's short name of the game ("goofspiel", "liars_dice").
-    code: the engine's code in `protocol.CODES` (the kernels' dispatch).
+    name: OpenSpiel's short name of the game it plays (e.g. "goofspiel";
+      "tree" for a compiled tree): its line in `registry.ENGINES`.
+    code: the engine's code in `registry.ENGINES` (the kernels' dispatch).
     params: int64 array of the instance's parameters, the engine's layout.
     state_size: length of a state array.
     max_moves: the largest number of legal actions or chance outcomes.

@@ -29,11 +29,13 @@ from numba import njit
 from numba import types
 from numba.extending import intrinsic
 
+from mccfrb.games.engines import registry
 from mccfrb.games.engines.common import CHANCE
 from mccfrb.games.engines.common import Engine
 from mccfrb.games.engines.common import TERMINAL
 
 NAME = "tree"
+CODE = registry.code(NAME)
 STATE_SIZE = 1
 # Header: params[0] the number of nodes N; column c starts at H_SIZE + c N.
 H_SIZE = 1
@@ -142,9 +144,8 @@ def make_engine(tree, game=None, public_tree=None, situation_ids=None):
       situation-keyed baselines.
 
   Returns:
-    The `Engine` (name "tree", code `protocol.TREE`).
+    The `Engine` (name "tree", code `CODE`).
   """
-  from mccfrb.games.engines import protocol  # pylint: disable=import-outside-toplevel
   n = tree.num_nodes
   columns = np.zeros((NUM_COLUMNS, n), dtype=np.int64)
   columns[KIND] = tree.node_kind
@@ -162,7 +163,7 @@ def make_engine(tree, game=None, public_tree=None, situation_ids=None):
                                           dtype=np.float64).view(np.int64)
   params = np.concatenate([[n], columns.ravel()]).astype(np.int64)
   max_moves = int(max(tree.max_actions, tree.num_children.max(initial=0)))
-  return Engine(name=NAME, code=protocol.TREE, params=params,
+  return Engine(name=NAME, code=CODE, params=params,
                 state_size=STATE_SIZE, max_moves=max(max_moves, 1),
                 max_depth=max(int(tree.max_depth) - 1, 1),
                 utility_sum=float(tree.utility_sum), game=game)

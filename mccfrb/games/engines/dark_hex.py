@@ -66,6 +66,7 @@ Move j is the j-th cell, in increasing order, that the mover has not tried.
 import numpy as np
 from numba import njit
 
+from mccfrb.games.engines import registry
 from mccfrb.games.engines.common import Engine
 from mccfrb.games.engines.common import TERMINAL
 from mccfrb.games.engines.common import hash_range
@@ -75,7 +76,7 @@ from mccfrb.games.engines.goofspiel import _popcount  # pylint: disable=protecte
 from mccfrb.games.engines.goofspiel import _select  # pylint: disable=protected-access
 
 NAME = "dark_hex"
-CODE = 5  # protocol.DARK_HEX
+CODE = registry.code(NAME)
 
 # Params.
 P_ROWS = 0
@@ -329,7 +330,7 @@ def make_engine(game):
     game: a `pyspiel.Game` of dark_hex (from `games.load_game`).
 
   Returns:
-    An `Engine` (name "dark_hex", code `protocol.DARK_HEX`).
+    An `Engine` (name "dark_hex", code `CODE`).
 
   Raises:
     ValueError: a board with one row or one column (OpenSpiel's hex never

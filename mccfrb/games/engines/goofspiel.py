@@ -67,6 +67,7 @@ from numba import njit
 from numba import types
 from numba.extending import intrinsic
 
+from mccfrb.games.engines import registry
 from mccfrb.games.engines.common import CHANCE
 from mccfrb.games.engines.common import Engine
 from mccfrb.games.engines.common import TERMINAL
@@ -74,6 +75,7 @@ from mccfrb.games.engines.common import hash_step
 from mccfrb.games.engines.common import mix64
 
 NAME = "goofspiel"
+CODE = registry.code(NAME)
 
 # Params.
 P_NUM_CARDS = 0
@@ -467,7 +469,7 @@ def make_engine(game):
       string, or the simultaneous `pyspiel.Game` (converted by `load_game`).
 
   Returns:
-    The `Engine` (name "goofspiel", code `protocol.GOOFSPIEL`).
+    The `Engine` (name "goofspiel", code `CODE`).
 
   Raises:
     ValueError: parameters the engine does not play: players other than 2,
@@ -477,7 +479,6 @@ def make_engine(game):
   """
   # pylint: disable=import-outside-toplevel
   from mccfrb import games
-  from mccfrb.games.engines import protocol  # Imports this module.
   game = games.load_game(game)
   params = parameters(game)
   n = params.get("num_cards", 13)
@@ -514,7 +515,7 @@ def make_engine(game):
   moves_per_round = 3 if order == "random" else 2
   return Engine(
       name=NAME,
-      code=protocol.GOOFSPIEL,
+      code=CODE,
       params=values,
       state_size=STATE_SIZE,
       max_moves=n,

@@ -42,6 +42,7 @@ state (int64[11 + T]):
 import numpy as np
 from numba import njit
 
+from mccfrb.games.engines import registry
 from mccfrb.games.engines.common import CHANCE
 from mccfrb.games.engines.common import TERMINAL
 from mccfrb.games.engines.common import Engine
@@ -49,7 +50,7 @@ from mccfrb.games.engines.common import hash_range
 from mccfrb.games.engines.common import hash_step
 
 NAME = "liars_dice"
-CODE = 2  # protocol.LIARS_DICE (protocol imports this module).
+CODE = registry.code(NAME)
 RULES = {"reset-face": 0, "reset-quantity": 1}
 
 # params
@@ -311,7 +312,7 @@ def make_engine(game):
     game: a `pyspiel.Game` of liars_dice (from `games.load_game`).
 
   Returns:
-    An `Engine` (name "liars_dice", code `protocol.LIARS_DICE`).
+    An `Engine` (name "liars_dice", code `CODE`).
 
   Raises:
     ValueError: players other than 2, numdice below 1, dice_sides below 1,

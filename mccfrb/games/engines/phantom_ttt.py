@@ -62,12 +62,13 @@ state (int64[STATE_SIZE]), cells as bit masks:
 import numpy as np
 from numba import njit
 
+from mccfrb.games.engines import registry
 from mccfrb.games.engines.common import Engine
 from mccfrb.games.engines.common import TERMINAL
 from mccfrb.games.engines.common import mix64
 
 NAME = "phantom_ttt"
-CODE = 4  # protocol.PHANTOM_TTT (protocol imports this module).
+CODE = registry.code(NAME)
 GAME_VERSIONS = {"classical": 0, "abrupt": 1}
 OBS_TYPES = {"reveal-nothing": 0, "reveal-numturns": 1}
 
@@ -250,7 +251,7 @@ def make_engine(game):
     game: phantom_ttt as `games.load_game` gives it, or a game string.
 
   Returns:
-    An `Engine` (name "phantom_ttt", code `protocol.PHANTOM_TTT`).
+    An `Engine` (name "phantom_ttt", code `CODE`).
 
   Raises:
     ValueError: not phantom_ttt, or a gameversion or obstype OpenSpiel does

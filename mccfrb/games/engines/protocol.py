@@ -69,11 +69,12 @@ gives its OpenSpiel action id.
 
 To add an engine for a game: write a module in `mccfrb/games/engines/` with
 the eleven functions (njit, cache=True, not inlined, no globals but
-constants), give it a code in `CODES` and its module in `MODULES`, and an
-`Engine` factory in `mccfrb/games/engines/__init__.py`;
-`engines/check.py` then proves it equal to OpenSpiel (the enumerated tree
-equals the compiled tree on small instances; random play-outs agree with
-pyspiel step by step).
+constants), its `NAME`, `CODE = registry.code(NAME)` and a
+`make_engine(game)` that returns its `Engine`, and add its line to
+`registry.ENGINES`; the codes, the constants below, `MODULES` and
+`engine_names()` follow from that table. `engines/check.py` then proves
+it equal to OpenSpiel (the enumerated tree equals the compiled tree on
+small instances; random play-outs agree with pyspiel step by step).
 """
 
 import numba
@@ -81,27 +82,16 @@ from numba import njit
 from numba.core import types
 from numba.extending import overload
 
-from mccfrb.games.engines import compiled
-from mccfrb.games.engines import dark_hex
-from mccfrb.games.engines import goofspiel
-from mccfrb.games.engines import liars_dice
-from mccfrb.games.engines import phantom_ttt
-
+from mccfrb.games.engines import registry
 from mccfrb.games.engines.common import CHANCE  # pylint: disable=unused-import
 from mccfrb.games.engines.common import TERMINAL  # pylint: disable=unused-import
 
-GOOFSPIEL = 1
-LIARS_DICE = 2
-TREE = 3  # A compiled tree (engines/compiled.py).
-PHANTOM_TTT = 4
-DARK_HEX = 5
-CODES = {"goofspiel": GOOFSPIEL, "liars_dice": LIARS_DICE,
-         compiled.NAME: TREE, "dark_hex": DARK_HEX,
-         "phantom_ttt": PHANTOM_TTT}
-
-
-MODULES = {TREE: compiled, GOOFSPIEL: goofspiel, LIARS_DICE: liars_dice,
-           PHANTOM_TTT: phantom_ttt, DARK_HEX: dark_hex}
+# Engine name -> code, and code -> module, from the one table
+# (registry.ENGINES); and a constant per engine, its name in capitals, for
+# callers from Python (GOOFSPIEL, TREE for a compiled tree, ...).
+CODES = dict(registry.CODES)
+MODULES = {e.code: registry.module(e) for e in registry.ENGINES}
+globals().update({name.upper(): code for name, code in CODES.items()})
 
 
 def _protocol_function(name):

@@ -1,0 +1,53 @@
+"""The `slow` marker (tests/conftest.py): registered, so that
+`--strict-markers` accepts every mark the suite uses, and on the tests the
+fast loop (`pytest -m "not slow"`) leaves out."""
+
+import ast
+import pathlib
+import subprocess
+import sys
+
+TESTS = pathlib.Path(__file__).resolve().parent
+# pytest's own marks (no registration needed).
+BUILTIN = {"parametrize", "skip", "skipif", "xfail", "usefixtures",
+           "filterwarnings"}
+
+
+def marks_used():
+  """{test file name: the `pytest.mark.NAME`s it uses}."""
+  out = {}
+  for path in sorted(TESTS.glob("test_*.py")):
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+      if (isinstance(node, ast.Attribute)
+          and isinstance(node.value, ast.Attribute)
+          and node.value.attr == "mark"
+          and isinstance(node.value.value, ast.Name)
+          and node.value.value.id == "pytest"):
+        out.setdefault(path.name, set()).add(node.attr)
+  return out
+
+
+def test_every_mark_the_suite_uses_is_registered(pytestconfig):
+  registered = {line.split(":")[0].split("(")[0].strip()
+                for line in pytestconfig.getini("markers")}
+  used = set().union(*marks_used().values())
+  assert "slow" in registered and "slow" in used
+  assert used - BUILTIN <= registered, used - BUILTIN - registered
+
+
+def test_strict_markers_selects_the_slow_tests():
+  """The browser test is slow; this file's tests are not."""
+  files = [str(TESTS / "test_play_browser.py"), __file__]
+  selected = {}
+  for expression in ("slow", "not slow"):
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--strict-markers", "--co", "-q",
+         "-p", "no:cacheprovider", "-m", expression, *files],
+        capture_output=True, text=True, timeout=300, cwd=TESTS.parent)
+    assert done.returncode == 0, done.stdout + done.stderr
+    selected[expression] = [line for line in done.stdout.splitlines()
+                            if "::" in line]
+  assert selected["slow"] and all("test_play_browser.py" in t
+                                  for t in selected["slow"])
+  assert selected["not slow"] and all("test_markers.py" in t
+                                      for t in selected["not slow"])
