@@ -32,7 +32,7 @@ EPISODES = 1_000_000
 # information state inside the searched tree, and UCB1's C (times the
 # game's range of returns).
 EXPAND = 1.0
-EXPLORE = 0.2
+EXPLORE = 0.1
 # Responder decisions with at most this many moves explore every move.
 EXPLORE_MOVES = 2
 # Visits from which the trained responder plays a row's best move (else

@@ -172,18 +172,27 @@ def _visits(cells, base, c):
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def ucb_move(cells, base, c, n, explore, scale):
-  """UCB1's action at a row inside the tree: the first action never
-  tried, else the largest mean + C S sqrt(ln n / n_a)."""
-  log_n = math.log(n)
+def record(cells, base, c, a, value):
+  """Adds one visit of move a with return `value` to a row."""
+  cells[base + R_COUNT * c + a] += 1.0
+  cells[base + R_TOTAL * c + a] += value
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def puct_move(cells, base, c, n, explore, scale, prior):
+  """PUCT: mean (untried: the row's mean) + C S prior(a) sqrt(n) / (1 +
+  n_a)."""
+  tot = 0.0
+  for j in range(c):
+    tot += cells[base + R_TOTAL * c + j]
+  fpu = tot / n if n > 0 else 0.0
+  root = math.sqrt(n)
   best = 0
   best_value = -np.inf
   for j in range(c):
     k = cells[base + R_COUNT * c + j]
-    if k == 0.0:
-      return j
-    value = (cells[base + R_TOTAL * c + j] / k
-             + explore * scale * math.sqrt(log_n / k))
+    mean = cells[base + R_TOTAL * c + j] / k if k > 0.0 else fpu
+    value = mean + explore * scale * prior[j] * root / (1.0 + k)
     if value > best_value:
       best_value = value
       best = j
@@ -340,8 +349,8 @@ def _walk(code, params, me, pol, pmap, log_pos, log_neg, resp, opts,
             n = _visits(r_cells, base, c)
             if n >= expand:
               f_search[d + 1] = 1
-              j = ucb_move(r_cells, base, c, n, opts[O_EXPLORE],
-                           opts[O_SCALE])
+              j = puct_move(r_cells, base, c, n, opts[O_EXPLORE],
+                            opts[O_SCALE], sig)
       if j < 0:
         s_hi, s_lo, u = pcg64_next(s_hi, s_lo, i_hi, i_lo)
         j = sample_index(sig, 0, c, u, 0.0)
@@ -370,14 +379,12 @@ def _walk(code, params, me, pol, pmap, log_pos, log_neg, resp, opts,
         continue
       base = hashed.first_cell(row, r_header, r_per_word)
       for a in range(c):
-        r_cells[base + R_COUNT * c + a] += 1.0
-        r_cells[base + R_TOTAL * c + a] += f_vals[d, a]
+        record(r_cells, base, c, a, f_vals[d, a])
       ret = f_vals[d, greedy_move(r_cells, base, c)]
     elif row >= 0:  # A searched move: its count and total.
       c = hashed.width_of(r_words, row)
       base = hashed.first_cell(row, r_header, r_per_word)
-      r_cells[base + R_COUNT * c + f_count[d]] += 1.0
-      r_cells[base + R_TOTAL * c + f_count[d]] += ret
+      record(r_cells, base, c, f_count[d], ret)
     if d == 0:
       break
     d -= 1
