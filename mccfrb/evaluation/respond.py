@@ -32,12 +32,13 @@ EPISODES = 1_000_000
 # information state inside the searched tree, and UCB1's C (times the
 # game's range of returns).
 EXPAND = 1.0
-EXPLORE = 0.1
+EXPLORE = 1.5
 # Responder decisions with at most this many moves explore every move.
 EXPLORE_MOVES = 2
 # Visits from which the trained responder plays a row's best move (else
 # the policy's own play).
 TRUST = 1.0
+MIX = 0.25
 # Rows the table is grown by beyond what it holds (a walk that finds no
 # room for a row goes on without it, and the table grows before the next).
 ROOM_ROWS = 1 << 12
@@ -98,6 +99,7 @@ def train_and_score(game, policy, budget, iterations, episodes, streams,
   opts[respond.O_BIG_T] = rows.big_t
   opts[respond.O_EXPLORE_MOVES] = EXPLORE_MOVES
   opts[respond.O_TRUST] = TRUST
+  opts[respond.O_MIX] = MIX
   depth, moves = engine.max_depth + 1, max(engine.max_moves, 1)
   frames = (np.zeros((depth + 1, engine.state_size), dtype=np.int64),
             *(np.zeros(depth, dtype=np.int64) for _ in range(4)),
@@ -109,8 +111,9 @@ def train_and_score(game, policy, budget, iterations, episodes, streams,
   for p in (0, 1):
     table = tables_lib.HashedTable(engine.max_moves, respond.RESPONDER_FIELDS,
                                    max_memory=total // 2)
-    trained.append(_train(rows, p, table, opts, scratch, streams[p], budget,
-                          iterations, progress, warned))
+    # A copy each: the kernel keeps its walks' statistics in it.
+    trained.append(_train(rows, p, table, opts.copy(), scratch, streams[p],
+                          budget, iterations, progress, warned))
   if budget is not None:
     for p, (_, walks, seconds) in enumerate(trained):
       if walks < MIN_WALKS:

@@ -91,12 +91,17 @@ RESPONDER_FIELDS = ("count", "total")
 # opts (float64[OPTS_SIZE]).
 O_EXPAND = 0  # Visits that put a row inside the searched tree.
 O_EXPLORE = 1  # UCB1's constant C.
-O_SCALE = 2  # The game's range of returns S.
+O_SCALE = 2  # S: the standard deviation of the walks' returns so far
+#               (`train` keeps it; the game's range of returns at first).
 O_UTILITY_SUM = 3  # u_0 + u_1 at terminals.
 O_BIG_T = 4  # T, the iteration the policy's averages catch up to.
 O_EXPLORE_MOVES = 5  # Responder nodes with at most this many moves explore all.
 O_TRUST = 6  # Visits from which the trained responder plays a row's best.
-OPTS_SIZE = 7
+O_MIX = 7  # The uniform share of the search's prior.
+O_WALKS = 8  # Walks so far, their returns' mean and sum of squared
+O_MEAN = 9  # deviations (Welford): S is their standard deviation.
+O_M2 = 10
+OPTS_SIZE = 11
 
 # Walk statuses of `train`.
 RAN = 0  # All walks done.
@@ -179,7 +184,7 @@ def record(cells, base, c, a, value):
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def puct_move(cells, base, c, n, explore, scale, prior):
+def puct_move(cells, base, c, n, explore, scale, prior, mix):
   """PUCT: mean (untried: the row's mean) + C S prior(a) sqrt(n) / (1 +
   n_a)."""
   tot = 0.0
@@ -192,7 +197,8 @@ def puct_move(cells, base, c, n, explore, scale, prior):
   for j in range(c):
     k = cells[base + R_COUNT * c + j]
     mean = cells[base + R_TOTAL * c + j] / k if k > 0.0 else fpu
-    value = mean + explore * scale * prior[j] * root / (1.0 + k)
+    value = mean + explore * scale * (
+        (1.0 - mix) * prior[j] + mix / c) * root / (1.0 + k)
     if value > best_value:
       best_value = value
       best = j
@@ -260,7 +266,8 @@ def _walk(code, params, me, pol, pmap, log_pos, log_neg, resp, opts,
   """One training walk of responder `me` (module docstring), a depth-first
   traversal on an explicit stack (a frame per depth: the state, the row
   and move, and at an explored node the moves' values). Returns the PCG64
-  state words (s_hi, s_lo) after it; rows are updated in place."""
+  state words (s_hi, s_lo) after it and the walk's value at the root;
+  rows are updated in place."""
   (states, f_row, f_child, f_count, f_search, f_reach, f_mul, f_vals,
    f_rng) = frames
   p_index, _, p_words, p_cells, p_layout = pol
@@ -350,7 +357,7 @@ def _walk(code, params, me, pol, pmap, log_pos, log_neg, resp, opts,
             if n >= expand:
               f_search[d + 1] = 1
               j = puct_move(r_cells, base, c, n, opts[O_EXPLORE],
-                            opts[O_SCALE], sig)
+                            opts[O_SCALE], sig, opts[O_MIX])
       if j < 0:
         s_hi, s_lo, u = pcg64_next(s_hi, s_lo, i_hi, i_lo)
         j = sample_index(sig, 0, c, u, 0.0)
@@ -388,7 +395,7 @@ def _walk(code, params, me, pol, pmap, log_pos, log_neg, resp, opts,
     if d == 0:
       break
     d -= 1
-  return s_hi, s_lo
+  return s_hi, s_lo, ret
 
 
 @njit(cache=True, error_model="numpy")
@@ -482,10 +489,17 @@ def train(code, params, me, pol, pmap, log_pos, log_neg, resp, opts,
   status = RAN
   r_meta[hashed.STOP] = 0
   while done[0] < count:
-    s_hi, s_lo = _walk(code, params, me, pol, pmap, log_pos, log_neg, resp,
-                       opts, allow_insert, rng, frames, cur, sig)
+    s_hi, s_lo, g = _walk(code, params, me, pol, pmap, log_pos, log_neg,
+                          resp, opts, allow_insert, rng, frames, cur, sig)
     rng = (s_hi, s_lo, rng[2], rng[3])
     done[0] += 1
+    n = opts[O_WALKS] + 1.0
+    delta = g - opts[O_MEAN]
+    opts[O_WALKS] = n
+    opts[O_MEAN] += delta / n
+    opts[O_M2] += delta * (g - opts[O_MEAN])
+    if n >= 2.0 and opts[O_M2] > 0.0:
+      opts[O_SCALE] = math.sqrt(opts[O_M2] / (n - 1.0))
     if r_meta[hashed.STOP] != 0:
       status = SHORT
       break
