@@ -91,6 +91,9 @@ def train_and_score(game, policy, budget, iterations, episodes, streams,
   rows = PolicyRows(game, policy)
   engine = rows.engine
   total = tables_lib.check_max_memory(max_memory)
+  if total < 2 << 20:
+    raise ValueError(f"max_memory must be at least 2**21 bytes (2 MiB: 1 MiB "
+                     f"for each responder's table), got {max_memory!r}.")
   opts = np.zeros(respond.OPTS_SIZE)
   opts[respond.O_EXPAND] = EXPAND
   opts[respond.O_EXPLORE] = EXPLORE
