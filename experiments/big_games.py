@@ -28,6 +28,17 @@ run and of OpenSpiel's solver as the process's CPU seconds (fair when the
 machine is shared).
 
   python -m experiments.big_games --games=phantom_ttt --evaluator=head_to_head --algorithms=openspiel_os_cpp --seconds=60
+
+--evaluator=bound scores each checkpoint by the exploitability bound alone
+(no head-to-head games): rows to {out_dir}/bound.csv, plots to
+{out_dir}/bound_{game}.png. Its natural algorithms are mccfrb_defaults,
+es and os_at_openspiel_speed (mccfrb's OutcomeSamplingSolver run for as
+many iterations as OpenSpiel's C++ outcome sampling runs in the same
+seconds, measured in the run: OpenSpiel's solver trains at most 60 s,
+"os_at_openspiel_speed:openspiel_seconds=30" changes it, and its rate
+extrapolates the rest):
+
+  python -m experiments.big_games --evaluator=bound --games=phantom_ttt --algorithms=mccfrb_defaults,es,os_at_openspiel_speed --checkpoint_seconds=15,30,60,120,300,600 --bound_seconds=60 --clock=cpu
 """
 
 import os
@@ -67,10 +78,12 @@ _SEEDS = flags.DEFINE_integer("seeds", 1, "Seeds per algorithm.")
 _OUT_DIR = flags.DEFINE_string("out_dir", "results/big_games",
                                "Where the CSV and the plots go.")
 _EVALUATOR = flags.DEFINE_enum(
-    "evaluator", "exploitability", ["exploitability", "head_to_head"],
+    "evaluator", "exploitability", ["exploitability", "head_to_head",
+                                    "bound"],
     "How checkpoints are scored: exploitability (streamed, games with an "
-    "engine) or head_to_head (Monte Carlo against the uniform policy and "
-    "OpenSpiel's C++ outcome sampling trained as long; any game).")
+    "engine), head_to_head (Monte Carlo against the uniform policy and "
+    "OpenSpiel's C++ outcome sampling trained as long, with the bound "
+    "beside; any game) or bound (the exploitability bound alone).")
 _EPISODES = flags.DEFINE_integer(
     "episodes", 20000, "Head-to-head episodes per opponent and checkpoint "
     "(even: half in each seat).")
@@ -82,10 +95,14 @@ _CLOCK = flags.DEFINE_enum(
     "OpenSpiel's opponent: wall seconds, or the process's CPU seconds (fair "
     "on a shared machine: both train on one thread).")
 _BOUND_SECONDS = flags.DEFINE_float(
-    "bound_seconds", 60.0, "With --evaluator=head_to_head: best-response "
-    "training seconds (both players together) of the lower bound on each "
-    "checkpoint's exploitability, scored on --episodes episodes per player; "
-    "0 skips it.")
+    "bound_seconds", 60.0, "With --evaluator=head_to_head or bound: "
+    "best-response training seconds (both players together) of the lower "
+    "bound on each checkpoint's exploitability, scored on --episodes "
+    "episodes per player (--evaluator=bound: --bound_episodes); 0 skips "
+    "it (head_to_head only).")
+_BOUND_EPISODES = flags.DEFINE_integer(
+    "bound_episodes", 1_000_000, "With --evaluator=bound: scoring episodes "
+    "per player of each bound.")
 
 
 COLUMNS = ["game", "algorithm", "seed", "target", "seconds", "iterations",
@@ -120,11 +137,40 @@ def plot(frame, game, path):
 
 
 def append_row(path, row, columns):
-  """Appends one row to the CSV at `path` (with the header if new)."""
+  """Appends one row to the CSV at `path` (with the header if new); a
+  column the row lacks is left empty."""
   new_file = not os.path.exists(path)
   with open(path, "a", encoding="utf-8") as f:  # One write per row.
-    f.write(pd.DataFrame([row])[columns].to_csv(index=False,
-                                                header=new_file))
+    f.write(pd.DataFrame([row]).reindex(columns=columns).to_csv(
+        index=False, header=new_file))
+
+
+def print_bound_row(row):
+  print(f"{row['algorithm']:>20} {row['seconds']:8.1f}s "
+        f"{row['iterations']:>12,} it  exploitability >= "
+        f"{row['exploitability_bound']:.4f} in [{row['low']:.4f}, "
+        f"{row['high']:.4f}] ({row['responder_walks']:,} walks in "
+        f"{row['responder_seconds']:.0f}s, {row['representation']})",
+        flush=True)
+
+
+def run_bound(games_list, targets):
+  """--evaluator=bound: a bound row per checkpoint to bound.csv, then the
+  plots."""
+  path = os.path.join(_OUT_DIR.value, "bound.csv")
+
+  def on_row(row):
+    append_row(path, row, head_to_head.BOUND_COLUMNS)
+    print_bound_row(row)
+
+  for game in games_list:
+    for algorithm in _ALGORITHMS.value:
+      for seed in range(_SEEDS.value):
+        head_to_head.timed_run(
+            game, algorithm, seed, targets, _BOUND_EPISODES.value,
+            _CONFIDENCE.value, on_row, opponents=(),
+            bound_seconds=_BOUND_SECONDS.value, clock=_CLOCK.value)
+  plot_bounds(pd.read_csv(path), games_list)
 
 
 def run_head_to_head(games_list, targets):
@@ -136,12 +182,7 @@ def run_head_to_head(games_list, targets):
   def on_row(row):
     if head_to_head.is_bound_row(row):
       append_row(bound_path, row, head_to_head.BOUND_COLUMNS)
-      print(f"{row['algorithm']:>20} {row['seconds']:8.1f}s "
-            f"{row['iterations']:>12,} it  exploitability >= "
-            f"{row['exploitability_bound']:.4f} in [{row['low']:.4f}, "
-            f"{row['high']:.4f}] ({row['responder_walks']:,} walks in "
-            f"{row['responder_seconds']:.0f}s, {row['representation']})",
-            flush=True)
+      print_bound_row(row)
       return
     append_row(path, row, head_to_head.COLUMNS)
     print(f"{row['algorithm']:>20} {row['seconds']:8.1f}s "
@@ -200,6 +241,11 @@ def main(argv):
                            f"increasing, got {_CHECKPOINT_SECONDS.value}.")
   else:
     targets = wallclock.checkpoints(_SECONDS.value, _CHECKPOINTS.value)
+  if _EVALUATOR.value == "bound" and not (
+      0 < _BOUND_SECONDS.value < float("inf") and _BOUND_EPISODES.value >= 2):
+    raise app.UsageError(
+        "--evaluator=bound needs --bound_seconds > 0 and --bound_episodes "
+        f">= 2, got {_BOUND_SECONDS.value} and {_BOUND_EPISODES.value}.")
   if _EVALUATOR.value == "head_to_head":
     if _EPISODES.value < 2 or _EPISODES.value % 2:
       raise app.UsageError(f"--episodes must be a positive even integer, "
@@ -214,6 +260,9 @@ def main(argv):
   os.makedirs(_OUT_DIR.value, exist_ok=True)
   if _EVALUATOR.value == "head_to_head":
     run_head_to_head(games_list, targets)
+    return
+  if _EVALUATOR.value == "bound":
+    run_bound(games_list, targets)
     return
   path = os.path.join(_OUT_DIR.value, "big_games.csv")
 

@@ -72,24 +72,26 @@ import numpy as np
 import pyspiel
 
 from mccfrb import games
+from mccfrb.evaluation import budget as budget_lib
+from mccfrb.evaluation import respond
 from mccfrb.tables import policy as policy_lib
 from mccfrb.games import tree as tree_lib
 from mccfrb.kernels import exact
 from mccfrb.kernels.rng import pcg64_next
 from mccfrb.kernels.rng import pcg64_state
+from mccfrb.solvers import engine as engine_solvers
 from mccfrb.solvers import running
+from mccfrb import tables as tables_lib
 
 # The module (mccfrb.evaluation.head_to_head is the function of that name):
 # its samplers, checks and interval are reused.
 h2h = importlib.import_module("mccfrb.evaluation.head_to_head")
 
-REPRESENTATIONS = ("auto", "tree", "states")
+REPRESENTATIONS = ("auto", "tree", "engine", "states")
 # Default scoring episodes per player: numba on the tree, Python on states.
 TREE_EPISODES = 1_000_000
 STATES_EPISODES = 20_000
 DEFAULT_SECONDS = 10.0
-# A training chunk is doubled while it takes under this.
-CHUNK_SECONDS = 0.05
 
 
 class ExploitabilityBound(NamedTuple):
@@ -143,7 +145,7 @@ class ExploitabilityBound(NamedTuple):
 def approximate_exploitability(game, policy, seconds=None, seed=None,
                                episodes=None, iterations=None,
                                confidence=0.95, representation="auto",
-                               progress=None):
+                               progress=None, max_memory=None):
   """A lower bound on the exploitability of `policy`, with an interval.
 
   Trains a best responder per player against the fixed `policy`, scores
@@ -196,10 +198,11 @@ def approximate_exploitability(game, policy, seconds=None, seed=None,
   if representation not in REPRESENTATIONS:
     raise ValueError(f"representation must be one of {REPRESENTATIONS}, got "
                      f"{representation!r}.")
-  from mccfrb.solvers import engine as engine_solvers  # pylint: disable=import-outside-toplevel
+  if max_memory is not None:
+    tables_lib.check_max_memory(max_memory)
   if representation == "auto" and isinstance(policy,
                                              engine_solvers.EnginePolicy):
-    representation = "states"
+    representation = "engine"
   tree = None
   if representation in ("auto", "tree"):
     try:
@@ -215,7 +218,11 @@ def approximate_exploitability(game, policy, seconds=None, seed=None,
   streams = [np.random.default_rng(s)
              for s in np.random.SeedSequence(seed).spawn(4)]
   budget = (None if seconds is None else float(seconds) / 2.0)
-  if representation == "tree":
+  if representation == "engine":
+    trained, scored, episodes = respond.train_and_score(
+        game, policy, budget, iterations, episodes, streams, progress,
+        max_memory)
+  elif representation == "tree":
     strategy = policy_lib.table_from_policy(tree, policy, game=game)
     episodes = TREE_EPISODES if episodes is None else episodes
     trained = [_train_tree(tree, strategy, p, streams[p], budget, iterations,
@@ -254,40 +261,6 @@ def _constant(game, tree):
   return float(game.utility_sum())
 
 
-def _budget_loop(step, budget, iterations, progress, desc):
-  """Calls `step(k)` (k walks) in growing chunks until `iterations` walks
-  or `budget` seconds; returns (walks, seconds)."""
-  done, chunk, elapsed = 0, 1, 0.0  # One walk first: on states a walk can take seconds.
-  total = iterations if iterations is not None else budget
-  with running.deferred_interrupts() as request, running.RunProgress(
-      total, progress, desc=desc,
-      unit="walk" if iterations is not None else "s") as bar:
-    started = time.perf_counter()
-    while True:
-      k = chunk if iterations is None else min(chunk, iterations - done)
-      if k <= 0:
-        break
-      t0 = time.perf_counter()
-      step(k)
-      took = time.perf_counter() - t0
-      done += k
-      elapsed = time.perf_counter() - started
-      if took < CHUNK_SECONDS:
-        chunk *= 2
-      if iterations is None:
-        bar.update(min(round(elapsed, 1), budget))
-        if elapsed >= budget:
-          break
-        # The next chunk must not overrun the budget by much.
-        rate = done / max(elapsed, 1e-9)
-        chunk = max(1, min(chunk, int(rate * (budget - elapsed)) + 1))
-      else:
-        bar.update(done)
-      if request.pending:
-        raise KeyboardInterrupt(f"stopped after {done:,} training walks.")
-  return done, elapsed
-
-
 # ---------------------------------------------------------------------------
 # Compiled tree (numba).
 
@@ -308,7 +281,7 @@ def _train_tree(tree, strategy, player, generator, budget, iterations,
   def step(k):
     _sample_walks(*args, k, rng, visits, stack)
 
-  walks, _ = _budget_loop(step, budget, iterations, progress,
+  walks, _ = budget_lib.budget_loop(step, budget, iterations, progress,
                           f"best response, player {player}")
   best = _empirical_best_response(tree, player, visits)
   return best, walks, time.perf_counter() - started
@@ -467,7 +440,7 @@ def _train_states(game, agent, player, generator, budget, iterations,
     for _ in range(k):
       walk(game.new_initial_state(), None)
 
-  walks, seconds = _budget_loop(step, budget, iterations, progress,
+  walks, seconds = budget_lib.budget_loop(step, budget, iterations, progress,
                                 f"best response, player {player}")
   return _induction_states(sums, parent), walks, seconds
 

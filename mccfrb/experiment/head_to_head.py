@@ -57,7 +57,8 @@ BOUND_COLUMNS = ["game", "algorithm", "seed", "target", "seconds",
                  "iterations", "bound_seconds", "responder_seconds",
                  "responder_walks", "exploitability_bound", "stderr", "low",
                  "high", "confidence", "episodes", "representation",
-                 "eval_seconds", "memory_bytes"]
+                 "eval_seconds", "memory_bytes", "openspiel_rate",
+                 "openspiel_seconds", "mccfrb_seconds"]
 
 
 def is_bound_row(row):

@@ -99,6 +99,13 @@ ALGORITHMS = {
     "openspiel_os_cpp": (lambda game, seed, representation=None:
                          OpenSpielRunner(game, seed),
                          "OpenSpiel's C++ outcome sampling"),
+    "os_at_openspiel_speed": (
+        lambda game, seed, representation="engine", **extra: PacedRunner(
+            game, seed, representation, **extra),
+        "OpenSpiel's algorithm at OpenSpiel's speed: mccfrb's "
+        "OutcomeSamplingSolver run for the iterations OpenSpiel's C++ "
+        "outcome sampling runs in the same seconds (its rate measured in "
+        "the run)"),
     "cfr+": (_cfr("cfr+"), "exact CFR+, streamed"),
     "dcfr": (_cfr("discounted"), "exact DCFR, streamed"),
     "pcfr+": (_cfr("pcfr+"), "exact PCFR+, streamed"),
@@ -107,7 +114,21 @@ ALGORITHMS = {
 }
 
 
-class _SolverRunner:
+class _Runner:
+  """What `timed_run` asks of a runner besides `run(n)`, `iterations`,
+  `chunk`, `policy()` and `memory_bytes()`."""
+
+  def train_until(self, trained, target, n, clock):
+    """Trains until the training seconds reach `target` (module function
+    `train_until`); returns (training seconds, next chunk)."""
+    return train_until(self, trained, target, n, clock)
+
+  def row_fields(self):
+    """Columns a checkpoint's rows get from the runner itself."""
+    return {}
+
+
+class _SolverRunner(_Runner):
   """An mccfrb solver on its engine."""
 
   def __init__(self, solver, chunk=None):
@@ -133,7 +154,7 @@ class _SolverRunner:
     return self.solver.memory()["bytes"]
 
 
-class OpenSpielRunner:
+class OpenSpielRunner(_Runner):
   """pyspiel.OutcomeSamplingMCCFRSolver (epsilon 0.6, OpenSpiel's default),
   on any game; its exploitability is computed on goofspiel engines only (its
   policy read into engine tables, goofspiel's infoset keys from OpenSpiel's
@@ -176,6 +197,91 @@ class OpenSpielRunner:
     now = _resident_bytes()
     return None if now is None or self.start_bytes is None else (
         now - self.start_bytes)
+
+
+class PacedRunner(_Runner):
+  """OpenSpiel's outcome sampling at OpenSpiel's speed, in mccfrb's tables.
+
+  mccfrb's `OutcomeSamplingSolver` is OpenSpiel's algorithm (epsilon 0.6,
+  regret matching, stochastic averaging; equal in distribution to
+  OpenSpiel's outcome sampling, tests/test_solvers.py), and its policy is
+  an `EnginePolicy` that the fast exploitability bound reads. Its clock is
+  OpenSpiel's: at each checkpoint OpenSpiel's C++ solver
+  (`OpenSpielRunner`, the same seed) trains until *its* seconds reach the
+  target, then mccfrb's solver runs as many iterations as it did.
+  OpenSpiel's solver keeps every infoset it meets (about 22 KB an
+  iteration on 13-card goofspiel), so it trains for at most
+  `openspiel_seconds` in all and is then freed; past them its last rate
+  (the iterations of its last chunk over that chunk's seconds) sets the
+  iterations of the remaining seconds, which can only favour it: its rate
+  falls as its tables grow.
+  """
+
+  def __init__(self, game, seed, representation="engine",
+               openspiel_seconds=60.0):
+    from mccfrb import solvers  # pylint: disable=import-outside-toplevel
+    self.openspiel = OpenSpielRunner(game, seed)
+    self.solver = solvers.OutcomeSamplingSolver(
+        game, seed=seed, representation=representation)
+    self.openspiel_seconds = float(openspiel_seconds)
+    self.chunk = None
+    self._measured = (0.0, 0)  # OpenSpiel's seconds and iterations.
+    self._rate = 0.0  # Its iterations a second in its last chunk.
+    self.mccfrb_seconds = 0.0
+
+  @property
+  def iterations(self):
+    return self.solver.num_iterations
+
+  def train_until(self, trained, target, n, clock):
+    """OpenSpiel's solver trains to `target` of its seconds (at most
+    `openspiel_seconds`; past them its last rate extrapolates), then
+    mccfrb's catches up to its iterations; returns (OpenSpiel's seconds,
+    next chunk)."""
+    if self.openspiel is not None:
+      while trained < min(target, self.openspiel_seconds):
+        start = clock()
+        self.openspiel.run(n)
+        elapsed = clock() - start
+        trained += elapsed
+        self._rate = n / max(elapsed, 1e-9)
+        if elapsed < 0.2:
+          n *= 2
+      self._measured = (trained, self.openspiel.iterations)
+      if trained >= self.openspiel_seconds:
+        self.openspiel = None  # Its tables are not needed any more.
+    seconds, iterations = self._measured
+    if target > seconds:
+      iterations += int(round(self._rate * (target - seconds)))
+      trained = target
+    start = clock()
+    if iterations > self.solver.num_iterations:
+      self.solver.run(iterations - self.solver.num_iterations,
+                      progress=False)
+    self.mccfrb_seconds += clock() - start
+    return trained, n
+
+  def run(self, n):
+    self.solver.run(n, progress=False)
+
+  def policy(self):
+    """The average policy (an `EnginePolicy` on an engine)."""
+    return self.solver.average_policy()
+
+  def exploitability(self):
+    return engine_solvers.engine_policy_nash_conv(
+        self.solver.average_policy(), progress=False) / 2.0
+
+  def memory_bytes(self):
+    return self.solver.memory()["bytes"]
+
+  def row_fields(self):
+    """OpenSpiel's iterations a second (its last chunk's), the seconds it
+    trained (the rest extrapolated at that rate), and mccfrb's own
+    training seconds."""
+    return dict(openspiel_rate=self._rate,
+                openspiel_seconds=self._measured[0],
+                mccfrb_seconds=self.mccfrb_seconds)
 
 
 def openspiel_average_table(solver):
@@ -319,7 +425,7 @@ def timed_run(game, algorithm, seed, targets, on_row=None, evaluate=None,
   for target in targets:
     if trained >= target and runner.iterations == evaluated_at:
       continue  # One exact iteration outlasted several checkpoints.
-    trained, n = train_until(runner, trained, target, n, clock)
+    trained, n = runner.train_until(trained, target, n, clock)
     start = time.perf_counter()
     evaluated_at = runner.iterations
     measured = evaluate(runner, trained)
@@ -327,7 +433,8 @@ def timed_run(game, algorithm, seed, targets, on_row=None, evaluate=None,
     for fields in measured:
       row = dict(game=str(game), algorithm=algorithm, seed=seed,
                  target=target, seconds=trained,
-                 iterations=runner.iterations, **fields)
+                 iterations=runner.iterations, **runner.row_fields(),
+                 **fields)
       row.setdefault("eval_seconds", elapsed)
       row["memory_bytes"] = runner.memory_bytes()
       rows.append(row)

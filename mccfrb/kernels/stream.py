@@ -378,6 +378,155 @@ def start_walk(code, params, mode, level, utility_sum, p, wk):
 
 
 @njit(cache=True, error_model="numpy")
+def _expand(code, params, mode, p, level, utility_sum, own_weight, prune,
+            max_moves, at, wk):
+  """`_enter`'s children of frame (n histories, at = their offsets in the
+  arenas): each child's carried reaches and value columns, and its engine
+  state and public key, or its terminal value."""
+  numba.literally(code)
+  ints, floats, states, ukeys = wk[2], wk[3], wk[4], wk[5]
+  (n, hist, psb, pfb, pib, who, cst, iset, sig, cur, cfl, cint, gid,
+   stop) = at
+  kr, kv, ki = widths(mode, level)
+  kw = kr + kv
+  big_m = max_moves
+  width = states.shape[1]
+  par = wk[10]
+  ask = False
+  for i in range(n):
+    cp = ints[hist + i]
+    prow = psb + cp
+    pbase = pfb + cp * kw
+    k = ints[iset + i] if who >= 0 else 0
+    o = k * big_m
+    cs = ints[cst + i]
+    for x in range(width):
+      par[x] = states[prow, x]
+    for j in range(ints[cst + i + 1] - cs):
+      c = cs + j
+      cb = cfl + c * kw
+      # A terminal child the engine values without playing the move (no
+      # state copied, no keys hashed, no reaches carried: most of the
+      # game's histories are such leaves). The engine is asked for the
+      # first history's children, and for the others only if it valued
+      # one of those (the histories of one public state end alike in the
+      # engines; a child it is not asked for is played, which is always
+      # right).
+      if i == 0 or ask:
+        leaf, u0 = protocol.terminal_value(code, params, par, j)
+        if leaf:
+          ask = True
+          _leaf_values(mode, p, utility_sum, u0, floats, cb + kr)
+          ints[gid + c] = -1
+          continue
+      for x in range(kr):
+        floats[cb + x] = floats[pbase + x]
+      for x in range(kv):
+        floats[cb + kr + x] = 0.0
+      if who < 0:
+        pr = protocol.chance_prob(code, params, par, j)
+        if mode == BR:
+          floats[cb] *= pr
+          floats[cb + 1] *= pr
+        else:
+          floats[cb + 1] *= pr
+      elif mode == BR:
+        floats[cb + 1 - who] *= floats[sig + o + j]
+        floats[cb + 2 + who] *= floats[cur + o + j]
+      elif who == p:
+        floats[cb + 2] *= floats[sig + o + j]
+      else:
+        floats[cb] *= floats[sig + o + j]
+      if ki > 0:
+        for x in range(ki):
+          ints[cint + c * ki + x] = ints[pib + cp * ki + x]
+        if who >= 0:
+          ints[cint + c * ki + who] += 1
+      if prune and floats[cb] == 0.0 and (
+          floats[cb + 1] == 0.0 if mode == BR
+          else own_weight == 0.0 or floats[cb + 2] == 0.0):
+        ints[gid + c] = -1
+        continue
+      # The move played into the child's row of the arena (left unused if
+      # the child is terminal).
+      child = states[stop + c]
+      for x in range(width):
+        child[x] = par[x]
+      protocol.apply(code, params, child, j)
+      if protocol.player(code, params, child) == protocol.TERMINAL:
+        _leaf_values(mode, p, utility_sum,
+                     protocol.returns0(code, params, child), floats, cb + kr)
+        ints[gid + c] = -1
+      else:
+        a, b = protocol.public_hash(code, params, child)
+        ukeys[c, 0] = a
+        ukeys[c, 1] = b
+        ints[gid + c] = 0
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _leaf_values(mode, p, utility_sum, u0, floats, at):
+  """A terminal child's value columns at floats[at:] from player 0's
+  return: both players' (BR), or p's (CFR). A leaf carries no reaches:
+  its values are only read through its own probabilities (pruned or not,
+  a leaf of a zero-reach history is multiplied by that zero on the way
+  up)."""
+  if mode == BR:
+    floats[at] = u0
+    floats[at + 1] = utility_sum - u0
+  else:
+    floats[at] = u0 if p == 0 else utility_sum - u0
+
+
+@njit(cache=True, error_model="numpy")
+def _group(mc, order, gid, gst, tsize, wk):
+  """`_enter`'s groups of the frame's non-terminal children by public key
+  (ints[gid + c] = -1 for the others): ints[order + ...] lists them group
+  by group, group g from ints[gst + g]; returns the number of groups."""
+  ctl, ints, ukeys, tkeys, tstamp, tval = (wk[0], wk[2], wk[5], wk[6], wk[7],
+                                           wk[8])
+  # Groups of the non-terminal children (a counting sort by group).
+  stamp = ctl[C_STAMP] + 1
+  ctl[C_STAMP] = stamp
+  mask = tsize - 1
+  ng = 0
+  last_a = np.uint64(0)
+  last_b = np.uint64(0)
+  last_g = -1
+  for c in range(mc):
+    if ints[gid + c] < 0:
+      continue
+    a = ukeys[c, 0]
+    b = ukeys[c, 1]
+    if last_g >= 0 and a == last_a and b == last_b:
+      g = last_g
+    else:
+      g = group_probe(tkeys, tstamp, tval, mask, stamp, a, b, ng)
+      if g == ng:
+        ints[gst + ng] = 0
+        ng += 1
+      last_a = a
+      last_b = b
+      last_g = g
+    ints[gid + c] = g
+    ints[gst + g] += 1
+  run = 0
+  for g in range(ng):
+    size = ints[gst + g]
+    ints[gst + g] = run
+    run += size
+  for c in range(mc):
+    g = ints[gid + c]
+    if g >= 0:
+      ints[order + ints[gst + g]] = c
+      ints[gst + g] += 1
+  for g in range(ng, 0, -1):
+    ints[gst + g] = ints[gst + g - 1]
+  ints[gst] = 0
+  return ng
+
+
+@njit(cache=True, error_model="numpy")
 def _enter(code, params, mode, p, level, flush, big_t, utility_sum,
            own_weight, prune, insert, max_moves, d, wk, tab, dec):
   """Expands frame d: infosets and their rows and sigma, every child
@@ -580,113 +729,10 @@ def _enter(code, params, mode, p, level, flush, big_t, utility_sum,
     if reserved:
       atomic_add(reserve, 0, -ni)
       atomic_add(reserve, 1, -ni * widest)
-  # Children: played on the scratch state `one` (from the parent's copy
-  # `par`), stored in the arena only if not terminal.
-  par, one = wk[10], wk[11]
-  for i in range(n):
-    cp = ints[hist + i]
-    prow = psb + cp
-    pbase = pfb + cp * kw
-    k = ints[iset + i] if who >= 0 else 0
-    o = k * big_m
-    cs = ints[cst + i]
-    for x in range(width):
-      par[x] = states[prow, x]
-    for j in range(ints[cst + i + 1] - cs):
-      c = cs + j
-      cb = cfl + c * kw
-      for x in range(kr):
-        floats[cb + x] = floats[pbase + x]
-      for x in range(kv):
-        floats[cb + kr + x] = 0.0
-      if who < 0:
-        pr = protocol.chance_prob(code, params, par, j)
-        if mode == BR:
-          floats[cb] *= pr
-          floats[cb + 1] *= pr
-        else:
-          floats[cb + 1] *= pr
-      elif mode == BR:
-        floats[cb + 1 - who] *= floats[sig + o + j]
-        floats[cb + 2 + who] *= floats[cur + o + j]
-      elif who == p:
-        floats[cb + 2] *= floats[sig + o + j]
-      else:
-        floats[cb] *= floats[sig + o + j]
-      if ki > 0:
-        for x in range(ki):
-          ints[cint + c * ki + x] = ints[pib + cp * ki + x]
-        if who >= 0:
-          ints[cint + c * ki + who] += 1
-      if prune and floats[cb] == 0.0 and (
-          floats[cb + 1] == 0.0 if mode == BR
-          else own_weight == 0.0 or floats[cb + 2] == 0.0):
-        ints[gid + c] = -1
-        continue
-      # A terminal child the engine values without playing the move (no
-      # state copied, no keys hashed: most of the game's histories are
-      # such leaves), else the move played.
-      leaf, u0 = protocol.terminal_value(code, params, par, j)
-      if not leaf:
-        for x in range(width):
-          one[x] = par[x]
-        protocol.apply(code, params, one, j)
-        leaf = protocol.player(code, params, one) == protocol.TERMINAL
-        if leaf:
-          u0 = protocol.returns0(code, params, one)
-      if leaf:
-        if mode == BR:
-          floats[cb + kr] = u0
-          floats[cb + kr + 1] = utility_sum - u0
-        else:
-          floats[cb + kr] = u0 if p == 0 else utility_sum - u0
-        ints[gid + c] = -1
-      else:
-        crow = stop + c
-        for x in range(width):
-          states[crow, x] = one[x]
-        a, b = protocol.public_hash(code, params, one)
-        ukeys[c, 0] = a
-        ukeys[c, 1] = b
-        ints[gid + c] = 0
-  # Groups of the non-terminal children (a counting sort by group).
-  stamp = ctl[C_STAMP] + 1
-  ctl[C_STAMP] = stamp
-  mask = tsize - 1
-  ng = 0
-  last_a = np.uint64(0)
-  last_b = np.uint64(0)
-  last_g = -1
-  for c in range(mc):
-    if ints[gid + c] < 0:
-      continue
-    a = ukeys[c, 0]
-    b = ukeys[c, 1]
-    if last_g >= 0 and a == last_a and b == last_b:
-      g = last_g
-    else:
-      g = group_probe(tkeys, tstamp, tval, mask, stamp, a, b, ng)
-      if g == ng:
-        ints[gst + ng] = 0
-        ng += 1
-      last_a = a
-      last_b = b
-      last_g = g
-    ints[gid + c] = g
-    ints[gst + g] += 1
-  run = 0
-  for g in range(ng):
-    size = ints[gst + g]
-    ints[gst + g] = run
-    run += size
-  for c in range(mc):
-    g = ints[gid + c]
-    if g >= 0:
-      ints[order + ints[gst + g]] = c
-      ints[gst + g] += 1
-  for g in range(ng, 0, -1):
-    ints[gst + g] = ints[gst + g - 1]
-  ints[gst] = 0
+  _expand(code, params, mode, p, level, utility_sum, own_weight, prune,
+          max_moves, (n, hist, psb, pfb, pib, who, cst, iset, sig, cur, cfl,
+                      cint, gid, stop), wk)
+  ng = _group(mc, order, gid, gst, tsize, wk)
   # The frame's public key, once per frame: a key met twice is a DAG.
   a, b = protocol.public_hash(code, params, first)
   if a == 0:

@@ -1,0 +1,227 @@
+"""The exploitability bound on a native engine: responders in numba.
+
+`approximate_exploitability` (mccfrb/evaluation/bound.py) comes here for
+the policy of a sampling solver on an engine (an `EnginePolicy`): each
+responder is trained by kernels/respond.py's walks, which play the
+engine's own game (games/engines/protocol.py) and read the policy from
+the solver's own hashed table by the engine's infoset keys, so no
+OpenSpiel state is made and no Python runs per move; then it is scored
+on fresh episodes by the same walks. The responder's rows live in a
+`HashedTable` of their own (a visit count and a return total per action),
+within `max_memory` (half each); at the cap the search stops adding
+information states, the training goes on, and one warning says so.
+"""
+
+import math
+import time
+import warnings
+
+import numpy as np
+
+from mccfrb.evaluation import budget as budget_lib
+from mccfrb.games.engines.common import call_literal
+from mccfrb.kernels import respond
+from mccfrb.kernels.rng import pcg64_state
+from mccfrb.solvers import engine as engine_solvers
+from mccfrb.solvers import running
+from mccfrb import tables as tables_lib
+
+# Scoring episodes per player by default.
+EPISODES = 1_000_000
+# The search's constants (kernels/respond.py): visits that put an
+# information state inside the searched tree, and UCB1's C (times the
+# game's range of returns).
+EXPAND = 1.0
+EXPLORE = 1.5
+# Responder decisions with at most this many moves explore every move.
+EXPLORE_MOVES = 2
+# Visits from which the trained responder plays a row's best move (else
+# the policy's own play).
+TRUST = 1.0
+MIX = 0.25
+# Rows the table is grown by beyond what it holds (a walk that finds no
+# room for a row goes on without it, and the table grows before the next).
+ROOM_ROWS = 1 << 12
+# A time budget that trains fewer walks than this per player is refused:
+# the responder would be the policy's own play with a few changes.
+MIN_WALKS = 1000
+# Scoring episodes per kernel call (a progress bar's step).
+SCORE_CHUNK = 1 << 16
+
+
+class PolicyRows:
+  """What the kernels read of an `EnginePolicy`: its engine, the table's
+  arrays, pmap (kernels/respond.py) and the discounts' prefix sums."""
+
+  def __init__(self, game, policy):
+    if not isinstance(policy, engine_solvers.EnginePolicy):
+      raise ValueError(
+          "representation='engine' bounds the policy of an mccfrb sampling "
+          "solver on an engine (its average_policy() or current_policy(), "
+          f"an EnginePolicy); got {type(policy).__name__}. Use "
+          "representation='states' for other policies.")
+    engine = policy.engine
+    if str(engine.game) != str(game):
+      raise ValueError(
+          f"the policy's tables belong to another game ({engine.game}), "
+          f"not {game}: bound it on the game its solver played.")
+    self.engine = engine
+    self.tables = tables = policy.tables
+    pmap = np.full(respond.PMAP_SIZE, -1, dtype=np.int64)
+    for slot, name in ((respond.P_REGRET, "regret"), (respond.P_AVG, "avg"),
+                       (respond.P_STRATEGY, "strategy")):
+      if name in tables.fields:
+        pmap[slot] = tables.field_number(name)
+    self.log_pos = self.log_neg = np.zeros(1)
+    if policy.current:
+      pmap[respond.P_FLUSH] = respond.FLUSH_CURRENT
+      if policy.discount is not None:
+        self.log_pos, self.log_neg, _ = policy.discount
+        pmap[respond.P_THROUGH] = tables.header_number("through")
+    else:
+      pmap[respond.P_FLUSH] = policy.flush
+    self.pmap = pmap
+    self.big_t = float(policy.iterations)
+
+
+def train_and_score(game, policy, budget, iterations, episodes, streams,
+                    progress, max_memory):
+  """The engine route of `approximate_exploitability`: ([(responder table,
+  walks, seconds)] and [(mean, stderr)] of both players, episodes)."""
+  rows = PolicyRows(game, policy)
+  engine = rows.engine
+  total = tables_lib.check_max_memory(max_memory)
+  if total < 2 << 20:
+    raise ValueError(f"max_memory must be at least 2**21 bytes (2 MiB: 1 MiB "
+                     f"for each responder's table), got {max_memory!r}.")
+  opts = np.zeros(respond.OPTS_SIZE)
+  opts[respond.O_EXPAND] = EXPAND
+  opts[respond.O_EXPLORE] = EXPLORE
+  opts[respond.O_SCALE] = game.max_utility() - game.min_utility()
+  opts[respond.O_UTILITY_SUM] = engine.utility_sum
+  opts[respond.O_BIG_T] = rows.big_t
+  opts[respond.O_EXPLORE_MOVES] = EXPLORE_MOVES
+  opts[respond.O_TRUST] = TRUST
+  opts[respond.O_MIX] = MIX
+  depth, moves = engine.max_depth + 1, max(engine.max_moves, 1)
+  frames = (np.zeros((depth + 1, engine.state_size), dtype=np.int64),
+            *(np.zeros(depth, dtype=np.int64) for _ in range(4)),
+            np.zeros((depth, 2)), np.zeros((depth, moves)),
+            np.zeros((depth, moves)), np.zeros((depth, 2), dtype=np.uint64))
+  scratch = (frames, np.zeros(moves), np.zeros(moves))
+  warned = []
+  trained = []
+  for p in (0, 1):
+    table = tables_lib.HashedTable(engine.max_moves, respond.RESPONDER_FIELDS,
+                                   max_memory=total // 2)
+    # A copy each: the kernel keeps its walks' statistics in it.
+    trained.append(_train(rows, p, table, opts.copy(), scratch, streams[p],
+                          budget, iterations, progress, warned))
+  if budget is not None:
+    for p, (_, walks, seconds) in enumerate(trained):
+      if walks < MIN_WALKS:
+        raise ValueError(
+            f"seconds={2 * budget:g} trained {walks:,} walks for player {p} "
+            f"in {seconds:.3f} s; a bound needs at least {MIN_WALKS:,} a "
+            f"player: pass seconds >= "
+            f"{2 * MIN_WALKS * seconds / max(walks, 1):.2g}.")
+  episodes = EPISODES if episodes is None else episodes
+  scored = [_score(rows, p, trained[p][0], opts, scratch, streams[2 + p],
+                   episodes, progress) for p in (0, 1)]
+  return trained, scored, episodes
+
+
+def _kernel_args(rows, table, opts):
+  return (rows.tables.args(), rows.pmap, rows.log_pos, rows.log_neg,
+          table.args(), opts)
+
+
+def _train(rows, player, table, opts, scratch, generator, budget, iterations,
+           progress, warned):
+  """(responder table, walks, seconds) of `player`'s training."""
+  e = rows.engine
+  rng = pcg64_state(generator)
+  done = np.zeros(1, dtype=np.int64)
+  margin = ROOM_ROWS * table.row_words(max(e.max_moves, 1))
+
+  def run(count):
+    while True:
+      pol, pmap, log_pos, log_neg, resp, _ = _kernel_args(rows, table, opts)
+      status = call_literal(
+          respond.train, e.code, e.params, player, pol, pmap, log_pos,
+          log_neg, resp, opts, not table.frozen, count, rng, *scratch, done)
+      if status == respond.RAN:
+        return
+      if not table.grow(ROOM_ROWS, margin) and not warned:
+        warned.append(True)
+        warnings.warn(
+            f"approximate_exploitability: a responder's table reached "
+            f"max_memory={table.max_memory:,} bytes (half of max_memory) "
+            f"after {int(done[0]):,} walks of player {player}; training "
+            "goes on within the information states searched so far.",
+            RuntimeWarning, stacklevel=4)
+
+  run(0)  # Compile (not timed).
+  started = time.perf_counter()
+
+  def step(k):
+    run(int(done[0]) + k)
+
+  walks, _ = budget_lib.budget_loop(step, budget, iterations, progress,
+                                    f"best response, player {player}")
+  return table, walks, time.perf_counter() - started
+
+
+def _score(rows, player, table, opts, scratch, generator, episodes, progress):
+  """(mean, stderr) of `player`'s return with its trained responder."""
+  e = rows.engine
+  rng = pcg64_state(generator)
+  returns = np.empty(episodes)
+  args = _kernel_args(rows, table, opts)
+  frames, cur, sig = scratch
+  with running.RunProgress(episodes, progress, desc=f"scoring player "
+                           f"{player}", unit="ep") as bar:
+    for lo in range(0, episodes, SCORE_CHUNK):
+      call_literal(respond.score, e.code, e.params, player, *args, rng,
+                   frames[0][0], cur, sig, returns[lo:lo + SCORE_CHUNK])
+      bar.update(min(lo + SCORE_CHUNK, episodes))
+  mean = float(returns.mean())
+  stderr = float(returns.std(ddof=1) / math.sqrt(episodes))
+  return mean, stderr
+
+
+def responder_policy(policy, table, player, trust=None):
+  """{information state string: [(action, probability)]}: the policy with
+  `player`'s trained responder in its seat (the best move of every row
+  with at least `trust` visits, TRUST by default; the policy's own play
+  elsewhere), on a small game (a walk of its pyspiel tree in lockstep
+  with the engine): a profile `mccfrb.expected_value` takes, to compute
+  the responder's exact value.
+
+  Args:
+    policy: the average `EnginePolicy` the responder was trained against.
+    table: the responder's `HashedTable` (ExploitabilityBound.responders).
+    player: the responder's seat.
+    trust: visits from which a row's best move is played.
+  """
+  from mccfrb.games.engines import protocol  # pylint: disable=import-outside-toplevel
+  from mccfrb.solvers import stream  # pylint: disable=import-outside-toplevel
+  engine = policy.engine
+  trust = TRUST if trust is None else trust
+  out = stream.policy_dict(engine, policy.tables, policy.flush,
+                           policy.iterations)
+  for state, es, moves in stream._lockstep(engine):  # pylint: disable=protected-access
+    if state.current_player() != player or len(moves) < 2:
+      continue
+    h1, h2 = protocol.infoset_hash(engine.code, engine.params, es, player)
+    row = table.find(h1, h2)
+    if row < 0 or table.width(row) != len(moves):
+      continue
+    counts = table.field(row, "count")
+    if counts.sum() < trust:
+      continue
+    base = (row + int(table.layout[0])) * table.per_word
+    best = int(respond.greedy_move(table.cells, base, len(moves)))
+    out[state.information_state_string(player)] = [
+        (a, 1.0 if j == best else 0.0) for j, a in enumerate(moves)]
+  return out
