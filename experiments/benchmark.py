@@ -664,10 +664,12 @@ def _openspiel_fresh_rate(game, seconds):
 
 
 # The engine section's configurations of mccfrb (name -> (solver class,
-# options)): the defaults, and the table precision and episodes in flight
-# one at a time, so that each step's effect is in the same run.
+# options)): the defaults (the situation-keyed baseline), the same without
+# a baseline, and the table precision and episodes in flight one at a
+# time, so that each step's effect is in the same run.
 ENGINE_CONFIGS = {
     "mccfrb_defaults": ("MCCFRbSolver", {}),
+    "mccfrb_no_baseline": ("MCCFRbSolver", {"baseline": "none"}),
     "mccfrb_float64_one_at_a_time": ("MCCFRbSolver",
                                      {"precision": "float64",
                                       "in_flight": 1}),

@@ -75,6 +75,10 @@ _CHECKPOINT_SECONDS = flags.DEFINE_list(
     "Training seconds at which to evaluate (increasing); overrides "
     "--seconds and --checkpoints.")
 _SEEDS = flags.DEFINE_integer("seeds", 1, "Seeds per algorithm.")
+_FIRST_SEED = flags.DEFINE_integer(
+    "first_seed", 0, "The first seed: runs take seeds first_seed, "
+    "first_seed + 1, ... (to split seeds over processes and concatenate "
+    "the CSVs).")
 _OUT_DIR = flags.DEFINE_string("out_dir", "results/big_games",
                                "Where the CSV and the plots go.")
 _EVALUATOR = flags.DEFINE_enum(
@@ -103,6 +107,10 @@ _BOUND_SECONDS = flags.DEFINE_float(
 _BOUND_EPISODES = flags.DEFINE_integer(
     "bound_episodes", 1_000_000, "With --evaluator=bound: scoring episodes "
     "per player of each bound.")
+
+
+def _seeds():
+  return range(_FIRST_SEED.value, _FIRST_SEED.value + _SEEDS.value)
 
 
 COLUMNS = ["game", "algorithm", "seed", "target", "seconds", "iterations",
@@ -165,7 +173,7 @@ def run_bound(games_list, targets):
 
   for game in games_list:
     for algorithm in _ALGORITHMS.value:
-      for seed in range(_SEEDS.value):
+      for seed in _seeds():
         head_to_head.timed_run(
             game, algorithm, seed, targets, _BOUND_EPISODES.value,
             _CONFIDENCE.value, on_row, opponents=(),
@@ -193,7 +201,7 @@ def run_head_to_head(games_list, targets):
 
   for game in games_list:
     for algorithm in _ALGORITHMS.value:
-      for seed in range(_SEEDS.value):
+      for seed in _seeds():
         head_to_head.timed_run(game, algorithm, seed, targets,
                                _EPISODES.value, _CONFIDENCE.value, on_row,
                                bound_seconds=_BOUND_SECONDS.value,
@@ -275,7 +283,7 @@ def main(argv):
 
   for game in games_list:
     for algorithm in _ALGORITHMS.value:
-      for seed in range(_SEEDS.value):
+      for seed in _seeds():
         wallclock.timed_run(game, algorithm, seed, targets, on_row)
   frame = pd.read_csv(path)
   for game in games_list:

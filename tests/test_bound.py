@@ -48,6 +48,7 @@ def test_uniform_policy_bound_is_below_and_close(game):
   assert result.representation == "tree"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("game,iterations", [("kuhn_poker", 2_000),
                                              ("leduc_poker", 20_000)])
 def test_trained_policy_bound_is_below_and_close(game, iterations):

@@ -22,7 +22,7 @@ README = ROOT / "README.md"
 TUTORIAL = PAGES / "tutorial.md"
 # The file the tutorial's plotting block saves in the working directory.
 TUTORIAL_PNG = "tutorial_convergence.png"
-MAX_README_LINES = 250
+MAX_README_LINES = 150
 # The largest a built page of the site may be.
 MAX_PAGE_BYTES = 300_000
 # Paths of the author's private workspace, which readers of the repository
@@ -137,6 +137,7 @@ def test_docstring_examples_render_as_code(site):
     assert any(needle in t for t in text), f"{needle!r} is not in a code block"
 
 
+@pytest.mark.slow
 def test_tutorial_runs_and_its_numbers_hold(tmp_path, monkeypatch):
   """The tutorial's Python blocks, run in order in one namespace, write the
   plot they promise; mccfrb's evaluator agrees with OpenSpiel's; MCCFRb+

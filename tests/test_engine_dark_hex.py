@@ -171,6 +171,7 @@ def test_single_row_boards_are_refused():
     engine_for(mccfrb.load_game("dark_hex(num_rows=1,num_cols=3)"))
 
 
+@pytest.mark.slow
 def test_solver_picks_the_engine_and_its_policy_answers_pyspiel_states():
   assert mccfrb.MCCFRbSolver(
       "dark_hex(num_rows=2,num_cols=3)").representation == "tree"

@@ -502,6 +502,7 @@ print(sum(len(f.signatures) for f in engine_steps) - before,
 """
 
 
+@pytest.mark.slow
 def test_each_representation_types_only_its_own_code(tmp_path):
   """The outcome-sampling episodes (kernels/outcome.py), from an empty
   numba cache: on an engine they type none of the tree's

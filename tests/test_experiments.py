@@ -1,11 +1,13 @@
 """The experiment registry, sweeps and binaries."""
 
 import importlib.util
+import json
 import os
 import pathlib
 import subprocess
 import sys
 import time
+import types
 
 import numpy as np
 import pandas as pd
@@ -58,6 +60,7 @@ def run_binary(module, *args):
                         env=dict(os.environ))
 
 
+@pytest.mark.slow
 def test_tiny_sweep_writes_csv_and_plots_and_reruns_identically(tmp_path):
   args = ["--games=kuhn_poker", "--algorithms=mccfrb_learned,openspiel_os_cpp",
           "--seeds=2", "--iterations=1000", "--num_checkpoints=4", "--jobs=2"]
@@ -104,6 +107,7 @@ def test_bad_input_one_line_error_nothing_written(tmp_path, flag, message):
   assert not (tmp_path / "o" / "convergence.csv").exists()
 
 
+@pytest.mark.slow
 def test_speedup_table_from_the_sweep_or_a_reference_csv(tmp_path):
   args = ["--games=kuhn_poker", "--iterations=2000", "--seeds=2",
           "--evaluator=mccfrb"]
@@ -196,8 +200,21 @@ def test_the_default_compares_with_openspiels_cpp_solver_without_nan(
   assert np.isfinite(last["seconds_speedup"]).all()
 
 
+def _convergence_lists():
+  """The binary's DEFAULT_ALGORITHMS and FULL_ALGORITHMS, read in a process
+  of their own: importing a second binary here would define its absl flags
+  twice (experiments.game_info's `games`, imported by another test)."""
+  done = subprocess.run(
+      [sys.executable, "-c", "import json, experiments.convergence as c; "
+       "print(json.dumps([c.DEFAULT_ALGORITHMS, c.FULL_ALGORITHMS]))"],
+      capture_output=True, text=True, cwd=ROOT, timeout=300, check=True)
+  default, full = json.loads(done.stdout)
+  return types.SimpleNamespace(DEFAULT_ALGORITHMS=default,
+                               FULL_ALGORITHMS=full)
+
+
 def test_full_runs_the_longer_study_and_excludes_algorithms(tmp_path):
-  import experiments.convergence as convergence  # pylint: disable=g-import-not-at-top
+  convergence = _convergence_lists()
   done = run_binary("experiments.convergence", "--full", "--games=kuhn_poker",
                     "--iterations=10", "--seeds=1", "--num_checkpoints=2",
                     "--evaluator=mccfrb", "--noplot", f"--out_dir={tmp_path}/a")
@@ -223,6 +240,7 @@ def test_unwritable_output_folder(tmp_path):
   assert "cannot write to output folder" in result.stderr.strip().splitlines()[-1]
 
 
+@pytest.mark.slow
 def test_ray_backend_gives_the_local_rows():
   """A local 2-CPU Ray cluster reproduces --backend=local (CI installs ray)."""
   if os.environ.get("CI"):
@@ -237,6 +255,7 @@ def test_ray_backend_gives_the_local_rows():
   pd.testing.assert_frame_equal(local, remote)
 
 
+@pytest.mark.slow
 def test_variance_binary(tmp_path):
   result = run_binary("experiments.variance", "--games=kuhn_poker",
                       "--baselines=none,history,oracle", "--checkpoints=10,100",
@@ -252,6 +271,7 @@ def test_variance_binary(tmp_path):
   assert (tmp_path / "variance.md").exists() and (tmp_path / "variance_kuhn_poker.png").exists()
 
 
+@pytest.mark.slow
 def test_thesis_tables_binary(tmp_path):
   result = run_binary("experiments.thesis_tables", "--games=goofspiel4",
                       "--seeds=1", "--max_power=1", "--jobs=1",
@@ -291,6 +311,7 @@ def test_a_game_too_large_to_compile_is_refused_in_one_line_leaving_nothing(
   assert not out.exists()
 
 
+@pytest.mark.slow
 def test_big_games_scores_checkpoints_head_to_head(tmp_path):
   """--evaluator=head_to_head on a small game: a row per checkpoint and
   opponent in head_to_head.csv, the C++ opponent trained as long (CPU
@@ -350,7 +371,8 @@ def test_head_to_head_bound_is_below_and_close_to_the_exact_value():
   assert row["responder_walks"] > 0 and row["representation"] == "tree"
   assert set(head_to_head.BOUND_COLUMNS) - set(row) == {
       "game", "algorithm", "seed", "target", "seconds", "iterations",
-      "memory_bytes"}  # The run's own columns.
+      "memory_bytes", "openspiel_rate", "openspiel_seconds",
+      "mccfrb_seconds"}  # The run's own columns.
 
 
 def test_head_to_head_cpu_clock_counts_cpu_seconds_not_waits(monkeypatch):
@@ -397,6 +419,7 @@ def test_big_games_refuses_an_odd_number_of_episodes(tmp_path):
   assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 def test_precision_binary_writes_both_precisions_and_refuses_a_bad_one(
     tmp_path):
   g3 = ("goofspiel(num_cards=3,imp_info=True,points_order=random,"
@@ -426,6 +449,7 @@ def test_precision_binary_writes_both_precisions_and_refuses_a_bad_one(
 KUHN3 = "kuhn_poker(players=3)"
 
 
+@pytest.mark.slow
 def test_convergence_on_three_players_scores_nash_conv_and_plots(tmp_path):
   """Exploitability does not apply to three players: the CSV's
   exploitability column is empty, nash_conv is pyspiel.nash_conv of each

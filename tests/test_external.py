@@ -55,6 +55,7 @@ def _expl(game, tree, policy_or_table):
       tree, policy_or_table, game=game))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("game_name", ["leduc_poker", GOOFSPIEL4])
 def test_simple_averaging_matches_openspiel_in_distribution(game_name):
   game = mccfrb.load_game(game_name)
@@ -202,6 +203,7 @@ def test_bad_threads_and_batches_are_value_errors():
       mccfrb.ExternalSamplingSolver("kuhn_poker", **kwargs)
 
 
+@pytest.mark.slow
 def test_two_threads_converge_as_one_on_leduc():
   # Per-iteration exploitability of threads=2 with the default batch size
   # (8) against the unbatched solver, seeds 0-4; batches of 16 are 5-10%

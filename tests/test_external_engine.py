@@ -277,6 +277,7 @@ print(len(external._full_average.signatures),
 """
 
 
+@pytest.mark.slow
 def test_each_representation_types_only_its_own_code(tmp_path):
   """The one traversal (kernels/external.py `_traversals`), from an empty
   numba cache: on an engine it types no tree-only code (full averaging,

@@ -125,6 +125,7 @@ def _nash_convs(game, make, iterations, seeds):
   return np.array(values)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["outcome", "external_simple",
                                   "external_full"])
 def test_sampling_matches_openspiel_in_distribution(name):
@@ -159,6 +160,7 @@ def _tables(solver):
     lambda g, **k: mccfrb.ExternalSamplingSolver(g, averaging="full", seed=3,
                                                  **k),
 ], ids=["outcome", "mccfrb_thesis", "external", "external_full"])
+@pytest.mark.slow
 def test_sampling_runs_split_and_batched_on_three_players(make):
   """run(a); run(b) equals run(a + b); batches equal on 1 and 2 threads."""
   whole, parts = make(KUHN3), make(KUHN3)

@@ -215,6 +215,7 @@ def test_smooth_uct_exploitability_falls(game_name, c, early, late, early_at,
 # 3x10^6, 0.396-0.478 after 10^7, 0.503-0.554 after 3x10^7: it falls at
 # first, then rises. Smooth UCT with the same budget falls throughout
 # (0.198-0.223, 0.115-0.119, 0.064-0.066, 0.034-0.039).
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1])
 def test_uct_self_play_diverges_on_leduc_where_smooth_uct_converges(seed):
   uct = mccfrb.UCTSolver("leduc_poker", seed=seed)
@@ -297,6 +298,7 @@ def test_registry_entries(name):
     assert solver._options()["d"] == 0.1
 
 
+@pytest.mark.slow
 def test_reproduction_binary_writes_rows_summary_and_figures(tmp_path):
   import os
   import pathlib
@@ -343,6 +345,7 @@ def test_reproduction_binary_writes_rows_summary_and_figures(tmp_path):
   assert not (tmp_path / "x").exists()
 
 
+@pytest.mark.slow
 def test_reproduction_binary_redraws_from_its_csv(tmp_path):
   import pathlib
   import subprocess
@@ -438,6 +441,7 @@ def test_mcts_batches_end_at_multiples_of_the_batch_size(tmp_path):
                                      batch=100), 100, tmp_path / "suct.npz")
 
 
+@pytest.mark.slow
 def test_two_threads_converge_as_one_on_leduc():
   # Smooth UCT with threads=2 and the default batch (256 iterations) against
   # the unbatched search, seeds 0-4: the batched mean stays within the

@@ -40,6 +40,7 @@ def run_by_path(name, *args):
 
 # Item 1: binaries run by path.
 
+@pytest.mark.slow
 def test_every_binary_runs_by_path():
   # convergence and plot run by path in the tests below.
   others = sorted(set(BINARIES) - {"convergence", "plot"})
@@ -451,6 +452,7 @@ SWEEP = ["--games=kuhn_poker", "--algorithms=mccfrb_learned,os", "--seeds=4",
          "--plot=false"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("jobs,backend", [(1, "local"), (2, "local"),
                                           (2, "ray")])
 def test_ctrl_c_keeps_finished_runs_in_one_line_and_the_same_command_resumes(
@@ -533,6 +535,7 @@ def test_a_time_budget_run_checkpoints_at_log_spaced_training_times():
   assert rows["exploitability"].iloc[-1] < rows["exploitability"].iloc[0]
 
 
+@pytest.mark.slow
 def test_seconds_runs_write_rows_for_every_algorithm(tmp_path):
   algorithms = ["mccfrb_learned", "es", "openspiel_os_cpp",
                 "openspiel_os_python"]

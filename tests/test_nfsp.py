@@ -13,6 +13,9 @@ from mccfrb.experiment import nfsp
 from mccfrb.tables import policy as policy_lib
 from mccfrb.experiment import registry
 
+# A study or a long check: left out of the fast loop (tests/conftest.py).
+pytestmark = pytest.mark.slow
+
 SKIP_REASON = f"needs the nfsp extra: {nfsp.INSTALL}"
 KUHN_UNIFORM = 0.4583333333333333  # Exploitability of Kuhn's uniform policy.
 

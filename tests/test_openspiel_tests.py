@@ -40,6 +40,9 @@ from open_spiel.python.algorithms import external_sampling_mccfr
 import mccfrb
 from mccfrb.compat import external_sampling_mccfr as mccfrb_es
 
+# A study or a long check: left out of the fast loop (tests/conftest.py).
+pytestmark = pytest.mark.slow
+
 SOLVERS = ("cfr", "discounted_cfr", "external_sampling_mccfr",
            "outcome_sampling_mccfr")
 # Each test file and the modules swapped in it: the solvers' tests keep

@@ -21,6 +21,9 @@ from tests.test_play import ROOT
 from tests.test_play import Server
 from tests.test_play import trained
 
+# A study or a long check: left out of the fast loop (tests/conftest.py).
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module", autouse=True)
 def needs_browser():

@@ -67,6 +67,7 @@ def run_binary(*args):
                         env=dict(os.environ))
 
 
+@pytest.mark.slow
 def test_binary_writes_the_fit_and_the_plot_and_refuses_bad_input(tmp_path):
   csv = tmp_path / "convergence.csv"
   curve_rows(lambda t: 2.0 * t**-0.5).to_csv(csv, index=False)

@@ -151,6 +151,7 @@ print(sum(len(f.signatures) for f in engine_steps) - before,
 """
 
 
+@pytest.mark.slow
 def test_each_representation_types_only_its_own_code(tmp_path):
   """The one episode (kernels/public.py `episodes`), from an empty numba
   cache: on an engine it types none of the tree's code (the oracle

@@ -274,6 +274,7 @@ def test_bad_threads_and_batches_are_value_errors():
       mccfrb.PublicSamplingSolver("kuhn_poker", **kwargs)
 
 
+@pytest.mark.slow
 def test_two_threads_converge_as_one_on_leduc():
   # Per-iteration exploitability of threads=2 with the default batch size
   # (2) against the unbatched solver, seeds 0-4; batches of 4 are already

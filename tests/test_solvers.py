@@ -284,6 +284,7 @@ def _nash_convs_openspiel(game_name, seeds, iterations):
   return np.array(out)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("game_name,threshold", [("kuhn_poker", 0.17),
                                                  ("leduc_poker", 3.07)])
 def test_no_baseline_matches_openspiel_in_distribution(game_name, threshold):
@@ -619,6 +620,7 @@ def test_bad_threads_and_batches_are_value_errors(kwargs, match):
       cls("kuhn_poker", **kwargs)
 
 
+@pytest.mark.slow
 def test_two_threads_converge_as_one_on_leduc():
   # Per-iteration exploitability of threads=2 with the default batch size
   # (1024) against the unbatched solver, seeds 0-4, from 2^16 iterations

@@ -200,6 +200,7 @@ def test_conditional_variance_leaves_the_solver_unchanged():
       solver.conditional_variance(continuations=1)
 
 
+@pytest.mark.slow
 def test_variance_binary_conditional(tmp_path):
   result = subprocess.run(
       [sys.executable, "experiments/variance.py", "--baselines=",
