@@ -124,9 +124,16 @@ def plot(frame, game, path):
   import matplotlib.pyplot as plt  # pylint: disable=import-outside-toplevel
   fig, ax = plt.subplots(figsize=(7, 4.5))
   for algorithm, rows in frame[frame.game == game].groupby("algorithm"):
-    mean = rows.groupby("target", as_index=False)[
-        ["seconds", "exploitability"]].mean()
-    ax.plot(mean.seconds, mean.exploitability, marker="o", label=algorithm)
+    by_target = rows.groupby("target")
+    mean = by_target[["seconds", "exploitability"]].mean()
+    seeds = rows.seed.nunique()
+    label = algorithm if seeds == 1 else f"{algorithm} (mean of {seeds} seeds)"
+    line, = ax.plot(mean.seconds, mean.exploitability, marker="o",
+                    label=label)
+    if seeds > 1:  # The seeds' range.
+      ax.fill_between(mean.seconds, by_target.exploitability.min(),
+                      by_target.exploitability.max(), color=line.get_color(),
+                      alpha=0.2, linewidth=0)
   ax.set_xscale("log")
   ax.set_yscale("log")
   for axis in (ax.xaxis, ax.yaxis):  # Plain numbers, 1-2-5 steps.
