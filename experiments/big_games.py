@@ -95,9 +95,9 @@ _CONFIDENCE = flags.DEFINE_float("confidence", 0.95,
                                  "Coverage of the head-to-head intervals.")
 _CLOCK = flags.DEFINE_enum(
     "clock", "wall", ["wall", "cpu"],
-    "With --evaluator=head_to_head: the training clock of the run and of "
-    "OpenSpiel's opponent: wall seconds, or the process's CPU seconds (fair "
-    "on a shared machine: both train on one thread).")
+    "The training clock of every run (and, with --evaluator=head_to_head, "
+    "of OpenSpiel's opponent): wall seconds, or the process's CPU seconds "
+    "(fairer on a shared machine: every run trains on one thread).")
 _BOUND_SECONDS = flags.DEFINE_float(
     "bound_seconds", 60.0, "With --evaluator=head_to_head or bound: "
     "best-response training seconds (both players together) of the lower "
@@ -117,7 +117,7 @@ COLUMNS = ["game", "algorithm", "seed", "target", "seconds", "iterations",
            "exploitability", "eval_seconds", "memory_bytes"]
 
 
-def plot(frame, game, path):
+def plot(frame, game, path, clock="wall"):
   import matplotlib  # pylint: disable=import-outside-toplevel
   matplotlib.use("Agg")
   import matplotlib.ticker  # pylint: disable=import-outside-toplevel
@@ -141,7 +141,8 @@ def plot(frame, game, path):
         base=10, subs=(1.0, 2.0, 5.0)))
     axis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
     axis.set_minor_formatter(matplotlib.ticker.NullFormatter())
-  ax.set_xlabel("training seconds (one core; evaluation excluded)")
+  ax.set_xlabel(("training CPU seconds" if clock == "cpu" else
+                 "training seconds") + " (one core; evaluation excluded)")
   ax.set_ylabel("exploitability")
   ax.set_title(game, fontsize=8)
   ax.grid(True, which="both", alpha=0.3)
@@ -291,11 +292,13 @@ def main(argv):
   for game in games_list:
     for algorithm in _ALGORITHMS.value:
       for seed in _seeds():
-        wallclock.timed_run(game, algorithm, seed, targets, on_row)
+        wallclock.timed_run(game, algorithm, seed, targets, on_row,
+                            clock=head_to_head.CLOCKS[_CLOCK.value])
   frame = pd.read_csv(path)
   for game in games_list:
     plot(frame, game, os.path.join(
-        _OUT_DIR.value, f"big_games_{analysis.game_slug(game)}.png"))
+        _OUT_DIR.value, f"big_games_{analysis.game_slug(game)}.png"),
+         _CLOCK.value)
   last = frame.groupby(["game", "algorithm"]).tail(1)
   print(last[["game", "algorithm", "seconds", "iterations",
               "exploitability"]].to_string(index=False))
