@@ -14,7 +14,7 @@ sampled counterfactual regrets pi_{-i}(h)/q(h) (u(h, a) - u(h)), of the
 action values u(h, a) and of u(h), and each one's ratio to "none" (plain
 outcome sampling's estimator on the same tables' kind). Rows go to
 {out_dir}/engine_variance.csv as each kind finishes, the table to
-engine_variance.md and a bar chart to engine_variance.png.
+engine_variance.md and a bar chart to engine_variance.png (and .pdf).
 """
 
 import os
@@ -30,6 +30,7 @@ import pandas as pd
 
 import mccfrb
 from experiments import common
+from mccfrb.experiment import analysis
 from mccfrb.kernels import baselines
 
 G6 = ("goofspiel(num_cards=6,imp_info=True,points_order=random,"
@@ -51,7 +52,8 @@ _OUT_DIR = flags.DEFINE_string("out_dir", "results/engine_variance",
                                "Output folder.")
 
 PROGRAM = "engine_variance"
-OUTPUTS = ("engine_variance.csv", "engine_variance.md", "engine_variance.png")
+OUTPUTS = ("engine_variance.csv", "engine_variance.md", "engine_variance.png",
+           "engine_variance.pdf")
 COLUMNS = ("regret_variance", "action_variance", "value_variance")
 
 
@@ -90,23 +92,28 @@ def table(df):
   return "\n".join(lines) + "\n"
 
 
-def plot(df, path):
+TITLES = {"regret_variance": "sampled regrets pi_-i/q (u(h,a) - u(h))",
+          "action_variance": "action values u(h, a)",
+          "value_variance": "values u(h)"}
+
+
+def plot(df, stem):
   import matplotlib  # pylint: disable=g-import-not-at-top
   matplotlib.use("Agg")
   import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
-  fig, axes = plt.subplots(1, len(COLUMNS), figsize=(4 * len(COLUMNS), 3.6))
+  fig, axes = plt.subplots(1, len(COLUMNS), figsize=(4 * len(COLUMNS), 3.8))
   for ax, column in zip(axes, COLUMNS):
-    ax.bar(df.baseline, df[column], color="tab:blue")
+    bars = ax.bar(df.baseline, df[column], color="tab:blue")
     ax.set_yscale("log")
-    ax.set_title(column.replace("_", " "))
+    ax.set_ylim(df[column].min() / 4, df[column].max() * 2)
+    ax.bar_label(bars, labels=[f"{v:.3g}" for v in df[column]], fontsize=7)
+    ax.set_title(f"variance of the {TITLES[column]}", fontsize=9)
     ax.tick_params(axis="x", rotation=60)
   game = df.game.iloc[0]
-  fig.suptitle(f"{game[:60]}: conditional variance after "
+  fig.suptitle(f"{game}: conditional variance after "
                f"{int(df.iterations.iloc[0]):,} iterations (log scale)",
                fontsize=9)
-  fig.tight_layout()
-  fig.savefig(path, dpi=120)
-  plt.close(fig)
+  analysis.save_figure(fig, stem)
 
 
 def main(argv):
@@ -140,7 +147,7 @@ def main(argv):
   text = table(df)
   common.write_atomically(os.path.join(_OUT_DIR.value, "engine_variance.md"),
                           text)
-  plot(df, os.path.join(_OUT_DIR.value, "engine_variance.png"))
+  plot(df, os.path.join(_OUT_DIR.value, "engine_variance"))
   print(text)
 
 

@@ -246,6 +246,15 @@ def _return(me, utility_sum, u0):
   return u0 if me == 0 else utility_sum - u0
 
 
+
+@njit(cache=True, inline="always")
+def _opened(table):
+  """(index, words, cells, header words, cells per word) of a hashed
+  table's arguments (tables/hashed.py)."""
+  index, _, words, cells, layout = table
+  return (index, words, cells, layout[hashed.L_HEADER],
+          layout[hashed.L_PER_WORD])
+
 @njit(cache=True, error_model="numpy", inline="always")
 def _insert(resp, h1, h2, c, widest_words):
   """The new row of key (h1, h2) of width c, or -1 when the table has no
@@ -270,12 +279,9 @@ def _walk(code, params, me, pol, pmap, log_pos, log_neg, resp, opts,
   rows are updated in place."""
   (states, f_row, f_child, f_count, f_search, f_reach, f_mul, f_vals,
    f_rng) = frames
-  p_index, _, p_words, p_cells, p_layout = pol
-  p_header = p_layout[hashed.L_HEADER]
-  p_per_word = p_layout[hashed.L_PER_WORD]
-  r_index, _, r_words, r_cells, r_layout = resp
-  r_header = r_layout[hashed.L_HEADER]
-  r_per_word = r_layout[hashed.L_PER_WORD]
+  p_index, p_words, p_cells, p_header, p_per_word = _opened(pol)
+  r_index, r_words, r_cells, r_header, r_per_word = _opened(resp)
+  r_layout = resp[4]
   expand = opts[O_EXPAND]
   big_t = opts[O_BIG_T]
   widest = np.int64(opts[O_EXPLORE_MOVES])
@@ -403,12 +409,8 @@ def _episode(code, params, me, pol, pmap, log_pos, log_neg, resp, opts, rng,
              state, cur, sig):
   """One scoring episode: the trained responder (module docstring) against
   the policy. Returns (me's return, s_hi, s_lo)."""
-  p_index, _, p_words, p_cells, p_layout = pol
-  p_header = p_layout[hashed.L_HEADER]
-  p_per_word = p_layout[hashed.L_PER_WORD]
-  r_index, _, r_words, r_cells, r_layout = resp
-  r_header = r_layout[hashed.L_HEADER]
-  r_per_word = r_layout[hashed.L_PER_WORD]
+  p_index, p_words, p_cells, p_header, p_per_word = _opened(pol)
+  r_index, r_words, r_cells, r_header, r_per_word = _opened(resp)
   trust = opts[O_TRUST]
   big_t = opts[O_BIG_T]
   s_hi, s_lo, i_hi, i_lo = rng
