@@ -29,8 +29,8 @@ from mccfrb import tables as tables_lib
 # Scoring episodes per player by default.
 EPISODES = 1_000_000
 # The search's constants (kernels/respond.py): visits that put an
-# information state inside the searched tree, and UCB1's C (times the
-# game's range of returns).
+# information state inside the searched tree, and PUCT's C (times the
+# standard deviation of the walks' returns).
 EXPAND = 1.0
 EXPLORE = 1.5
 # Responder decisions with at most this many moves explore every move.
@@ -38,6 +38,7 @@ EXPLORE_MOVES = 2
 # Visits from which the trained responder plays a row's best move (else
 # the policy's own play).
 TRUST = 1.0
+# The uniform share of PUCT's prior (the rest: the policy's own strategy).
 MIX = 0.25
 # Rows the table is grown by beyond what it holds (a walk that finds no
 # room for a row goes on without it, and the table grows before the next).

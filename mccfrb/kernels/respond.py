@@ -22,12 +22,15 @@ i's problem is a one-player decision tree over its information states
 depend on i's own strategy). A walk samples one episode:
 
 - at i's information state I with a row of n(I) = sum_a n(I, a) >=
-  `expand` visits (inside the searched tree), the action of UCB1
-  (Auer et al. 2002; UCT, Kocsis and Szepesvari 2006): an action never
-  tried first (in move order), else
-  $\arg\max_a \bar u(I, a) + C\,S\sqrt{\ln n(I) / n(I, a)}$ with
-  $\bar u(I, a) = \mathrm{total}(I, a) / n(I, a)$, C `explore` and S the
-  game's range of returns;
+  `expand` visits (inside the searched tree), the action of PUCT (Silver
+  et al. 2017, as in AlphaZero's search) with the policy's own strategy
+  as the prior, a quarter of it uniform:
+  $\arg\max_a \bar u(I, a) + C\,S\,p(a)\sqrt{n(I)} / (1 + n(I, a))$,
+  $p(a) = 0.75\,\sigma(I, a) + 0.25/|A(I)|$, with
+  $\bar u(I, a) = \mathrm{total}(I, a) / n(I, a)$ (an untried action: the
+  row's mean), C `explore` and S the standard deviation of the walks'
+  returns so far (kept by the kernel per responder); at a decision with
+  at most `explore_moves` moves every move is explored instead;
 - the first of i's information states of the walk that is not inside the
   tree (no row, or fewer than `expand` visits) gets a row if it has none
   (at most one new row a walk, as Monte Carlo tree search grows its tree)
@@ -90,7 +93,7 @@ RESPONDER_FIELDS = ("count", "total")
 
 # opts (float64[OPTS_SIZE]).
 O_EXPAND = 0  # Visits that put a row inside the searched tree.
-O_EXPLORE = 1  # UCB1's constant C.
+O_EXPLORE = 1  # PUCT's constant C.
 O_SCALE = 2  # S: the standard deviation of the walks' returns so far
 #               (`train` keeps it; the game's range of returns at first).
 O_UTILITY_SUM = 3  # u_0 + u_1 at terminals.
