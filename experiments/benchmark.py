@@ -15,7 +15,11 @@ Sections:
     pyspiel.CFRPlusSolver; for cfr+ and discounted the default pass
     structure (passes="auto": rows mccfrb_cfr+, mccfrb_discounted), the two
     sweeps (*_sweeps) and the former four sweeps (*_four_sweeps), timed in
-    turns, with the column vs_four_sweeps = rate / four-sweep rate.
+    turns, with the column vs_four_sweeps = rate / four-sweep rate; and
+    simultaneous-update CFR (CFRSolver(variant="cfr",
+    alternating_updates=False), row SIMULTANEOUS_ROW): pyspiel's C++
+    CFRSolver takes no such option, so its ratio is to the C++ solver as
+    it is (alternating updates, one pass per player an iteration).
   engines: on goofspiel 6, OpenSpiel's default 13-card goofspiel and
     phantom_ttt (too large to compile; native engines; phantom_ttt's
     kernels compile on the game itself, which has one size),
@@ -331,6 +335,9 @@ def alternating_rates(runs, seconds, repeats):
 
 
 PASS_VARIANTS = ("cfr+", "discounted")
+# The cfr section's row of simultaneous-update CFR, against pyspiel's C++
+# CFRSolver (which alternates: it has no simultaneous option).
+SIMULTANEOUS_ROW = "mccfrb_cfr_simultaneous (C++ alternates)"
 
 
 PASS_ROWS = (("", "auto"), ("_sweeps", "sweeps"),
@@ -368,6 +375,10 @@ def cfr_rows(seconds, repeats):
         solver = mccfrb.CFRSolver(game, variant=variant, tree=tree)
         entries.append((f"mccfrb_{variant}",
                         iterations_per_second(solver.run, seconds, repeats)))
+    simultaneous = mccfrb.CFRSolver(game, variant="cfr", tree=tree,
+                                    alternating_updates=False)
+    entries.append((SIMULTANEOUS_ROW, iterations_per_second(
+        simultaneous.run, seconds, repeats)))
     passes = pass_rows(game, tree, seconds, repeats)
     section = rate_rows("cfr", game_string,
                         entries + [e[:2] for e in passes], cpp_rate)

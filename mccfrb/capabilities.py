@@ -106,8 +106,8 @@ SOLVERS = (
         name="CFRSolver",
         summary=("exact CFR, CFR+, linear CFR, DCFR, PCFR+, DCFR+ and "
                  "PDCFR+, or a regret rule of your own in a few lines "
-                 "([Exact CFR](exact-cfr.md)); alternating updates as "
-                 "OpenSpiel's"),
+                 "([Exact CFR](exact-cfr.md)); alternating or simultaneous "
+                 "updates as OpenSpiel's"),
         representations=("tree", "engine"),
         general=("tree",),
         baselines={},

@@ -9,12 +9,14 @@ are OpenSpiel's, and so is the evaluator that scores mccfrb's solvers
 files, so `assertEqual(conv, conv2)` compares OpenSpiel's NashConv of
 mccfrb's policy and of its `to_tabular()` copy). exploitability_test.py
 alone swaps the `exploitability` module: it checks mccfrb's evaluator
-against OpenSpiel's own numbers. Tests whose body reaches into a private name of a swapped
-module (`cfr._CFRSolver`, `cfr._update_current_policy`) are left out:
-mccfrb mirrors the public API only. `test_left_out_are_the_private_ones`
-pins that list, so a change of OpenSpiel's tests shows up here.
+against OpenSpiel's own numbers. The tests whose body reaches into a
+private name of a swapped module run too: mccfrb.compat mirrors the
+private names they use (`cfr._CFRSolver` with every flag, simultaneous
+updates included, `cfr._InfoStateNode`, `cfr._update_current_policy`);
+`test_private_names_are_mirrored` pins that list, so a change of
+OpenSpiel's tests shows up here.
 
-Two more are left out because their threshold holds for OpenSpiel's own
+Two are left out because their threshold holds for OpenSpiel's own
 random stream only: external sampling on Leduc after 10 iterations must
 reach NashConv < 5, which some of OpenSpiel's own seeds miss; mccfrb's
 solver draws other samples from the same `np.random.seed` and got 5.16.
@@ -60,7 +62,7 @@ def _import(names):
 
 
 def _private(names):
-  return re.compile(rf"\b({'|'.join(names)})\._\w")
+  return re.compile(rf"\b(?:{'|'.join(names)})\._\w+")
 
 
 def _swapped_module(name):
@@ -76,7 +78,8 @@ def _swapped_module(name):
 
 
 def _cases():
-  """{test id: (TestCase instance, reaches into a private name)}."""
+  """{test id: (TestCase instance, the private names of swapped modules
+  its body uses)}."""
   found = {}
   for name in FILES:
     module, source = _swapped_module(name)
@@ -97,7 +100,7 @@ def _cases():
       end = start + len(inspect.getblock(lines[start:]))
       body = "".join(lines[start:end])
       found[f"{name}::{item.id().split('.', 1)[1]}"] = (
-          item, bool(_private(SWAPPED[name]).search(body)))
+          item, frozenset(_private(SWAPPED[name]).findall(body)))
   return found
 
 
@@ -106,11 +109,10 @@ SEED_LUCK = ("external_sampling_mccfr_test::ExternalSamplingMCCFRTest."
              "external_sampling_mccfr_test::ExternalSamplingMCCFRTest."
              "test_external_sampling_leduc_2p_full")
 CASES = _cases()
-PUBLIC = sorted(k for k, (_, private) in CASES.items()
-                if not private and k not in SEED_LUCK)
+RUN = sorted(k for k in CASES if k not in SEED_LUCK)
 
 
-@pytest.mark.parametrize("case", PUBLIC)
+@pytest.mark.parametrize("case", RUN)
 def test_openspiel_test_passes_on_mccfrb(case):
   test, _ = CASES[case]
   result = unittest.TestResult()
@@ -135,20 +137,29 @@ def test_solver_tests_score_with_openspiels_evaluator():
         assert evaluator is exploitability
 
 
-def test_left_out_are_the_private_ones():
-  left_out = sorted({re.sub(r"\d+( \(.*\))?$", "", k.split("::")[1])
-                     for k, (_, private) in CASES.items() if private})
-  assert left_out == [
+def test_private_names_are_mirrored():
+  """The tests that use private names of the swapped modules, and those
+  names: each is in mccfrb.compat (and run above)."""
+  using = {re.sub(r"\d+( \(.*\))?$", "", k.split("::")[1])
+           for k, (_, private) in CASES.items() if private}
+  assert sorted(using) == [
       "CFRTest.test_cfr_kuhn_poker_runs_with_multiple_players",
       "CFRTest.test_policy_zero_is_uniform",
       "CFRTest.test_simultaneous_two_step_avg_1b_seq_in_kuhn_poker",
       "CorrDistTest.test_cce_dist_kuhn_3p",
       "ModuleLevelFunctionTest.test__update_current_policy",
   ]
+  names = set().union(*(private for _, private in CASES.values()))
+  assert sorted(names) == ["cfr._CFRSolver", "cfr._InfoStateNode",
+                           "cfr._update_current_policy"]
+  for name in names:
+    module, attribute = name.split(".")
+    assert hasattr(getattr(mccfrb.compat, module), attribute), name
+  assert set(RUN) == set(CASES) - set(SEED_LUCK)
   assert all(k in CASES and not CASES[k][1] for k in SEED_LUCK)
-  # The public tests of every file are run, among them the 3-player ones.
-  assert {k.split("::")[0] for k in PUBLIC} == set(FILES)
-  assert {k.split(".")[-1] for k in PUBLIC if "sampling_kuhn_3p" in k} == {
+  # Every file's tests are run, among them the 3-player ones.
+  assert {k.split("::")[0] for k in RUN} == set(FILES)
+  assert {k.split(".")[-1] for k in RUN if "sampling_kuhn_3p" in k} == {
       "test_outcome_sampling_kuhn_3p", "test_external_sampling_kuhn_3p_simple",
       "test_external_sampling_kuhn_3p_full"}
 

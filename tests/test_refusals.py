@@ -7,6 +7,7 @@ compat modules importable one way only, CFRSolver refusing `seed`.
 """
 
 import importlib
+import re
 import time
 
 import numpy as np
@@ -179,12 +180,20 @@ def test_compat_private_cfr_solver_equals_openspiel(rm_plus, linear):
   assert positional.rule.clip == rm_plus
 
 
-def test_compat_private_cfr_solver_refuses_simultaneous_updates():
-  from mccfrb.compat import cfr  # pylint: disable=import-outside-toplevel
-  with pytest.raises(ValueError, match="alternating_updates=True") as error:
-    cfr._CFRSolver(pyspiel.load_game("kuhn_poker"),  # pylint: disable=protected-access
-                   regret_matching_plus=False, alternating_updates=False,
-                   linear_averaging=False)
+@pytest.mark.parametrize("variant", ["pcfr+", "dcfr+", "pdcfr+"])
+def test_simultaneous_updates_refuse_rules_without_that_form(variant):
+  """Simultaneous updates name the rules that run them; OpenSpiel's
+  `_DCFRSolver(alternating_updates=False)`, which updates nothing, is not
+  mirrored and names what runs simultaneous DCFR."""
+  with pytest.raises(ValueError, match=r"runs the regret rules cfr, cfr\+, "
+                     r"linear, discounted .* not '" + re.escape(variant)
+                     ) as error:
+    mccfrb.CFRSolver("kuhn_poker", variant=variant, alternating_updates=False)
+  _one_line(error)
+  from mccfrb.compat import discounted_cfr  # pylint: disable=import-outside-toplevel
+  with pytest.raises(ValueError, match="alternating_updates=False") as error:
+    discounted_cfr._DCFRSolver(pyspiel.load_game("kuhn_poker"), False, True,  # pylint: disable=protected-access
+                               False, 1.5, 0, 2)
   _one_line(error)
 
 

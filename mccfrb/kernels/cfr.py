@@ -16,7 +16,10 @@ with w_t = 1 (CFR), t (CFR+ linear averaging) or t^gamma (LCFR, DCFR); after
 the pass RM+ clips regrets at 0 (CFR+), DCFR multiplies p's positive regrets by
 t^alpha / (t^alpha + 1) and negative ones by t^beta / (t^beta + 1) (Brown and
 Sandholm 2019; LCFR is alpha = beta = gamma = 1), and the current strategy is
-recomputed by regret matching.
+recomputed by regret matching. With `simultaneous` (OpenSpiel's
+`alternating_updates=False`, the iteration as Zinkevich et al. 2007 wrote
+it) every player's terms of iteration t come from the same sigma^t, and
+then every player's rows are clipped or discounted and regret-matched.
 
 Two pass structures (the `passes` code), equal tables bit for bit (with
 LCFR/DCFR discounting a zero regret may differ in sign; BUILD_NOTES.md,
@@ -65,55 +68,54 @@ def _four_sweep_pass(kind, player, infoset, child_start, num_children,
                      edge_prob, utility, utility_sum, num_actions,
                      infoset_player, regrets, avg, strategy, reach, values,
                      p, weight, flags, rule, inst):
-  """Player p's pass with the original four sweeps (reach float64[N, P + 1]).
+  """Player p's pass with the original four sweeps (reach float64[N, P + 1]),
+  or with p < 0 one pass that updates every player from the same sigma^t
+  (simultaneous updates, the iteration of Zinkevich et al. 2007: every
+  player's counterfactual regrets R_i^T(I, a) and average-strategy sums
+  from the profile sigma^t, then sigma^{t+1} by regret matching for all).
 
-  With a split rule (flags[2]) the regret terms go to inst (p's rows zeroed
-  first) and `rule_row` combines them with R; else they are added to R in
-  place, then clipped or discounted, and every row is regret-matched.
+  With a split rule (flags[2]) the regret terms go to inst (the updated
+  players' rows zeroed first) and `rule_row` combines them with R; else
+  they are added to R in place, then clipped or discounted, and every row
+  is regret-matched.
 
-  On general trees (utility float64[N, P]) the values are p's own
-  (`player_values`) and pi_{-p}(h) is the product of every other player's
-  reach and chance's, as in OpenSpiel's cfr.py for any number of players;
-  two-player trees keep player 0's values and utility_sum - v."""
+  On general trees (utility float64[N, P]) the values are each updated
+  player's own (`player_values`, one bottom-up sweep per updated player)
+  and pi_{-p}(h) is the product of every other player's reach and
+  chance's, as in OpenSpiel's cfr.py for any number of players;
+  two-player trees keep player 0's values and utility_sum - v.
+
+  Returns:
+    The sweeps of the tree made: 4, or 2 + 2 P for a simultaneous pass on
+    a general tree of P players.
+  """
   clip, post, split, predictive = flags
   reach_probabilities(kind, player, infoset, child_start, num_children,
                       edge_prob, strategy, reach)
-  if utility.ndim == 2:
-    player_values(kind, player, infoset, child_start, num_children,
-                  edge_prob, utility, utility_sum, p, strategy, values)
-  else:
-    node_values(kind, player, infoset, child_start, num_children, edge_prob,
-                utility, strategy, values)
   target = inst if split else regrets
   if split:
     for i in range(regrets.shape[0]):
-      if infoset_player[i] == p:
+      if p < 0 or infoset_player[i] == p:
         for j in range(num_actions[i]):
           inst[i, j] = 0.0
-  for n in range(kind.shape[0]):
-    if kind[n] != 1 or player[n] != p:
-      continue
-    i = infoset[n]
-    s = child_start[n]
-    own = reach[n, p]
-    if utility.ndim == 2:
-      w = 1.0
-      for q in range(reach.shape[1]):
-        if q != p:
-          w *= reach[n, q]
-      v = values[n]
-    else:
-      w = reach[n, 1 - p] * reach[n, 2]
-      v = values[n] if p == 0 else utility_sum - values[n]
-    for j in range(num_children[n]):
-      if utility.ndim == 2:
-        child = values[s + j]
-      else:
-        child = values[s + j] if p == 0 else utility_sum - values[s + j]
-      target[i, j] += w * (child - v)
-      avg[i, j] += own * strategy[i, j] * weight
+  sweeps = 4
+  if utility.ndim == 2:
+    sweeps = 2
+    for q in range(utility.shape[1]):
+      if p < 0 or q == p:
+        player_values(kind, player, infoset, child_start, num_children,
+                      edge_prob, utility, utility_sum, q, strategy, values)
+        _add_terms(kind, player, infoset, child_start, num_children, utility,
+                   utility_sum, reach, values, q, strategy, weight, target,
+                   avg)
+        sweeps += 2
+  else:
+    node_values(kind, player, infoset, child_start, num_children, edge_prob,
+                utility, strategy, values)
+    _add_terms(kind, player, infoset, child_start, num_children, utility,
+               utility_sum, reach, values, p, strategy, weight, target, avg)
   for i in range(regrets.shape[0]):
-    if infoset_player[i] != p:
+    if p >= 0 and infoset_player[i] != p:
       continue
     if split:
       rule_row(regrets[i], inst[i], strategy[i], num_actions[i], clip, post,
@@ -123,6 +125,47 @@ def _four_sweep_pass(kind, player, infoset, child_start, num_children,
                         rule[2])
   if not split:
     regret_matching(regrets, num_actions, strategy)
+  return sweeps
+
+
+@njit(cache=True, error_model="numpy")
+def _add_terms(kind, player, infoset, child_start, num_children, utility,
+               utility_sum, reach, values, p, strategy, weight, target, avg):
+  """The regret and average terms of player p's decision nodes, or with
+  p < 0 of every decision node (two-player trees), each in its acting
+  player i's utility: the summands of Zinkevich et al. 2007's
+  counterfactual regret R_i^T(I, a) and of the numerator of their average
+  strategy sigma-bar_i^T(I)(a), the latter weighted by w_t,
+    target(I, a) += pi_{-i}(h) (v_i(h a) - v_i(h)),
+    avg(I, a) += pi_i(h) sigma(I, a) w_t,
+  h in I, from `reach_probabilities` and `values` (player 0's on a
+  two-player tree, whose player 1 has utility_sum - v; on a general tree
+  player p's own, p >= 0)."""
+  for n in range(kind.shape[0]):
+    if kind[n] != 1:
+      continue
+    a = player[n]
+    if p >= 0 and a != p:
+      continue
+    i = infoset[n]
+    s = child_start[n]
+    own = reach[n, a]
+    if utility.ndim == 2:
+      w = 1.0
+      for q in range(reach.shape[1]):
+        if q != a:
+          w *= reach[n, q]
+      v = values[n]
+    else:
+      w = reach[n, 1 - a] * reach[n, 2]
+      v = values[n] if a == 0 else utility_sum - values[n]
+    for j in range(num_children[n]):
+      if utility.ndim == 2:
+        child = values[s + j]
+      else:
+        child = values[s + j] if a == 0 else utility_sum - values[s + j]
+      target[i, j] += w * (child - v)
+      avg[i, j] += own * strategy[i, j] * weight
 
 
 @njit(cache=True, error_model="numpy")
@@ -330,7 +373,7 @@ def cfr_iterations(kind, player, infoset, child_start, num_children,
                    edge_prob, utility, utility_sum, num_actions,
                    infoset_player, schedule, scratch, regrets, avg, strategy,
                    passes, flags, coefficients, inst, resume,
-                   first_iteration, num_iterations):
+                   first_iteration, num_iterations, simultaneous):
   """Runs exact iterations first_iteration ..; tables change in place.
 
   Args:
@@ -361,9 +404,17 @@ def cfr_iterations(kind, player, infoset, child_start, num_children,
       ended at iteration first_iteration - 1) left, with the tables
       unchanged since, so player 0's own reach is in it; else one more
       top-down sweep computes it.
+    simultaneous: every player's terms of iteration t from sigma^t, then
+      every player's rows updated (simultaneous updates, Zinkevich et al.
+      2007; OpenSpiel's `alternating_updates=False`); else player p's pass
+      sees the rows players 0 .. p - 1 updated in iteration t (alternating
+      updates). FOUR_SWEEPS makes one pass for all players; SWEEPS keeps
+      its passes, one per player, and defers every player's row updates
+      (`_update_infosets`) until both have swept.
 
   Returns:
-    Nodes touched: FOUR_SWEEPS counts 4 sweeps of the tree per pass;
+    Nodes touched: FOUR_SWEEPS counts the sweeps of the tree per pass (4;
+    2 + 2 P for a simultaneous pass on a general tree of P players);
     SWEEPS counts the internal nodes each sweep visits.
   """
   (top_nodes, task_start, task_end, skip_end, iset_start, iset_slot,
@@ -374,11 +425,12 @@ def cfr_iterations(kind, player, infoset, child_start, num_children,
   touched = 0
   # Stamps: 3 t for the sweep of player 0's reach that starts a call at
   # iteration t, 3 t + 1 + p for player p's pass of iteration t (player
-  # 1's pass sweeps player 0's reach).
+  # 1's pass sweeps player 0's reach). Simultaneous updates need no
+  # starting sweep: player 0's averages wait for player 1's pass.
   own_expected = [0, 0]
   if passes == SWEEPS and resume:
     own_expected[0] = 3 * (first_iteration - 1) + 2
-  elif passes == SWEEPS:
+  elif passes == SWEEPS and not simultaneous:
     own_expected[0] = 3 * first_iteration
     # np.int64 and np.bool_ keep the constants from being literal types:
     # numba would compile `_sweeps` (and its callees) once more for them.
@@ -393,14 +445,16 @@ def cfr_iterations(kind, player, infoset, child_start, num_children,
     weight = coefficients[k, 4]
     rule = (coefficients[k, 0], coefficients[k, 1], coefficients[k, 2],
             coefficients[k, 3])
-    for p in range(players_of(utility)):
-      if passes == FOUR_SWEEPS:
-        _four_sweep_pass(kind, player, infoset, child_start, num_children,
-                         edge_prob, utility, utility_sum, num_actions,
-                         infoset_player, regrets, avg, strategy, reach,
-                         values, p, weight, flags, rule, inst)
-        touched += 4 * n_nodes
-        continue
+    if passes == FOUR_SWEEPS:
+      # One pass per player in turn, or one pass for all (p = -1).
+      for p in range(-1 if simultaneous else 0,
+                     0 if simultaneous else players_of(utility)):
+        touched += n_nodes * _four_sweep_pass(
+            kind, player, infoset, child_start, num_children, edge_prob,
+            utility, utility_sum, num_actions, infoset_player, regrets, avg,
+            strategy, reach, values, p, weight, flags, rule, inst)
+      continue
+    for p in range(2):
       q = 1 - p
       stamp = 3 * t + 1 + p
       touched += _sweeps(
@@ -410,8 +464,15 @@ def cfr_iterations(kind, player, infoset, child_start, num_children,
           task_start, task_end, skip_end, chance, slot_of, strategy,
           reach[0], values, own, delta, visited)
       own_expected[q] = stamp
-      _update_infosets(p, num_actions, iset_start, iset_slot,
-                       player_iset_start, player_isets, own,
-                       own_expected[p], delta, stamp, regrets,
-                       avg, strategy, weight, flags, rule, inst)
+      if not simultaneous:
+        _update_infosets(p, num_actions, iset_start, iset_slot,
+                         player_iset_start, player_isets, own,
+                         own_expected[p], delta, stamp, regrets,
+                         avg, strategy, weight, flags, rule, inst)
+    if simultaneous:
+      for p in range(2):
+        _update_infosets(p, num_actions, iset_start, iset_slot,
+                         player_iset_start, player_isets, own,
+                         own_expected[p], delta, 3 * t + 1 + p, regrets,
+                         avg, strategy, weight, flags, rule, inst)
   return touched

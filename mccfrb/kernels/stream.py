@@ -61,7 +61,9 @@ Modes:
       target[I, a] += sum_{h in I} pi_q(h) sigma(I, a) `weight`,
     target = `avg` in player 0's pass (player 1's terms of iteration t),
     the pending field S_PENDING in player 1's pass (player 0's terms of
-    iteration t + 1, added to avg when it starts), and with `own_weight`
+    iteration t + 1, added to avg when it starts; `avg` if the tables have
+    no pending field: simultaneous updates, player 0's terms of iteration
+    t), and with `own_weight`
     (player 0's first pass) p's own terms pi_p(h) sigma(I, a) own_weight.
     So a pass skips every history with pi_q(h) = 0 (partial pruning: all
     its terms are 0), and `finish_pass` then clips (RM+) or discounts
@@ -790,8 +792,11 @@ def _combine(code, params, mode, p, level, weight, own_weight, max_moves, d,
   header = layout[hashed.L_HEADER]
   per_word = layout[hashed.L_PER_WORD]
   # CFR: q's averages go to the field S_AVG in player 0's pass (iteration
-  # t) and to S_PENDING in player 1's pass (player 0's, iteration t + 1).
-  f_target = smap[S_AVG] if p == 0 else smap[S_PENDING]
+  # t) and to S_PENDING in player 1's pass (player 0's, iteration t + 1);
+  # tables without S_PENDING (simultaneous updates: sigma_0 is still
+  # sigma_0^t in player 1's pass) take them in S_AVG in both.
+  f_target = (smap[S_PENDING] if p == 1 and smap[S_PENDING] >= 0
+              else smap[S_AVG])
   kr, kv, ki = widths(mode, level)
   kw = kr + kv
   big_m = max_moves

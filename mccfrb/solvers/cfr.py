@@ -1,5 +1,8 @@
 """The exact CFR family on the full compiled tree (kernels/cfr.py)."""
 
+import collections
+import dataclasses
+
 import numpy as np
 
 from mccfrb.tables import policy as policy_lib
@@ -23,11 +26,32 @@ PASSES = {"auto": None, "sweeps": cfr.SWEEPS, "four_sweeps": cfr.FOUR_SWEEPS}
 AUTO_MIN_NODES = 16_384
 
 
+@dataclasses.dataclass
+class InfoStateNode:
+  """One infoset's tables in OpenSpiel's per-infoset form, with the field
+  names of OpenSpiel's `cfr._InfoStateNode` (`CFRSolver.info_state_nodes`).
+
+  Attributes:
+    legal_actions: the infoset's legal actions, in OpenSpiel's order.
+    index_in_tabular_policy: its row in OpenSpiel's `TabularPolicy`.
+    cumulative_regret: {action: cumulative regret R(I, a)}.
+    cumulative_policy: {action: the sum of the average strategy's terms
+      (the weights before normalisation)}.
+  """
+  legal_actions: list
+  index_in_tabular_policy: int
+  cumulative_regret: dict = dataclasses.field(
+      default_factory=lambda: collections.defaultdict(float))
+  cumulative_policy: dict = dataclasses.field(
+      default_factory=lambda: collections.defaultdict(float))
+
+
 class CFRSolver(engine_lib.EngineSampling, base.TabularSolverBase):
   """Exact CFR family on the full compiled tree, with OpenSpiel's interface.
 
-  Variants, with OpenSpiel's update order (alternating updates), each a
-  regret rule (mccfrb/solvers/rules.py):
+  Variants, with OpenSpiel's update order (alternating updates, or
+  simultaneous ones with `alternating_updates=False`), each a regret rule
+  (mccfrb/solvers/rules.py):
     "cfr": vanilla CFR (pyspiel.CFRSolver);
     "cfr+": regret matching+ and linear averaging (pyspiel.CFRPlusSolver);
     "linear": Linear CFR, DCFR with alpha = beta = gamma = 1
@@ -66,6 +90,15 @@ class CFRSolver(engine_lib.EngineSampling, base.TabularSolverBase):
     seed: accepted, and checked (an integer >= 0 or None), so that every
       solver takes the same `seed` argument; exact CFR draws no random
       numbers, so its tables do not depend on it.
+    alternating_updates: True (default): in iteration t the players are
+      updated in turn, player p's pass with the strategies players
+      0 .. p - 1 got in iteration t (OpenSpiel's `CFRSolver`). False:
+      simultaneous updates, vanilla CFR as Zinkevich et al. 2007 wrote
+      it: every player's regrets and average sums from the same profile
+      sigma^t, then every player's new strategy (OpenSpiel's
+      `cfr._CFRSolver(..., alternating_updates=False)`). For the rules
+      that run it see `rules.SIMULTANEOUS_RULES`; ValueError for the
+      others.
   """
 
   _table_names = ("_regrets", "_avg", "_strategy")
@@ -73,10 +106,12 @@ class CFRSolver(engine_lib.EngineSampling, base.TabularSolverBase):
   def __init__(self, game, variant="cfr", alpha=None, beta=None, gamma=None,
                max_nodes=tree_lib.DEFAULT_MAX_NODES, tree=None, threads=1,
                passes="auto", representation="auto", max_memory=None,
-               seed=None):
+               seed=None, alternating_updates=True):
     base.check_seed(seed, allow_none=True)  # Deterministic: kept for the API.
     self._rule = rules_lib.rule_of(variant, alpha=alpha, beta=beta,
                                    gamma=gamma)
+    self._simultaneous = not rules_lib.check_alternating(
+        alternating_updates, self._rule)
     base.check_choice("passes", passes, PASSES)
     base.check_threads(threads, None)
     self._threads = int(threads)
@@ -105,7 +140,9 @@ class CFRSolver(engine_lib.EngineSampling, base.TabularSolverBase):
       from mccfrb.solvers import stream  # pylint: disable=import-outside-toplevel
       self._init_engine_game(loaded, engine)
       self._averaging_code = self._regret_code = 0  # Averages: no catch-up.
-      self._stream = stream.StreamingCFR(engine, self._rule, max_memory)
+      self._stream = stream.StreamingCFR(
+          engine, self._rule, max_memory,
+          alternating_updates=not self._simultaneous)
       self._tables = self._stream.tables
       return
     self._init_game(loaded, max_nodes, tree, general=True)
@@ -134,6 +171,8 @@ class CFRSolver(engine_lib.EngineSampling, base.TabularSolverBase):
                        f"{self._rule!r} cannot be saved: its rule is code. "
                        "Save its tables with average_policy() instead.")
     options = {"variant": self._variant, **self._rule.constants()}
+    if self._simultaneous:
+      options["alternating_updates"] = False
     if self._representation == "engine":
       options.update(representation="engine",
                      max_memory=self._tables.max_memory)
@@ -148,6 +187,11 @@ class CFRSolver(engine_lib.EngineSampling, base.TabularSolverBase):
   def rule(self):
     """The `RegretRule` this solver runs."""
     return self._rule
+
+  @property
+  def alternating_updates(self):
+    """Whether the players are updated in turn (False: simultaneous)."""
+    return not self._simultaneous
 
   def _run_chunk(self, num_iterations):
     """`num_iterations` exact iterations in one kernel call (on an engine:
@@ -168,13 +212,41 @@ class CFRSolver(engine_lib.EngineSampling, base.TabularSolverBase):
           rules_lib.kernel_flags(self._rule),
           self._rule.coefficients(self._num_iterations + 1, num_iterations),
           self._inst, self._resume, self._num_iterations + 1,
-          num_iterations)
+          num_iterations, self._simultaneous)
     self._num_iterations += num_iterations
     self._resume = True
 
   def current_policy_table(self):
     self._require_tree("current_policy_table()")
     return self._strategy.copy()
+
+  def info_state_nodes(self):
+    """{information state string: `InfoStateNode`}: the cumulative regrets
+    and average-strategy sums of every infoset, in the form of OpenSpiel's
+    `cfr._CFRSolver._info_state_nodes` (whose values they equal after the
+    same iterations). A new copy each call: writing to it changes no
+    table. On a compiled tree only."""
+    self._require_tree("info_state_nodes()")
+    t = self._tree
+    if self._converter is None:
+      self._converter = policy_lib.TabularPolicyConverter(self._game, t)
+    lookup = self._converter.state_lookup
+    nodes = {}
+    for i, key in enumerate(t.infoset_strings()):
+      count = t.infoset_num_actions[i]
+      actions = [int(a) for a in t.infoset_actions[i, :count]]
+      node = InfoStateNode(actions, lookup[key])
+      for j, a in enumerate(actions):
+        node.cumulative_regret[a] = float(self._regrets[i, j])
+        node.cumulative_policy[a] = float(self._avg[i, j])
+      nodes[key] = node
+    return nodes
+
+  @property
+  def _info_state_nodes(self):
+    """`info_state_nodes()` under the name OpenSpiel's solvers use, for
+    scripts written against them."""
+    return self.info_state_nodes()
 
 
 def _schedule_args(schedule):

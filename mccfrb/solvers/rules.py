@@ -341,6 +341,44 @@ def _constant_names(cls):
                if p != "self")
 
 
+# The named variants that run with simultaneous updates
+# (`CFRSolver(alternating_updates=False)`): those whose regret terms are
+# added to R in place and clipped or discounted after the addition, so
+# that the simultaneous iteration is Zinkevich et al. 2007's with that
+# local update (RM+ and linear averaging: Tammelin 2014; LCFR and DCFR:
+# Brown and Sandholm 2019), as OpenSpiel's `cfr._CFRSolver` runs it with
+# `alternating_updates=False`. A rule of one's own runs them unless it
+# `splits()`. PCFR+, DCFR+ and PDCFR+ (which split: a prediction, or a
+# discount before the addition) follow Xu et al. 2024's code
+# (github.com/rpSebastian/PDCFRPlus, `pdcfrplus/cfr/*.py`), whose solvers
+# update the players in turn only: with no simultaneous form from their
+# authors' code, they are refused rather than guessed.
+SIMULTANEOUS_RULES = ("cfr", "cfr+", "linear", "discounted")
+
+
+def check_alternating(alternating_updates, rule):
+  """`alternating_updates` as a bool, checked against `rule`, before any
+  work.
+
+  Raises:
+    ValueError: not True or False; or False (simultaneous updates) with a
+      rule that predicts or discounts before the addition (one line naming
+      the rules that run them).
+  """
+  if not isinstance(alternating_updates, (bool, np.bool_)):
+    raise ValueError("alternating_updates must be True or False, got "
+                     f"{alternating_updates!r}.")
+  if not alternating_updates and rule.splits():
+    raise ValueError(
+        "alternating_updates=False (simultaneous updates) runs the regret "
+        f"rules {', '.join(SIMULTANEOUS_RULES)} and rules of one's own "
+        f"without prediction or discount before the addition, not "
+        f"{rule.name!r}: PCFR+, DCFR+ and PDCFR+ follow their authors' "
+        "code, which updates the players in turn; pass "
+        "alternating_updates=True.")
+  return bool(alternating_updates)
+
+
 def kernel_flags(rule):
   """(clip, discount_after, split, predictive) as the kernels take them:
   discount_after is whether positive/negative factors are applied."""

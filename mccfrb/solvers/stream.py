@@ -564,7 +564,9 @@ class StreamingCFR:
 
   Iterations of kernels/cfr.py's variants with OpenSpiel's alternating
   updates: at iteration t, player 0's pass then player 1's with the updated
-  sigma, each player's terms
+  sigma (with `alternating_updates=False`, both passes with sigma^t and
+  then both players' rows updated: simultaneous updates), each player's
+  terms
     R(I, a) += sum_{h in I} pi_{-p}(h) (v_p(h a) - v_p(h)),
     S(I, a) += sum_{h in I} pi_p(h) sigma^t(I, a) w_t,
   with w_t and the rest of the update given by the regret rule
@@ -582,7 +584,11 @@ class StreamingCFR:
   player 1's S terms of iteration t in player 0's pass, player 0's terms of
   iteration t + 1 in player 1's pass of iteration t (into pending cells,
   the tables' `baseline`, added to `avg` when iteration t + 1 starts;
-  player 0's terms of iteration 1 in its own first pass). Rows are
+  player 0's terms of iteration 1 in its own first pass). With
+  simultaneous updates sigma_0 is still sigma_0^t in player 1's pass, so
+  player 0's terms of iteration t go straight to `avg` there (the tables
+  have no pending cells), and `finish_pass` updates both players' rows
+  after the two passes. Rows are
   inserted as the walks meet infosets (the first iteration grows the
   tables); infosets with one legal action have none.
 
@@ -596,13 +602,16 @@ class StreamingCFR:
       release the GIL; the tables do not depend on it). Used once a walk
       has shown the game's public states never merge (else two workers
       could update one infoset at once).
+    alternating_updates: False for simultaneous updates (the rules of
+      `rules.SIMULTANEOUS_RULES`; ValueError for the others).
     **constants: the named variant's alpha, beta, gamma.
 
   Attributes:
     engine: the `Engine`.
     tables: the `HashedTable`: fields "regret", "avg" (cumulative average
       weights), "strategy" (sigma^t), "pending" (player 0's pending
-      average terms) and for a split rule "stash" (R_{t-1}); header word
+      average terms; not with simultaneous updates) and for a split rule
+      "stash" (R_{t-1}); header word
       "player" (the row's player).
     num_iterations: iterations run.
     variant: the rule's name; rule: the `RegretRule` (its constants).
@@ -610,20 +619,24 @@ class StreamingCFR:
   """
 
   def __init__(self, engine, variant="cfr", max_memory=None, progress=True,
-               threads=1, **constants):
+               threads=1, alternating_updates=True, **constants):
     self.rule = rules_lib.rule_of(variant, **constants)
+    self.simultaneous = not rules_lib.check_alternating(alternating_updates,
+                                                        self.rule)
     self.engine = as_engine(engine)
     walk_size.check_streaming_walk(self.engine.game, "Exact CFR's walk")
     self.variant = self.rule.name
     self._flags = rules_lib.kernel_flags(self.rule)
     self.progress = progress
     self.threads = _check_threads(threads)
-    # Pending cells: player 0's average terms, and for a split rule R_{t-1}
-    # of the updated player while its pass sums r_t into the regrets.
-    self.tables = HashedTable(
-        self.engine.max_moves,
-        CFR_SPLIT_FIELDS if self._flags[2] else CFR_FIELDS, CFR_HEADER,
-        max_memory=max_memory, init="strategy")
+    # Pending cells: player 0's average terms (alternating updates only),
+    # and for a split rule R_{t-1} of the updated player while its pass
+    # sums r_t into the regrets.
+    fields = CFR_SPLIT_FIELDS if self._flags[2] else CFR_FIELDS
+    if self.simultaneous:
+      fields = tuple(f for f in fields if f != "pending")
+    self.tables = HashedTable(self.engine.max_moves, fields, CFR_HEADER,
+                              max_memory=max_memory, init="strategy")
     self.num_iterations = 0
     self._walk = _Walk(self.engine, kernels.CFR)
     self._workers = [_Walk(self.engine, kernels.CFR)
@@ -639,9 +652,14 @@ class StreamingCFR:
       coef = self.rule.coefficients(t, 2)  # Rows t and t + 1.
       tables = self.tables
       smap = stream_map(tables)
-      if t > 1:  # Player 0's terms of iteration t, found in the last pass.
-        kernels.fold_pending(tables.args(), smap)
-      weights = (coef[0, rules_lib.C_WEIGHT], coef[1, rules_lib.C_WEIGHT])
+      simultaneous = self.simultaneous
+      if t > 1 and not simultaneous:  # Player 0's terms of iteration t,
+        kernels.fold_pending(tables.args(), smap)  # found in the last pass.
+      # The weight of the other player's average terms in p's pass: w_t,
+      # and w_{t+1} for player 0's terms found in player 1's pass (those of
+      # iteration t with simultaneous updates).
+      weights = (coef[0, rules_lib.C_WEIGHT],
+                 coef[0 if simultaneous else 1, rules_lib.C_WEIGHT])
       for p in (0, 1):
         if split:  # R_{t-1} aside; the walk sums r_t into the regrets.
           kernels.stash_regrets(self.tables.args(), smap, p)
@@ -649,11 +667,16 @@ class StreamingCFR:
         # never merge: until a single-threaded walk has shown it, one thread.
         dag = _DAG.get(_engine_id(self.engine))
         workers = self._workers if dag is False else []
+        first = t == 1 and p == 0 and not simultaneous
         _run(self._walk, tables, self._dec, p=p, weight=weights[p],
-             own_weight=weights[0] if t == 1 and p == 0 else 0.0,
+             own_weight=weights[0] if first else 0.0,
              desc=f"CFR iteration {t}, player {p}", progress=self.progress,
              workers=workers)
         _remember_dag(self.engine, self._walk)
+        if not simultaneous:
+          kernels.finish_pass(self.tables.args(), smap, p, clip, post, split,
+                              predictive, coef[0, :4])
+      for p in (0, 1) if simultaneous else ():
         kernels.finish_pass(self.tables.args(), smap, p, clip, post, split,
                             predictive, coef[0, :4])
       self.num_iterations = t

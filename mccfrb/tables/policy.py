@@ -204,6 +204,11 @@ class TabularPolicyConverter:
     self._c = tree.infoset_actions[legal]
     self._legal = legal
 
+  @property
+  def state_lookup(self):
+    """OpenSpiel's {information state string: row} of the policies."""
+    return self._template.state_lookup
+
   def __call__(self, table):
     """A new `TabularPolicy` with the rows of the tree's infosets from `table`.
 
