@@ -51,7 +51,8 @@ REPRESENTATION_NOTES = {
 # registry), by representation.
 ALL_BASELINES = tuple(baselines_lib.BASELINES)
 OUTCOME_BASELINES = {r: baselines_lib.kinds(r) for r in EXPLICIT}
-PUBLIC_BASELINES = {r: baselines_lib.kinds(r, public_solver.PUBLIC_KEYS)
+PUBLIC_BASELINES = {r: tuple(k for k in baselines_lib.kinds(
+    r, public_solver.PUBLIC_KEYS) if k in public_solver.PUBLIC_BASELINES)
                     for r in ("tree", "engine")}
 
 SOLVERS = (

@@ -72,6 +72,9 @@ ALGORITHMS = {
                             "infoset baseline"),
     "mccfrb_plus_thesis": (_mccfrb(baseline="thesis"),
                            "MCCFRb+ with the thesis's baseline"),
+    "mccfrb_plus_probe": (_mccfrb(baseline="probe"),
+                          "MCCFRb+ with probing (Gibson et al. 2012; an "
+                          "engine)"),
     "mccfrb_plus_none": (_mccfrb(baseline="none"),
                          "MCCFRb+ without a baseline"),
     "mccfrb_plus_history": (_mccfrb(baseline="history"),

@@ -46,6 +46,13 @@ them (docs/pages/baselines.md):
                 from the baselines below (Davis, Schmid, Bowling 2020)
     oracle      the exact values under sigma^t, recomputed before every
                 episode (a compiled tree; tests and studies)
+    probe       probing (Gibson et al. 2012, "Generalized sampling and
+                variance in counterfactual regret minimization", Sec. 4):
+                no table; at the update player's node every unsampled
+                move's value is one on-policy rollout from it (sigma^t for
+                both players, chance's probabilities), and the sampled
+                move's is its estimate from below, not divided by xi
+                (an engine)
 
 A new kind is an entry of `BASELINES`; a new key or rule is a constant
 here, its entry in `KEYS` or `RULES`, and its few lines in the kernels
@@ -79,6 +86,7 @@ RULE_CORRECTED = 1
 RULE_CHILD = 2
 RULE_PREDICTIVE = 3
 RULE_ORACLE = 4
+RULE_PROBE = 5
 
 REPRESENTATIONS = ("tree", "engine", "grown")
 
@@ -136,6 +144,8 @@ RULES = {
     "oracle": Rule(RULE_ORACLE, ("tree",), ("history",), (OWNER_PLAYER0,),
                    False, "needs the exact values of every history under "
                    "the current strategy (a compiled tree)"),
+    "probe": Rule(RULE_PROBE, ("engine",), ("none",), (OWNER_PLAYER0,),
+                  False, "plays its rollouts on an engine's states"),
 }
 
 
@@ -182,6 +192,10 @@ BASELINES = {
         "public", OWNER_PLAYER0, "child", None,
         "per (public state, action), the running mean of the child's "
         "estimate"),
+    "probe": Baseline(
+        "none", OWNER_PLAYER0, "probe", None,
+        "probing (Gibson et al. 2012): one on-policy rollout for each "
+        "unsampled move of the update player, no table"),
     "observation": Baseline(
         "observation", OWNER_PLAYER0, "child", None,
         "per (both players' observations, action), the running mean of the "

@@ -109,6 +109,7 @@ from mccfrb.kernels.baselines import RULE_CHILD
 from mccfrb.kernels.baselines import RULE_CORRECTED
 from mccfrb.kernels.baselines import RULE_ORACLE
 from mccfrb.kernels.baselines import RULE_PREDICTIVE
+from mccfrb.kernels.baselines import RULE_PROBE
 from mccfrb.kernels.exact import borrowed_tree
 from mccfrb.kernels.exact import node_values
 from mccfrb.kernels.exact import payoff
@@ -295,6 +296,11 @@ class EngineArgs(NamedTuple):
       index slots (L_SLOT, L_BSLOT) and its depth (L_DEPTH); lane_keys:
       uint64[S, 2], its infoset key; streams: uint64[S], its random
       stream (several workers).
+    probes: float64[S, D + 1, A], probing's rollout returns (player 0's)
+      from the update player's unsampled moves at depth d ([x, d, a]); [x,
+      D] holds a rollout's sigma; probe_state: int64[S, 2, state size], a
+      node's state before its move and a rollout's. Empty arrays unless
+      the baseline is `probe`.
   """
   params: np.ndarray
   tab: tuple
@@ -314,6 +320,8 @@ class EngineArgs(NamedTuple):
   lanes: np.ndarray
   lane_keys: np.ndarray
   streams: np.ndarray
+  probes: np.ndarray
+  probe_state: np.ndarray
 
 
 class Records(NamedTuple):
@@ -492,7 +500,8 @@ def borrowed_engine(eng):
                     borrow(eng.path_brow), borrow(eng.block),
                     borrow(eng.claim), borrow(eng.start),
                     borrow(eng.start_key), borrow(eng.lanes),
-                    borrow(eng.lane_keys), borrow(eng.streams))
+                    borrow(eng.lane_keys), borrow(eng.streams),
+                    borrow(eng.probes), borrow(eng.probe_state))
 
 
 @njit(cache=True, inline="always")
@@ -541,6 +550,29 @@ def estimate(value, c, a_s, xi_s, pr, p0, bcells, b0, offset, sign,
     child_est[x, j] = ce
     est += sj * ce
   return est, predicted
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def probed_estimate(value, c, a_s, pr, p0, probes, q0, offset, sign,
+                    child_est, x):
+  """Probing's estimates at the update player's node (Gibson et al. 2012,
+  Sec. 4): the sampled move keeps the value from below, not divided by
+  xi; every other move's is its rollout's return (probes[q0 + a], player
+  0's, read in the update player's utility as offset + sign * probe):
+
+      u(h, a) = u(h a*)                           if a = a*,
+      u(h, a) = u(z_a), z_a ~ sigma from h a      otherwise,
+      u(h)    = sum_a sigma(h, a) u(h, a).
+
+  Unbiased: a is sampled with probability xi(h, a), or else rolled out
+  from, and both give u(h a) in expectation. Writes u(h, a) to
+  child_est[x, a]; returns u(h)."""
+  est = 0.0
+  for j in range(c):
+    ce = value if j == a_s else offset + sign * probes[q0 + j]
+    child_est[x, j] = ce
+    est += pr[p0 + j] * ce
+  return est
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -903,8 +935,18 @@ def up_pass(game, eng, keyed, codes, weights, utility_sum, scratch, x, ee,
     if predictive:
       stored = offset + sign * predicted
       back = offset + sign * stored
-    est, predicted_here = estimate(value, c, a_s, xi_s, pr, p0, bcells, b0,
-                                   offset, sign, child_est, x, back)
+    probed = False
+    if eng is not None:
+      if own and codes.rule == RULE_PROBE:
+        span = eng.probes.shape[1]
+        est = probed_estimate(value, c, a_s, pr, p0, flat(eng.probes),
+                              (x * span + d) * eng.probes.shape[2], offset,
+                              sign, child_est, x)
+        predicted_here = 0.0
+        probed = True
+    if not probed:
+      est, predicted_here = estimate(value, c, a_s, xi_s, pr, p0, bcells,
+                                     b0, offset, sign, child_est, x, back)
     if mine:
       acc = _update_own_row(game, eng, codes, study, records, scratch, x, d,
                             ee, row, c, est, pr, p0, rcells, r0, acells, a0,
@@ -1481,6 +1523,74 @@ def _play(code, eng, codes, weights, scratch, flat_sigma, flat_probs, st, x,
 
 
 @njit(cache=True, error_model="numpy", inline="always")
+def _uniform(eng, x, workers, rng):
+  """The next uniform of episode lane x: from its stream (several
+  workers) or the PCG64 `rng` (one). Returns (rng, u)."""
+  if workers > 1:
+    eng.streams[x], u = stream_uniform(eng.streams[x])
+    return rng, u
+  s_hi, s_lo, u = pcg64_next(rng[0], rng[1], rng[2], rng[3])
+  return (s_hi, s_lo, rng[2], rng[3]), u
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _rollout(code, eng, weights, st, x, t, workers, rng):
+  """Probing's rollout from state `st` (changed) to the end: both players
+  sample sigma^t (regret matching of their rows, after DCFR's pending
+  discounts; uniform where a row is not stored; no row is inserted),
+  chance its probabilities. Returns (player 0's return, rng)."""
+  buf = flat(eng.probes)
+  span = eng.probes.shape[1]
+  b0 = (x * span + span - 1) * eng.probes.shape[2]
+  index, _, words, cells, layout = eng.tab
+  while True:
+    p = protocol.player(code, eng.params, st)
+    if p == protocol.TERMINAL:
+      return protocol.returns0(code, eng.params, st), rng
+    c = protocol.num_moves(code, eng.params, st)
+    rng, u = _uniform(eng, x, workers, rng)
+    if p == protocol.CHANCE:
+      for j in range(c):
+        buf[b0 + j] = protocol.chance_prob(code, eng.params, st, j)
+      a = sample_index(buf, b0, c, u, 0.0)
+    else:
+      h1, h2 = protocol.infoset_hash(code, eng.params, st, p)
+      o = hashed.find(index, words, h1, h2)
+      if o >= 0 and hashed.width_of(words, o) == c:
+        start = hashed.first_cell(o, layout[hashed.L_HEADER],
+                                  layout[hashed.L_PER_WORD]) + (
+                                      eng.fmap[F_REGRET] * c)
+        if weights.weighting == 2:
+          catch_up_cells(cells, start, c, words, o + eng.fmap[H_THROUGH], t,
+                         weights.log_pos, weights.log_neg)
+        match_into(cells, start, c, buf, b0)
+        a = sample_index(buf, b0, c, u, 0.0)
+      else:
+        a = min(int(u * c), c - 1)
+    protocol.apply(code, eng.params, st, a)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _probe_moves(code, eng, weights, scratch, x, d, t, workers, rng):
+  """Probing (Gibson et al. 2012, Sec. 4) at the update player's node at
+  depth d, whose state before its move is eng.probe_state[x, 0]: one
+  rollout from each move but the sampled one, its return to
+  eng.probes[x, d, a] (read by `probed_estimate`). Returns rng."""
+  info = scratch.info[x, d]
+  c = (info >> 8) & 0xFFFFFF
+  a_s = info >> 32
+  for j in range(c):
+    if j == a_s:
+      continue
+    st = eng.probe_state[x, 1]
+    st[:] = eng.probe_state[x, 0]
+    protocol.apply(code, eng.params, st, j)
+    value, rng = _rollout(code, eng, weights, st, x, t, workers, rng)
+    eng.probes[x, d, j] = value
+  return rng
+
+
+@njit(cache=True, error_model="numpy", inline="always")
 def engine_down(code, eng, keyed, codes, weights, scratch, wk, e, group,
                 first_iteration, workers, rng, key, atomic):
   """The way down of a group of `group` episodes e .. e + group - 1, in
@@ -1558,8 +1668,16 @@ def engine_down(code, eng, keyed, codes, weights, scratch, wk, e, group,
           eng.streams[x], u = stream_uniform(eng.streams[x])
         else:
           s_hi, s_lo, u = pcg64_next(s_hi, s_lo, inc_hi, inc_lo)
+        probing = (codes.rule == RULE_PROBE
+                   and (scratch.info[x, d] & 255) - 2 == ee % 2)
+        if probing:
+          eng.probe_state[x, 0, :] = st
         _play(code, eng, codes, weights, scratch, flat_sigma, flat_probs, st,
               x, d, ee % 2, first_iteration + ee // 2, u)
+        if probing:
+          s_hi, s_lo, _, _ = _probe_moves(
+              code, eng, weights, scratch, x, d, first_iteration + ee // 2,
+              workers, (s_hi, s_lo, inc_hi, inc_lo))
         d += 1
         if flight > 1:
           break
@@ -1685,7 +1803,8 @@ def _hogwild_worker(code, w, workers, keyed, params, index, meta, words,
                     cells, layout, fmap, allow_insert, allow_keyed,
                     in_flight, state, path_probs, path_sigma, path_key,
                     path_brow, start, start_key, lanes, lane_keys, streams,
-                    block, claim, codes, weighting, linear_until, gamma,
+                    probes, probe_state, block, claim, codes, weighting,
+                    linear_until, gamma,
                     log_pos, log_neg, utility_sum, first_iteration,
                     num_episodes, rng_state, key, row, info, reach,
                     child_est, incs):
@@ -1695,7 +1814,7 @@ def _hogwild_worker(code, w, workers, keyed, params, index, meta, words,
   eng = EngineArgs(params, (index, meta, words, cells, layout), fmap,
                    allow_insert, allow_keyed, in_flight, state, path_probs,
                    path_sigma, path_key, path_brow, block, claim, start,
-                   start_key, lanes, lane_keys, streams)
+                   start_key, lanes, lane_keys, streams, probes, probe_state)
   return engine_episodes(
       code, eng, keyed, codes,
       Weights(weighting, linear_until, gamma, log_pos, log_neg), utility_sum,
@@ -1725,7 +1844,7 @@ def hogwild_episodes(code, eng, keyed, codes, weights, utility_sum,
   key = batch_key(rng_state)
   (params, tab, fmap, allow_insert, allow_keyed, in_flight, state,
    path_probs, path_sigma, path_key, path_brow, _, _, start, start_key,
-   lanes, lane_keys, streams) = eng
+   lanes, lane_keys, streams, probes, probe_state) = eng
   index, meta, words, cells, layout = tab
   row, info, reach, child_est, incs = scratch
   weighting, linear_until, gamma, log_pos, log_neg = weights
@@ -1739,7 +1858,8 @@ def hogwild_episodes(code, eng, keyed, codes, weights, utility_sum,
           code, w, workers, None, params, index, meta, words, cells, layout,
           fmap, allow_insert, allow_keyed, in_flight, state, path_probs,
           path_sigma, path_key, path_brow, start, start_key, lanes,
-          lane_keys, streams, blocks[w], claim, codes, weighting, linear_until, gamma, log_pos, log_neg,
+          lane_keys, streams, probes, probe_state, blocks[w], claim, codes,
+          weighting, linear_until, gamma, log_pos, log_neg,
           utility_sum, first_iteration, num_episodes, rng_state, key, row,
           info, reach, child_est, incs)
       done[w] = ran
@@ -1751,8 +1871,8 @@ def hogwild_episodes(code, eng, keyed, codes, weights, utility_sum,
           code, w, workers, (k_index, k_meta, k_words, k_cells, k_layout),
           params, index, meta, words, cells, layout, fmap, allow_insert,
           allow_keyed, in_flight, state, path_probs, path_sigma, path_key,
-          path_brow, start, start_key, lanes, lane_keys, streams,
-          blocks[w], claim, codes, weighting,
+          path_brow, start, start_key, lanes, lane_keys, streams, probes,
+          probe_state, blocks[w], claim, codes, weighting,
           linear_until, gamma, log_pos, log_neg, utility_sum,
           first_iteration, num_episodes, rng_state, key, row, info, reach,
           child_est, incs)
@@ -1807,7 +1927,8 @@ def engine_conditional(code, eng, keyed, codes, utility_sum, t,
   root = EngineArgs(eng.params, eng.tab, eng.fmap, False, False, 1,
                     eng.state, eng.path_probs, eng.path_sigma, eng.path_key,
                     eng.path_brow, eng.block, eng.claim, eng.start,
-                    eng.start_key, eng.lanes, eng.lane_keys, eng.streams)
+                    eng.start_key, eng.lanes, eng.lane_keys, eng.streams,
+                    eng.probes, eng.probe_state)
   for k in range(trajectories):
     i = k % 2
     # The trajectory (episode index i: player i updates, iteration t).
@@ -1841,7 +1962,7 @@ def engine_conditional(code, eng, keyed, codes, utility_sum, t,
                         eng.state, eng.path_probs, eng.path_sigma,
                         eng.path_key, eng.path_brow, eng.block, eng.claim,
                         start[d], path_keys[d], eng.lanes, eng.lane_keys,
-                        eng.streams)
+                        eng.streams, eng.probes, eng.probe_state)
       sums[:] = 0.0
       squares[:] = 0.0
       rsums[:] = 0.0

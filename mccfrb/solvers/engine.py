@@ -243,6 +243,13 @@ class EngineSampling:
         np.zeros((slots, outcome_kernel.LANE_SIZE), dtype=np.int64),
         np.zeros((slots, 2), dtype=np.uint64),
         np.zeros(slots, dtype=np.uint64))
+    # Probing's rollout returns and states (kernels/outcome.py
+    # `EngineArgs`); empty for every other baseline.
+    probing = entry.rule == "probe"
+    self._probe_scratch = (
+        np.zeros((slots, depth + 1, moves) if probing else (0, 1, 1)),
+        np.zeros((slots, 2, engine.state_size) if probing else (0, 2, 1),
+                 dtype=np.int64))
     self._blocks = np.zeros((self._threads, hashed.BLOCK_SIZE),
                             dtype=np.int64)
     self._stall_warned = False
@@ -391,7 +398,7 @@ class EngineSampling:
         self._in_flight, state, path_probs, path_sigma, path_key, path_brow,
         self._blocks[0, :0], self._blocks[0, :1],
         np.zeros(0, dtype=np.int64) if start is None else start, start_key,
-        lanes, lane_keys, streams)
+        lanes, lane_keys, streams, *self._probe_scratch)
 
   def _engine_conditional_variance(self, continuations, seed, trajectories):
     """`conditional_variance` on the engine (kernels/outcome.py

@@ -21,12 +21,15 @@ from mccfrb import tables as tables_lib
 # The baselines public-state sampling takes: the registry's per-history
 # kinds (kernels/baselines.py), each by its rule's kernel code.
 PUBLIC_KEYS = ("none", "history")
+PUBLIC_RULES = ("none", "child", "predictive", "oracle")
 PUBLIC_BASELINES = {
     name: baselines_lib.codes(name)[2]
-    for name in baselines_lib.BASELINES
-    if baselines_lib.BASELINES[name].key in PUBLIC_KEYS}
+    for name, entry in baselines_lib.BASELINES.items()
+    if entry.key in PUBLIC_KEYS and entry.rule in PUBLIC_RULES}
 # The baselines on an engine (the oracle needs the whole game's values).
-ENGINE_PUBLIC_BASELINES = baselines_lib.kinds("engine", PUBLIC_KEYS)
+ENGINE_PUBLIC_BASELINES = tuple(
+    k for k in baselines_lib.kinds("engine", PUBLIC_KEYS)
+    if k in PUBLIC_BASELINES)
 # baseline=None: the kind that measured best on each representation.
 DEFAULT_PUBLIC_BASELINE = {"tree": "predictive", "engine": "none"}
 SAMPLINGS = {"uniform": 0, "on_policy": 1, "chance": 2}
