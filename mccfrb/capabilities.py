@@ -25,6 +25,7 @@ import re
 import sys
 
 from mccfrb.kernels import baselines as baselines_lib
+from mccfrb.solvers import external as external_solver
 from mccfrb.solvers import outcome as outcome_solver
 from mccfrb.solvers import public as public_solver
 
@@ -99,8 +100,9 @@ SOLVERS = (
                  "([External sampling](external.md))"),
         representations=EXPLICIT,
         general=("tree",),
-        baselines={},
-        default_baseline={},
+        baselines={"tree": ("none",), "engine": external_solver.ES_BASELINES,
+                   "grown": ("none",)},
+        default_baseline={"tree": "none", "engine": "none", "grown": "none"},
         seed=True,
     ),
     dict(

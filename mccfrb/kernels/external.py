@@ -80,6 +80,8 @@ from mccfrb.kernels.exact import payoff
 from mccfrb.kernels.exact import players_of
 from mccfrb.kernels.exact import reach_probabilities
 from mccfrb.kernels.exact import regret_matching_row
+from mccfrb.kernels.baselines import learn
+from mccfrb.kernels.outcome import key_hash
 from mccfrb.kernels.outcome import sample_index
 from mccfrb.kernels.rng import batch_end
 from mccfrb.kernels.rng import batch_key
@@ -171,7 +173,7 @@ def es_iterations(kind, player, infoset, child_start, num_children, edge_prob,
                frame_weight),
               counters, (num_actions, regrets, avg, strategy, reach),
               _no_records(), np.zeros(2, dtype=np.int64),
-              np.zeros(0, dtype=np.int64))
+              np.zeros(0, dtype=np.int64), None)
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -222,7 +224,7 @@ def es_grown(kind, player, infoset, child_start, num_children, edge_prob,
                frame_weight),
               counters, (num_actions, regrets, avg, np.zeros((0, 1)),
                          np.zeros((0, 1))),
-              _no_records(), io, pending)
+              _no_records(), io, pending, None)
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -337,11 +339,61 @@ def _draw(use_stream, stream, s_hi, s_lo, inc_hi, inc_lo):
   return stream, s_hi, s_lo, u
 
 
+@njit(cache=True, inline="always")
+def keyed_row(code, params, state, key_code, d, c, keyed, widest,
+              allow_insert):
+  """(row, suspend) of the baseline at the sampled node at depth d (state
+  `state`, c moves) under key `key_code` (`outcome.key_hash`): found or
+  inserted; -1 (b = 0 there) where the table is frozen or a collision is
+  detected (counted); suspend when an insert would find the table short
+  of room (meta[STOP] set), as `_row`."""
+  index, meta, words, cells, layout = keyed
+  h1, h2 = key_hash(code, params, state, key_code, d)
+  row = hashed.find(index, words, h1, h2)
+  if row < 0:
+    if allow_insert and not hashed.has_room(meta, index, 1, widest):
+      meta[STOP] = 1
+      return row, True
+    row, _ = hashed.row_of(index, meta, words, cells, layout, h1, h2, c,
+                           allow_insert, meta[:0], False)
+  elif hashed.width_of(words, row) != c:
+    meta[hashed.COLLISIONS] += 1
+    row = -1
+  return row, False
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def keyed_correct(keyed, row, a_s, c, sigma, s0, value, p, utility_sum):
+  """The baseline-corrected value of a sampled node (an opponent's or
+  chance's; Schmid et al. 2019, Eqs. 9-10 with xi = sigma, the sampling
+  policy there):
+
+      u(h) = sum_a sigma(h, a) b(h, a) + u(h a*) - b(h, a*),
+
+  with u(h a*) = `value` in player p's utility, sigma at sigma[s0 + a],
+  and b(h, a) the row's cells (player 0's utility, read by p as
+  utility_sum - b). Then b(h, a*) learns the running mean of u(h a*)
+  (rule `child`). Row -1: `value` as it is."""
+  if row < 0:
+    return value
+  _, _, _, cells, layout = keyed
+  b0 = hashed.first_cell(row, layout[hashed.L_HEADER],
+                         layout[hashed.L_PER_WORD])
+  offset = 0.0 if p == 0 else utility_sum
+  sign = 1.0 if p == 0 else -1.0
+  mean = 0.0
+  for j in range(c):
+    mean += sigma[s0 + j] * (offset + sign * np.float64(cells[b0 + j]))
+  corrected = mean + value - (offset + sign * np.float64(cells[b0 + a_s]))
+  learn(cells, b0 + a_s, cells, b0 + c + a_s, offset + sign * value, 0.0)
+  return corrected
+
+
 @njit(cache=True, error_model="numpy")
 def _traversals(mode, code, game, utility_sum, table, eng, weights, prune,
                 averaging, first_iteration, allow_insert, node_budget,
                 rng_state, key, worker, workers, progress, frames, counters,
-                full, records, io, pending):
+                full, records, io, pending, keyed):
   """Worker `worker`'s traversals, progress[worker, NEXT] (resuming a
   suspended one first) up to progress[worker, END] - 1: traversal e
   updates player e % P at iteration first_iteration + e // P (the module
@@ -372,11 +424,14 @@ def _traversals(mode, code, game, utility_sum, table, eng, weights, prune,
     table: (rcells, acells, twords, A, h_through): dense rows (`_dense`)
       at r0 = a0 = i A, tw = i for infoset i; hashed rows at r0 the row's
       first cell, a0 = r0 + c, tw = the row + h_through.
-    eng: None, or (params, tab, states, frame_row, frame_count, streams):
-      the engine's parameters, the hashed table's (index, meta, words,
-      cells, layout), a worker's stack of D + 2 states (the last scratch)
-      and its rows and move counts per depth, and the Hogwild streams
-      (streams[w, STREAM] the stream of a suspended traversal).
+    eng: None, or (params, tab, states, frame_row, frame_count, streams,
+      key_code, allow_keyed, frame_brow, frame_act): the engine's parameters, the
+      hashed table's (index, meta, words, cells, layout), a worker's stack
+      of D + 2 states (the last scratch) and its rows and move counts per
+      depth, the Hogwild streams (streams[w, STREAM] the stream of a
+      suspended traversal), and with `keyed` the baseline's key code
+      (kernels/baselines.py), whether its rows may be inserted, and each
+      depth's keyed row and sampled move.
     weights: (weighting, linear_until, gamma, log_pos, log_neg):
       kernels/weighting.py.
     prune: (pruning, C, p, K, floor, first iteration).
@@ -397,6 +452,9 @@ def _traversals(mode, code, game, utility_sum, table, eng, weights, prune,
     records: (rec_nodes, rec_count, rec_value, rec_sigma): RECORD,
       traversal e's visited decision nodes in visiting order (update
       player's: the regret increments; opponent's: sigma), and how many.
+    keyed: None, or on an engine the baseline's hashed table (index, meta,
+      words, cells, layout; fields value and count): baselines at the
+      sampled nodes (`keyed_row`, `keyed_correct`).
 
   Returns:
     False when suspended (an engine's table short of room, meta[STOP] = 1,
@@ -431,7 +489,8 @@ def _traversals(mode, code, game, utility_sum, table, eng, weights, prune,
   stream = np.uint64(0)
   resume = False
   if eng is not None:
-    params, tab, states, f_row, f_count, streams = eng
+    (params, tab, states, f_row, f_count, streams, key_code, allow_keyed,
+     f_brow, f_act) = eng
     index, meta, words, cells, layout = hashed.borrowed(tab)
     # The borrowed arrays, for the inlined `_row`: the tuple from `eng`
     # would count references at every decision node.
@@ -446,6 +505,12 @@ def _traversals(mode, code, game, utility_sum, table, eng, weights, prune,
     use_stream = workers > 1
     stream = streams[worker, STREAM]
     resume = progress[worker, PENDING] != 0
+    if keyed is not None:
+      kt = hashed.borrowed(keyed)
+      k_layout = kt[4]
+      k_widest = hashed.row_words(f_sigma.shape[1], k_layout[hashed.L_HEADER],
+                                  k_layout[hashed.L_FIELDS],
+                                  k_layout[hashed.L_PER_WORD])
   acc = (0, 0.0, 0.0, 0)  # float32 cells' updates (rows.count_store).
   width = f_sigma.shape[1]
   flat_sigma = f_sigma.reshape(f_sigma.size)
@@ -529,11 +594,22 @@ def _traversals(mode, code, game, utility_sum, table, eng, weights, prune,
             s = child_start[n]
             c = np.int64(num_children[n])
           if k == 0:
+            if eng is not None:
+              if keyed is not None:
+                f_brow[d], suspended = keyed_row(
+                    code, params, st[d], key_code, d, c, kt, k_widest,
+                    allow_keyed)
+                if suspended:
+                  touched -= 1
+                  break
+                f_count[d] = c
             stream, s_hi, s_lo, u = _draw(use_stream, stream, s_hi, s_lo,
                                           inc_hi, inc_lo)
             a = 0
             if eng is not None:
               a = _chance(code, params, st[d], c, flat_sigma, d * width, u)
+              if keyed is not None:
+                f_act[d] = a
               _descend(code, params, st, d, a)
             if game is not None:
               a = sample_index(edge_prob, s, c, u, 0.0)
@@ -555,6 +631,14 @@ def _traversals(mode, code, game, utility_sum, table, eng, weights, prune,
               break
             f_row[d] = row
             f_count[d] = c
+            if keyed is not None:
+              if q != p:
+                f_brow[d], suspended = keyed_row(
+                    code, params, st[d], key_code, d, c, kt, k_widest,
+                    allow_keyed)
+                if suspended:
+                  touched -= 1
+                  break
             r0 = hashed.first_cell(row, header, per_word) if row >= 0 else 0
             a0 = r0 + c
             tw = row + h_through
@@ -598,6 +682,8 @@ def _traversals(mode, code, game, utility_sum, table, eng, weights, prune,
                   acc = rows.count_store(acc, acells, a0 + j, old, inc)
             f_child[d] = -1
             if eng is not None:
+              if keyed is not None:
+                f_act[d] = a
               _descend(code, params, st, d, a)
             if game is not None:
               f_node[d + 1] = _child(grown, slot_node, s + a)
@@ -648,6 +734,10 @@ def _traversals(mode, code, game, utility_sum, table, eng, weights, prune,
         # Returning `ret` to the node of depth d.
         j = f_child[d]
         if j < 0:
+          if eng is not None:
+            if keyed is not None:
+              ret = keyed_correct(kt, f_brow[d], f_act[d], f_count[d],
+                                  flat_sigma, d * width, ret, p, utility_sum)
           if d == 0:
             break
           d -= 1
@@ -825,7 +915,8 @@ def es_batches(kind, player, infoset, child_start, num_children, edge_prob,
                   (frame_node[wk], frame_child[wk], frame_sigma[wk],
                    frame_values[wk], frame_weight[wk]),
                   counters[wk], (num_actions, regrets, avg, strategy, reach),
-                  (rec_nodes, rec_count, rec_value, rec_sigma), io, pending)
+                  (rec_nodes, rec_count, rec_value, rec_sigma), io, pending,
+                  None)
     for part in prange(workers):
       _apply_traversals(player, infoset, num_children, regrets, avg, through,
                         weighting, linear_until, gamma, log_pos, log_neg, t0,
@@ -907,7 +998,9 @@ def es_engine_traversals(code, params, utility_sum, tab, h_through,
                          prune_floor, prune_after, allow_insert, node_budget,
                          rng_state, worker, workers, progress, streams,
                          states, frame_row, frame_count, frame_child,
-                         frame_sigma, frame_values, frame_weight, counters):
+                         frame_sigma, frame_values, frame_weight, counters,
+                         keyed, key_code, allow_keyed, frame_brow,
+                         frame_act):
   """`_traversals` on an engine (mode ENGINE, the module docstring):
   worker `worker`'s share of a block of traversals, progress[worker, NEXT]
   (resuming a suspended one first) up to progress[worker, END] - 1; with
@@ -930,6 +1023,9 @@ def es_engine_traversals(code, params, utility_sum, tab, h_through,
       frame_values, frame_weight: float64[W, D + 1, A] (D: the engine's
       max_depth, A: its max_moves).
     counters: int64[W, 2], incremented: nodes touched, actions pruned.
+    keyed: None, or the baselines' hashed table (`_traversals`), keyed by
+      key_code, its rows inserted while allow_keyed; frame_brow,
+      frame_act: int64[W, D + 1], each depth's keyed row and sampled move.
 
   Returns:
     True when the block is done; False when suspended (the table was short
@@ -941,7 +1037,8 @@ def es_engine_traversals(code, params, utility_sum, tab, h_through,
       4, code, None, utility_sum,  # ENGINE
       (cells, cells, words, 0, h_through),
       (params, tab, borrow(states)[worker], borrow(frame_row)[worker],
-       borrow(frame_count)[worker], streams),
+       borrow(frame_count)[worker], streams, key_code, allow_keyed,
+       borrow(frame_brow)[worker], borrow(frame_act)[worker]),
       (weighting, linear_until, gamma, log_pos, log_neg),
       (pruning, prune_threshold, prune_probability, prune_k, prune_floor,
        prune_after), 0, 1, allow_insert, node_budget, rng_state,
@@ -950,7 +1047,7 @@ def es_engine_traversals(code, params, utility_sum, tab, h_through,
        borrow(frame_sigma)[worker], borrow(frame_values)[worker],
        borrow(frame_weight)[worker]),
       borrow(counters)[worker], None, _no_records(),
-      np.zeros(2, dtype=np.int64), np.zeros(0, dtype=np.int64))
+      np.zeros(2, dtype=np.int64), np.zeros(0, dtype=np.int64), keyed)
 
 
 @njit(cache=True, error_model="numpy", parallel=parallel_phases())
@@ -978,7 +1075,7 @@ def hogwild_traversals(code, params, utility_sum, tab, h_through,
         prune_k, prune_floor, prune_after, allow_insert, node_budget,
         rng_state, w, workers, progress, streams, states, frame_row,
         frame_count, frame_child, frame_sigma, frame_values, frame_weight,
-        counters)
+        counters, None, 0, False, frame_row, frame_row)
   done = True
   for w in range(workers):
     if progress[w, PENDING] != 0 or progress[w, NEXT] < progress[w, END]:

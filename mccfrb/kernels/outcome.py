@@ -1346,22 +1346,28 @@ def run_batches(game, codes, weights, utility_sum, first_iteration,
 
 
 @njit(cache=True, error_model="numpy", inline="always")
+def key_hash(code, params, st, key, d):
+  """The (h1, h2) key of an engine's state `st` at depth d under key code
+  `key` (KEY_SITUATION or KEY_PUBLIC): a situation's from the engine, a
+  public state's from the engine and the depth."""
+  if key == KEY_SITUATION:
+    return protocol.situation_hash(code, params, st)
+  # With the depth: some engines' public states span several depths
+  # (phantom_ttt, classical, reveal-nothing), and a key must not repeat
+  # along a path.
+  h1, h2 = protocol.public_hash(code, params, st)
+  return hash_step(h1, d), hash_step(h2, d ^ 0x5A5A5A5A)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
 def baseline_key(code, eng, codes, st, x, d):
   """The keyed baseline's key of the node at depth d (state `st`), written
-  to eng.path_key[x, d]: a history's running hash is already there
-  (written by the move into it), a situation's comes from the engine, a
-  public state's from the engine and the depth."""
-  if codes.key == KEY_SITUATION:
-    h1, h2 = protocol.situation_hash(code, eng.params, st)
+  to eng.path_key[x, d] (`key_hash`); a history's running hash is already
+  there (written by the move into it)."""
+  if codes.key == KEY_SITUATION or codes.key == KEY_PUBLIC:
+    h1, h2 = key_hash(code, eng.params, st, codes.key, d)
     eng.path_key[x, d, 0] = h1
     eng.path_key[x, d, 1] = h2
-  elif codes.key == KEY_PUBLIC:
-    # With the depth: some engines' public states span several depths
-    # (phantom_ttt, classical, reveal-nothing), and a key must not repeat
-    # along a path.
-    h1, h2 = protocol.public_hash(code, eng.params, st)
-    eng.path_key[x, d, 0] = hash_step(h1, d)
-    eng.path_key[x, d, 1] = hash_step(h2, d ^ 0x5A5A5A5A)
 
 
 @njit(cache=True, error_model="numpy", inline="always")

@@ -8,6 +8,7 @@ import pyspiel
 
 from mccfrb import games
 from mccfrb.games import tree as tree_lib
+from mccfrb.kernels import baselines as baselines_lib
 from mccfrb.kernels import external
 from mccfrb.kernels import rng as rng_lib
 from mccfrb.games.engines.common import call_literal
@@ -29,6 +30,15 @@ ENGINE_CALL_NODES = 1 << 20
 # Iterations per Hogwild worker and block (threads > 1 on an engine): the
 # workers wait for each other at the end of a block.
 HOGWILD_BLOCK = 64
+# Baselines at the sampled (opponent's and chance) nodes, on engines: the
+# registry's kinds with a situation or public key and the running mean of
+# the child's value (kernels/baselines.py; kernels/external.py
+# `keyed_correct`).
+ES_BASELINES = ("none",) + tuple(
+    k for k in baselines_lib.kinds("engine", ("situation", "public"))
+    if baselines_lib.BASELINES[k].rule == "child")
+# The keyed table's room made before each kernel call (rows).
+KEYED_MARGIN_ROWS = 1 << 16
 # The checkpoint's entries of a traversal suspended on an engine.
 _ES_STATE = ("progress", "streams", "states", "frame_row", "frame_count",
              "frame_child", "frame_sigma", "frame_values", "frame_weight")
@@ -85,6 +95,12 @@ class ExternalSamplingSolver(grown_lib.GrownSampling,
     hogwild: with threads > 1 on an engine, workers run traversals against
       the shared tables without locks (Hogwild): not reproducible run to
       run. Required for threads > 1 on an engine; not on a tree.
+    baseline: "none" (default), or on an engine with one thread
+      "situation" or "public": a baseline at the sampled nodes (the
+      opponent's and chance's), keyed by the game's situation or public
+      state, learning the running mean of the child's value; the estimate
+      stays unbiased (VR-MCCFR, Schmid et al. 2019, applied to external
+      sampling). Its table takes a quarter of max_memory.
   """
 
   _table_names = ("_regrets", "_avg", "_through")
@@ -95,8 +111,9 @@ class ExternalSamplingSolver(grown_lib.GrownSampling,
                prune_k=200.0, prune_floor=0.05, prune_after=1, seed=None,
                max_nodes=tree_lib.DEFAULT_MAX_NODES, tree=None, threads=1,
                batch=None, representation="auto", max_memory=None,
-               hogwild=False, precision=None):
+               hogwild=False, precision=None, baseline="none"):
     averaging = averaging_name(averaging)
+    base.check_choice("baseline", baseline, ES_BASELINES)
     if not isinstance(hogwild, bool):
       raise ValueError(f"hogwild must be True or False, got {hogwild!r}.")
     self._hogwild = hogwild
@@ -132,9 +149,18 @@ class ExternalSamplingSolver(grown_lib.GrownSampling,
           f"{' tree' if kind == 'grown' else ''}{chose}. Use "
           "averaging='simple' there.")
     representation_lib.check_hogwild(kind, self._threads, hogwild, batch)
+    if baseline != "none" and (kind != "engine" or self._threads > 1):
+      raise ValueError(
+          f"baseline={baseline!r} in external sampling runs on an engine "
+          "with threads=1 (its situation_hash or public_hash); here "
+          f"{loaded} is played on {'its ' + kind if kind != 'tree' else 'a compiled tree'}"
+          f"{' tree' if kind == 'grown' else ''}"
+          f"{' with threads=' + str(self._threads) if kind == 'engine' else ''}"
+          "; use baseline='none'.")
+    self._es_baseline = baseline
     self._init_rng(seed)
     self._settings = dict(
-        averaging=averaging, pruning=pruning,
+        averaging=averaging, pruning=pruning, baseline=baseline,
         prune_threshold=float(prune_threshold),
         prune_probability=float(prune_probability), prune_k=float(prune_k),
         prune_floor=float(prune_floor), prune_after=int(prune_after),
@@ -192,7 +218,7 @@ class ExternalSamplingSolver(grown_lib.GrownSampling,
     options = {**self._settings, **self._weighting}
     if self._representation == "engine":
       options.update(representation="engine",
-                     max_memory=self._tables.max_memory,
+                     max_memory=self._es_max_memory,
                      hogwild=self._hogwild, precision=self._precision)
     if self._representation == "grown":
       options.update(representation="grown",
@@ -250,9 +276,20 @@ class ExternalSamplingSolver(grown_lib.GrownSampling,
     self._precision = engine_lib.check_precision(precision)
     header = (("through",) if self._weighting["weighting"] == "discounted"
               else ())
+    total = tables_lib.check_max_memory(max_memory)
+    self._es_max_memory = total
+    keyed_bytes = (baselines_lib.keyed_share(self._es_baseline, total)
+                   if self._es_baseline != "none" else 0)
     self._tables = tables_lib.HashedTable(
         engine.max_moves, ("regret", "avg"), header,
-        precision=self._precision, max_memory=max_memory)
+        precision=self._precision, max_memory=total - keyed_bytes)
+    # The baseline's table (saved as "engine_history_*", as MCCFRbSolver's
+    # keyed table).
+    self._history = None
+    if keyed_bytes:
+      self._history = tables_lib.HashedTable(
+          engine.max_moves, ("value", "count"), precision=self._precision,
+          max_memory=keyed_bytes)
     self._stall_warned = False
     workers = self._threads
     depth = max(engine.max_depth, 1) + 1
@@ -269,6 +306,13 @@ class ExternalSamplingSolver(grown_lib.GrownSampling,
         frame_sigma=np.zeros((workers, depth, moves)),
         frame_values=np.zeros((workers, depth, moves)),
         frame_weight=np.zeros((workers, depth, moves)))
+    # Each depth's baseline row and sampled move (saved with a baseline
+    # only, so that checkpoints without one keep their entries).
+    self._es_keyed_frames = dict(
+        frame_brow=np.zeros((workers, depth), dtype=np.int64),
+        frame_act=np.zeros((workers, depth), dtype=np.int64))
+    if self._history is not None:
+      self._es_state.update(self._es_keyed_frames)
     self._es_counters = np.zeros((workers, 2), dtype=np.int64)
 
   def _episodes_done(self):
@@ -325,6 +369,13 @@ class ExternalSamplingSolver(grown_lib.GrownSampling,
         self._assign_blocks(done, target)
       if not t.frozen and not t.has_room(*margin):
         t.grow(*margin)
+      h = self._history
+      if h is not None:
+        h_margin = (KEYED_MARGIN_ROWS,
+                    KEYED_MARGIN_ROWS * h.row_words(max(e.max_moves, 1)))
+        if not h.frozen and not h.has_room(*h_margin):
+          h.grow(*h_margin)
+        h.meta[external.STOP] = 0
       t.meta[external.STOP] = 0
       self._es_counters[:] = 0
       through = t.header_number("through") if "through" in t.header_names \
@@ -336,8 +387,13 @@ class ExternalSamplingSolver(grown_lib.GrownSampling,
               self._rng_words)
       frames = tuple(st[name] for name in _ES_STATE)
       if workers == 1:
+        k = self._es_keyed_frames
         call_literal(external.es_engine_traversals, *args, 0, 1,
-                     *frames, self._es_counters)
+                     *frames, self._es_counters,
+                     None if h is None else h.args(),
+                     baselines_lib.codes(self._es_baseline)[0],
+                     h is not None and not h.frozen, k["frame_brow"],
+                     k["frame_act"])
       else:
         with base.numba_threads(workers):
           call_literal(external.hogwild_traversals, *args, workers,
