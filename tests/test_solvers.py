@@ -27,7 +27,8 @@ from tests.conftest import printed_with_empty_cache
 MCCFRb = functools.partial(mccfrb.MCCFRbSolver, baseline="learned",
                            averaging="stochastic", regret="rm")
 
-KINDS = tuple(mccfrb.BASELINES)
+# The kinds a compiled tree runs (probing plays its rollouts on engines).
+KINDS = mccfrb.kernels.baselines.kinds("tree")
 
 
 def reference_tables(solver, ref):

@@ -24,6 +24,7 @@ from mccfrb.games import tree as tree_lib
 from mccfrb.kernels import exact
 from mccfrb.solvers import base
 from mccfrb.solvers import engine as engine_solvers
+from mccfrb.solvers.outcome import visit_probabilities
 
 
 @functools.lru_cache(maxsize=8)
@@ -211,22 +212,17 @@ def exploitability(game_or_tree, policy, threads=1):
   return nash_conv(game_or_tree, policy, threads) / 2.0
 
 
-def expected_visits(tree, strategy, epsilon, episodes):
+def expected_visits(tree, strategy, epsilon, episodes, explore=()):
   """Expected number of episodes visiting each infoset under outcome sampling.
 
   The owner p of an infoset updates in `episodes[p]` episodes, sampling with
-  xi = eps-uniform + (1 - eps) sigma at its own nodes and sigma elsewhere
+  xi = eps-uniform (or eps times the flat `explore` strategy, balanced
+  exploration) + (1 - eps) sigma at its own nodes and sigma elsewhere
   (docs/pages/algorithms.md); the result is episodes[p] * sum_{h in I} q(h).
   """
-  n = tree.infoset_num_actions[:, None]
-  xi = np.where(tree.legal_mask(), epsilon / n + (1 - epsilon) * strategy, 0.0)
+  nodes, q = visit_probabilities(tree, strategy, epsilon, explore)
   visits = np.zeros(tree.num_infosets)
-  reach = np.empty((tree.num_nodes, 3))
-  for p in (0, 1):
-    sampling = np.where((tree.infoset_player == p)[:, None], xi, strategy)
-    exact.reach_probabilities(*tree.kernel_args()[:6], sampling, reach)
-    q = reach.prod(axis=1)
-    mine = np.flatnonzero((tree.node_kind == tree_lib.DECISION)
-                          & (tree.node_player == p))
-    np.add.at(visits, tree.node_infoset[mine], episodes[p] * q[mine])
+  owner = tree.node_player[nodes]
+  np.add.at(visits, tree.node_infoset[nodes],
+            np.asarray(episodes)[owner] * q)
   return visits

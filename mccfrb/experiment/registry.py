@@ -178,6 +178,11 @@ ALGORITHMS = {a.name: a for a in [
                 "matching+, linear optimistic averaging",
                 _mccfrb(kind, "optimistic", regret="rm+"))
       for kind in ("none", "history", "predictive")],
+    Algorithm("mccfrb_plus_predictive_balanced", "mccfrb_plus_predictive "
+              "(MCCFRbSolver's defaults on a tree) with balanced exploration "
+              "(Farina et al. 2020)", _mccfrb("predictive", "optimistic",
+                                              regret="rm+",
+                                              exploration="balanced")),
     *[Algorithm(f"public_{kind}", f"public-state sampling, {kind} baseline, "
                 "regret matching, stochastic averaging",
                 _public(kind, regret="rm"))

@@ -236,6 +236,8 @@ class TreeArgs(NamedTuple):
       observation baselines (else empty).
     start_node: the node episodes start at (> 0: the studies' conditional
       episodes, which update its player).
+    explore: float64[I * A], the update player's exploration strategy
+      (games/balanced.py), mixed in with epsilon; empty: uniform.
   """
   kind: np.ndarray
   player: np.ndarray
@@ -254,6 +256,7 @@ class TreeArgs(NamedTuple):
   through: np.ndarray
   key_ids: np.ndarray
   start_node: int
+  explore: np.ndarray
 
 
 class Grown(NamedTuple):
@@ -369,10 +372,11 @@ class Study(NamedTuple):
 
 
 @njit(cache=True, error_model="numpy")
-def sample_index(probs, start, count, u, epsilon):
+def sample_index(probs, start, count, u, epsilon, mix=None, m0=0):
   """Inverse-CDF sampling of an index in [0, count) from `u`, under the
   probabilities xi(a) = epsilon / count + (1 - epsilon) probs[start + a]
-  (epsilon = 0: probs itself, exactly).
+  (epsilon = 0: probs itself, exactly), or with `mix` xi(a) = epsilon
+  mix[m0 + a] + (1 - epsilon) probs[start + a] (balanced exploration).
 
   Never returns an index of probability 0, even when rounding leaves
   `u` above the cumulative sum.
@@ -383,7 +387,10 @@ def sample_index(probs, start, count, u, epsilon):
   for a in range(count):
     p = probs[start + a]
     if epsilon > 0.0:
-      p = uniform + (1.0 - epsilon) * p
+      if mix is None:
+        p = uniform + (1.0 - epsilon) * p
+      else:
+        p = epsilon * mix[m0 + a] + (1.0 - epsilon) * p
     if p > 0.0:
       last_positive = a
       cumulative += p
@@ -476,7 +483,7 @@ def borrowed_game(game, start_node):
                   borrow(game.strategy), borrow(game.avg),
                   borrow(game.avg_last), borrow(game.baseline),
                   borrow(game.baseline_count), borrow(game.through),
-                  borrow(game.key_ids), start_node)
+                  borrow(game.key_ids), start_node, borrow(game.explore))
 
 
 @njit(cache=True, inline="always")
@@ -929,6 +936,10 @@ def up_pass(game, eng, keyed, codes, weights, utility_sum, scratch, x, ee,
     mine = own and has_row
     if own:
       xi_s = epsilon / c + (1.0 - epsilon) * pr[p0 + a_s]
+      if game is not None:
+        if game.explore.shape[0] > 0:
+          xi_s = (epsilon * game.explore[p0 + a_s]
+                  + (1.0 - epsilon) * pr[p0 + a_s])
     else:
       xi_s = pr[p0 + a_s]
     back = 0.0
@@ -1028,10 +1039,17 @@ def tree_down(game, grown, codes, weights, scratch, x, update_player, t,
                  weights.log_neg)
         regret_matching_row(regrets, iset, c, strategy, iset)
       if player[n] == update_player:
-        a = sample_index(scells, iset * width, c, u, epsilon)
-        sig = strategy[iset, a]
+        if game.explore.shape[0] > 0:
+          a = sample_index(scells, iset * width, c, u, epsilon, game.explore,
+                           iset * width)
+          sig = strategy[iset, a]
+          sample_reach *= (epsilon * game.explore[iset * width + a]
+                           + (1.0 - epsilon) * sig)
+        else:
+          a = sample_index(scells, iset * width, c, u, epsilon)
+          sig = strategy[iset, a]
+          sample_reach *= epsilon / c + (1.0 - epsilon) * sig
         my_reach *= sig
-        sample_reach *= epsilon / c + (1.0 - epsilon) * sig
       else:
         a = sample_index(scells, iset * width, c, u, 0.0)
         sig = strategy[iset, a]

@@ -307,7 +307,8 @@ class GrownSampling:
             g.infoset_num_actions, self._regrets, self._strategy, self._avg,
             self._avg_last, self._baseline, self._baseline_count,
             self._through, (self._node_key if self._observed
-                            else np.zeros(0, dtype=np.int64)), 0),
+                            else np.zeros(0, dtype=np.int64)), 0,
+            np.zeros(0)),
                 outcome.Grown(slot_node, io, leaf), self._kernel_codes(),
                 weighting, g.utility_sum, self._num_iterations + 1, 0,
                 2 * num_iterations, True, self._rng_words, self._scratch,

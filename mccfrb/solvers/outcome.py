@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 
 from mccfrb import games
+from mccfrb.games import balanced as balanced_lib
 from mccfrb.games import keys as keys_lib
 from mccfrb.games import tree as tree_lib
 from mccfrb.kernels import baselines as baselines_lib
@@ -21,6 +22,8 @@ from mccfrb.solvers import representation as representation_lib
 # registry every list of kinds derives from).
 BASELINES = baselines_lib.BASELINES
 AVERAGINGS = {"stochastic": 0, "optimistic": 1}
+# What epsilon mixes in at the update player's nodes (games/balanced.py).
+EXPLORATIONS = ("uniform", "balanced")
 # Regret update -> kernel code: regret matching, or regret matching+ with
 # linear averaging (MCCFRb+, docs/pages/algorithms.md).
 REGRETS = {"rm": 0, "rm+": 1}
@@ -123,6 +126,11 @@ class MCCFRbSolver(grown_lib.GrownSampling, engine_lib.EngineSampling,
       more than two players or general-sum returns run every kind on
       their compiled tree, with one table per player (kernels/outcome.py).
     epsilon: exploration of the update player's sampling policy, in (0, 1].
+    exploration: what epsilon mixes in at the update player's nodes:
+      "uniform" (the default, OpenSpiel's) or, on a compiled two-player
+      tree, "balanced" (Farina, Kroer and Sandholm 2020: each action in
+      proportion to the player's terminal sequences below it,
+      mccfrb/games/balanced.py).
     averaging: "optimistic" (the thesis's, Lanctot 2013) or "stochastic"
       (OpenSpiel's); None (the default): optimistic, but stochastic on
       games with more than two players, where optimistic averaging is not
@@ -181,7 +189,7 @@ class MCCFRbSolver(grown_lib.GrownSampling, engine_lib.EngineSampling,
                weighting=None, linear_iterations=None, alpha=1.5, beta=0.0,
                gamma=2.0, regret="rm+", threads=1, batch=None,
                representation="auto", max_memory=None, hogwild=False,
-               precision=None, in_flight=None):
+               precision=None, in_flight=None, exploration="uniform"):
     if not isinstance(hogwild, bool):
       raise ValueError(f"hogwild must be True or False, got {hogwild!r}.")
     self._hogwild = hogwild
@@ -216,6 +224,15 @@ class MCCFRbSolver(grown_lib.GrownSampling, engine_lib.EngineSampling,
           f"weighting={weighting!r} works with averaging='stochastic' only: "
           "optimistic averaging's (t - c_I) catch-up assumes equal weights.")
     base.check_unit_interval("epsilon", epsilon)
+    base.check_choice("exploration", exploration, EXPLORATIONS)
+    if exploration != "uniform" and (kind != "tree"
+                                     or loaded.num_players() != 2):
+      raise ValueError(
+          f"exploration={exploration!r} counts the sequences of a compiled "
+          f"two-player tree; {loaded} is played on "
+          f"{'its ' + kind if kind != 'tree' else 'a tree of more players'}"
+          "; use exploration='uniform'.")
+    self._exploration = exploration
     base.check_unit_interval("baseline_decay", baseline_decay, allow_none=True)
     self._init_rng(seed)
     self._baseline_name = baseline
@@ -242,6 +259,8 @@ class MCCFRbSolver(grown_lib.GrownSampling, engine_lib.EngineSampling,
     self._init_game(loaded, max_nodes, tree, general=True)
     tree = self._tree
     self._key_ids = np.zeros(0, dtype=np.int64)
+    self._explore = (balanced_lib.balanced_strategy(tree).reshape(-1)
+                     if exploration == "balanced" else np.zeros(0))
     if tree.is_general and BASELINES[baseline].key == "public":
       raise ValueError(
           f"baseline={baseline!r} needs public states, which mccfrb builds "
@@ -292,7 +311,7 @@ class MCCFRbSolver(grown_lib.GrownSampling, engine_lib.EngineSampling,
     return outcome.TreeArgs(*tree.kernel_args(), tree.infoset_num_actions,
                             regrets, strategy, self._avg, self._avg_last,
                             baseline, counts, self._through, self._key_ids,
-                            start_node)
+                            start_node, self._explore)
 
   def _records(self, batch):
     """The record slots of a batch of `batch` iterations (kernels/outcome.py
@@ -351,6 +370,7 @@ class MCCFRbSolver(grown_lib.GrownSampling, engine_lib.EngineSampling,
 
   def _options(self):
     options = {"baseline": self._baseline_name, "epsilon": self._epsilon,
+               "exploration": self._exploration,
                "averaging": self._averaging_name,
                "baseline_decay": self._decay_option,
                "regret": self._regret_name, **self._weighting,
@@ -528,7 +548,8 @@ class MCCFRbSolver(grown_lib.GrownSampling, engine_lib.EngineSampling,
     regrets = self._caught_up_regrets()
     strategy = np.zeros_like(regrets)
     exact.regret_matching(regrets, tree.infoset_num_actions, strategy)
-    nodes, weights = visit_probabilities(tree, strategy, self._epsilon)
+    nodes, weights = visit_probabilities(tree, strategy, self._epsilon,
+                                         self._explore)
     shape = regrets.shape
     scratch = [np.zeros(shape) for _ in range(4)]
     baseline = self._baseline.copy()
@@ -559,18 +580,21 @@ def scratch_of(workers, depth, actions):
                          np.zeros((workers, actions)))
 
 
-def visit_probabilities(tree, strategy, epsilon):
+def visit_probabilities(tree, strategy, epsilon, explore=()):
   """Decision nodes h with q(h) > 0 in the episodes updating their player.
 
   q(h) is the product of the sampling probabilities xi above h
-  (docs/pages/algorithms.md, "Notation"): eps-uniform mixed with sigma at the update
-  player's nodes, sigma at the opponent's, chance's probabilities.
+  (docs/pages/algorithms.md, "Notation"): eps-uniform (or eps times the
+  flat `explore` strategy) mixed with sigma at the update player's nodes,
+  sigma at the opponent's, chance's probabilities.
 
   Returns:
     (nodes int64[H], q float64[H]), nodes ascending.
   """
   n = tree.infoset_num_actions[:, None]
-  xi = np.where(tree.legal_mask(), epsilon / n + (1 - epsilon) * strategy, 0.0)
+  mixed = (epsilon * np.reshape(explore, strategy.shape) if len(explore)
+           else epsilon / n)
+  xi = np.where(tree.legal_mask(), mixed + (1 - epsilon) * strategy, 0.0)
   reach = np.empty((tree.num_nodes, 3))
   q = np.zeros(tree.num_nodes)
   decision = tree.node_kind == tree_lib.DECISION
