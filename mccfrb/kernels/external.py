@@ -593,9 +593,9 @@ def _traversals(mode, code, game, utility_sum, table, eng, weights, prune,
           if game is not None:
             s = child_start[n]
             c = np.int64(num_children[n])
-          if k == 0:
-            if eng is not None:
-              if keyed is not None:
+          if eng is not None:
+            if keyed is not None:
+              if k == 0 or q != p:  # A sampled node: its baseline's row.
                 f_brow[d], suspended = keyed_row(
                     code, params, st[d], key_code, d, c, kt, k_widest,
                     allow_keyed)
@@ -603,6 +603,7 @@ def _traversals(mode, code, game, utility_sum, table, eng, weights, prune,
                   touched -= 1
                   break
                 f_count[d] = c
+          if k == 0:
             stream, s_hi, s_lo, u = _draw(use_stream, stream, s_hi, s_lo,
                                           inc_hi, inc_lo)
             a = 0
@@ -631,14 +632,6 @@ def _traversals(mode, code, game, utility_sum, table, eng, weights, prune,
               break
             f_row[d] = row
             f_count[d] = c
-            if keyed is not None:
-              if q != p:
-                f_brow[d], suspended = keyed_row(
-                    code, params, st[d], key_code, d, c, kt, k_widest,
-                    allow_keyed)
-                if suspended:
-                  touched -= 1
-                  break
             r0 = hashed.first_cell(row, header, per_word) if row >= 0 else 0
             a0 = r0 + c
             tw = row + h_through

@@ -1481,6 +1481,20 @@ def _confirm(eng, keyed, scratch, x, d, uses_keyed, atomic):
 
 
 @njit(cache=True, error_model="numpy", inline="always")
+def row_sigma(eng, weights, o, c, t, out, at):
+  """sigma^t of the engine's infoset row o (c moves) into out[at:at + c]:
+  regret matching of its regrets, after DCFR's pending discounts."""
+  _, _, words, cells, layout = eng.tab
+  start = hashed.first_cell(o, layout[hashed.L_HEADER],
+                            layout[hashed.L_PER_WORD]) + (
+                                eng.fmap[F_REGRET] * c)
+  if weights.weighting == 2:
+    catch_up_cells(cells, start, c, words, o + eng.fmap[H_THROUGH], t,
+                   weights.log_pos, weights.log_neg)
+  match_into(cells, start, c, out, at)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
 def _play(code, eng, codes, weights, scratch, flat_sigma, flat_probs, st, x,
           d, update_player, t, u):
   """Step 4: sigma^t at the node (the regret matching of its row, after
@@ -1507,14 +1521,7 @@ def _play(code, eng, codes, weights, scratch, flat_sigma, flat_probs, st, x,
     sample_reach *= sig
   else:
     if o >= 0:
-      _, _, words, cells, layout = eng.tab
-      start = hashed.first_cell(o, layout[hashed.L_HEADER],
-                                layout[hashed.L_PER_WORD]) + (
-                                    eng.fmap[F_REGRET] * c)
-      if weights.weighting == 2:
-        catch_up_cells(cells, start, c, words, o + eng.fmap[H_THROUGH], t,
-                       weights.log_pos, weights.log_neg)
-      match_into(cells, start, c, flat_sigma, at)
+      row_sigma(eng, weights, o, c, t, flat_sigma, at)
       a = sample_index(flat_sigma, at, c, u,
                        epsilon if p == update_player else 0.0)
       sig = flat_sigma[at + a]
@@ -1566,7 +1573,7 @@ def _rollout(code, eng, weights, st, x, t, workers, rng):
   buf = flat(eng.probes)
   span = eng.probes.shape[1]
   b0 = (x * span + span - 1) * eng.probes.shape[2]
-  index, _, words, cells, layout = eng.tab
+  index, _, words, _, _ = eng.tab
   while True:
     p = protocol.player(code, eng.params, st)
     if p == protocol.TERMINAL:
@@ -1581,13 +1588,7 @@ def _rollout(code, eng, weights, st, x, t, workers, rng):
       h1, h2 = protocol.infoset_hash(code, eng.params, st, p)
       o = hashed.find(index, words, h1, h2)
       if o >= 0 and hashed.width_of(words, o) == c:
-        start = hashed.first_cell(o, layout[hashed.L_HEADER],
-                                  layout[hashed.L_PER_WORD]) + (
-                                      eng.fmap[F_REGRET] * c)
-        if weights.weighting == 2:
-          catch_up_cells(cells, start, c, words, o + eng.fmap[H_THROUGH], t,
-                         weights.log_pos, weights.log_neg)
-        match_into(cells, start, c, buf, b0)
+        row_sigma(eng, weights, o, c, t, buf, b0)
         a = sample_index(buf, b0, c, u, 0.0)
       else:
         a = min(int(u * c), c - 1)
