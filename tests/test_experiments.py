@@ -583,3 +583,25 @@ def test_engine_variance_binary_ranks_the_situation_key_below_none(
   assert bad.returncode == 1
   assert len(bad.stderr.strip().splitlines()) == 1, bad.stderr
   assert "oracle" in bad.stderr
+
+
+def test_big_games_plots_a_single_checkpoint_as_bars(tmp_path):
+  """One checkpoint: a bar per algorithm at its mean, the seeds' range as
+  an error bar (a line over one x would show nothing)."""
+  import matplotlib  # pylint: disable=import-outside-toplevel
+  matplotlib.use("Agg")
+  import matplotlib.pyplot as plt  # pylint: disable=import-outside-toplevel
+  from experiments import big_games  # pylint: disable=import-outside-toplevel
+  frame = pd.DataFrame(dict(
+      game="g", algorithm=["b", "b", "a", "a"], seed=[0, 1, 0, 1],
+      target=60.0, seconds=[60.1, 60.2, 60.0, 60.3],
+      exploitability=[1.0, 1.2, 0.8, 0.9]))
+  fig, ax = plt.subplots()
+  big_games._bars(ax, frame, "cpu")  # pylint: disable=protected-access
+  heights = [p.get_height() for p in ax.patches]
+  np.testing.assert_allclose(heights, [0.85, 1.1])  # a, then b
+  assert [t.get_text() for t in ax.get_xticklabels()] == ["a", "b"]
+  assert "60 CPU seconds" in ax.get_ylabel()
+  plt.close(fig)
+  big_games.plot(frame, "g", str(tmp_path / "bars.png"), clock="cpu")
+  assert (tmp_path / "bars.png").stat().st_size > 0
