@@ -152,12 +152,15 @@ RULES = {
 class Baseline(NamedTuple):
   """One baseline kind: `key` and `rule` name entries of KEYS and RULES;
   `decay`: the exponential average's weight when the solver is given
-  none (None: a running mean); `summary`: a line for the docs."""
+  none (None: a running mean); `summary`: a line for the docs;
+  `fallback`: a second key whose cell serves where the first key's has
+  not learned yet (a chain; "infoset" only, on engines), both learning."""
   key: str
   owner: int
   rule: str
   decay: float | None
   summary: str
+  fallback: str = ""
 
 
 BASELINES = {
@@ -188,6 +191,11 @@ BASELINES = {
         "situation", OWNER_PLAYER0, "child", None,
         "per (situation, action), the running mean of the child's estimate: "
         "shared by every history that reached the same situation"),
+    "situation_infoset": Baseline(
+        "situation", OWNER_PLAYER0, "child", None,
+        "a chain: per (situation, action), or the infoset's cell where the "
+        "situation's has not learned yet; both learn the child's estimate",
+        fallback="infoset"),
     "public": Baseline(
         "public", OWNER_PLAYER0, "child", None,
         "per (public state, action), the running mean of the child's "
@@ -220,6 +228,11 @@ def _validate(baselines):
     if b.decay is not None and not (0.0 < b.decay <= 1.0 and rule.learns):
       raise ValueError(f"baseline {name!r}: a default decay needs a rule "
                        "that averages and a value in (0, 1].")
+    if b.fallback and (b.fallback != "infoset" or KEYS[b.key].share <= 0.0
+                       or b.rule != "child" or b.decay is not None):
+      raise ValueError(f"baseline {name!r}: a chain falls back from a key "
+                       "of the second table to 'infoset', rule 'child', "
+                       "running mean.")
 
 
 _validate(BASELINES)
@@ -231,12 +244,18 @@ def codes(name):
   return KEYS[b.key].code, b.owner, RULES[b.rule].code
 
 
+def falls_back(name):
+  """Whether kind `name` is a chain falling back to the infoset's cell."""
+  return bool(BASELINES[name].fallback)
+
+
 def serves(name):
   """The representations that run baseline `name`: its key's and its
   rule's."""
   b = BASELINES[name]
   return tuple(r for r in REPRESENTATIONS
-               if r in KEYS[b.key].serves and r in RULES[b.rule].serves)
+               if r in KEYS[b.key].serves and r in RULES[b.rule].serves
+               and (not b.fallback or r == "engine"))
 
 
 def kinds(representation, keys=None):
@@ -264,7 +283,9 @@ def check(name, representation, allowed=None):
   if name in here:
     return
   b = BASELINES[name]
-  if representation in KEYS[b.key].serves:
+  if b.fallback and representation in KEYS[b.key].serves:
+    needs = "chains two tables of an engine"
+  elif representation in KEYS[b.key].serves:
     needs = RULES[b.rule].needs
   else:
     needs = KEYS[b.key].needs

@@ -189,6 +189,7 @@ class Codes(NamedTuple):
   regret_plus: int
   epsilon: float
   decay: float
+  fallback: bool
 
 
 class Weights(NamedTuple):
@@ -301,9 +302,10 @@ class EngineArgs(NamedTuple):
       stream (several workers).
     probes: float64[S, D + 1, A], probing's rollout returns (player 0's)
       from the update player's unsampled moves at depth d ([x, d, a]); [x,
-      D] holds a rollout's sigma; probe_state: int64[S, 2, state size], a
-      node's state before its move and a rollout's. Empty arrays unless
-      the baseline is `probe`.
+      D] holds a rollout's sigma; with a chain of keys, the node's
+      baselines as the chain picks them; probe_state: int64[S, 2, state
+      size], a node's state before its move and a rollout's. Empty arrays
+      unless the baseline is `probe` or a chain.
   """
   params: np.ndarray
   tab: tuple
@@ -583,6 +585,22 @@ def probed_estimate(value, c, a_s, pr, p0, probes, q0, offset, sign,
 
 
 @njit(cache=True, error_model="numpy", inline="always")
+def chained(kcells, b0, kspan, cells, f0, c, out, q0):
+  """A chain of keys' baselines b(h, a) into out[q0 + a]: the keyed cell
+  kcells[b0 + a] where its count kcells[b0 + kspan + a] is positive (it
+  has learned), else the infoset row's cells[f0 + a] (0 where a link has
+  no row: b0 or f0 < 0). Which link serves depends on the past only, so
+  the estimate stays unbiased."""
+  for j in range(c):
+    v = 0.0
+    if b0 >= 0 and kcells[b0 + kspan + j] > 0:
+      v = np.float64(kcells[b0 + j])
+    elif f0 >= 0:
+      v = np.float64(cells[f0 + j])
+    out[q0 + j] = v
+
+
+@njit(cache=True, error_model="numpy", inline="always")
 def regret_increments(child_est, x, c, est, weight, regret_w, out, o0):
   """The sampled counterfactual regrets (Eq. 11 with Eq. 2), times the
   iteration's regret weight: out[o0 + a] = w_t pi_{-i}(h) / q(h) (u(h, a)
@@ -708,9 +726,10 @@ def tree_node(game, codes, scratch, x, d, update_player, stride):
 @njit(cache=True, error_model="numpy", inline="always")
 def engine_node(eng, codes, scratch, keyed_header, keyed_per_word, x, d,
                 update_player):
-  """(row, action sampled, moves, chance, own, first cell, p0, b0, keyed)
-  of an engine's node at depth d of the path; `keyed`: b0 indexes the
-  keyed table's cells (else the infoset row's)."""
+  """(row, action sampled, moves, chance, own, first cell, p0, b0, keyed,
+  f0) of an engine's node at depth d of the path; `keyed`: b0 indexes the
+  keyed table's cells (else the infoset row's); f0: with a chain, the
+  infoset row's baseline cells (-1: none)."""
   info = scratch.info[x, d]
   p = (info & 255) - 2
   c = (info >> 8) & 0xFFFFFF
@@ -735,8 +754,11 @@ def engine_node(eng, codes, scratch, keyed_header, keyed_per_word, x, d,
       b0 = hashed.first_cell(brow, keyed_header, keyed_per_word) + (
           eng.fmap[F_KEYED_VALUE] * c)
       keyed = True
+  f0 = -1
+  if codes.fallback and has_row:
+    f0 = first + eng.fmap[F_BASE] * c
   return (row, a_s, c, p == protocol.CHANCE, p == update_player, first, p0,
-          b0, keyed)
+          b0, keyed, f0)
 
 
 # ---------------------------------------------------------------------------
@@ -926,7 +948,7 @@ def up_pass(game, eng, keyed, codes, weights, utility_sum, scratch, x, ee,
         records.node[d, ee] = n
         records.row[ee, d] = -1 if chance else 2 * row + (1 if own else 0)
     if eng is not None:
-      row, a_s, c, chance, own, first, p0, b0, in_keyed = engine_node(
+      row, a_s, c, chance, own, first, p0, b0, in_keyed, f0 = engine_node(
           eng, codes, scratch, k_header, k_per_word, x, d, update_player)
       has_row = row >= 0
       r0 = first + fmap[F_REGRET] * c
@@ -955,6 +977,15 @@ def up_pass(game, eng, keyed, codes, weights, utility_sum, scratch, x, ee,
                               sign, child_est, x)
         predicted_here = 0.0
         probed = True
+      elif codes.fallback and (b0 >= 0 or f0 >= 0):
+        span = eng.probes.shape[1]
+        q0 = (x * span + d) * eng.probes.shape[2]
+        chain = flat(eng.probes)
+        chained(k_cells, b0, (fmap[F_KEYED_COUNT] - fmap[F_KEYED_VALUE]) * c,
+                cells, f0, c, chain, q0)
+        est, predicted_here = estimate(value, c, a_s, xi_s, pr, p0, chain,
+                                       q0, offset, sign, child_est, x, back)
+        probed = True
     if not probed:
       est, predicted_here = estimate(value, c, a_s, xi_s, pr, p0, bcells,
                                      b0, offset, sign, child_est, x, back)
@@ -973,6 +1004,10 @@ def up_pass(game, eng, keyed, codes, weights, utility_sum, scratch, x, ee,
                 else offset + sign * value)
       _learn_edge(game, eng, codes, records, ee, d, row, c, update_player,
                   bcells, b0 + a_s, in_keyed, target)
+    if eng is not None:
+      if learns and codes.fallback and f0 >= 0:  # The chain's second link.
+        _learn_edge(game, eng, codes, records, ee, d, row, c, update_player,
+                    cells, f0 + a_s, False, offset + sign * value)
     if predictive:
       if b0 >= 0:
         bcells[b0 + a_s] = stored

@@ -187,7 +187,7 @@ class EngineSampling:
     header = []
     if self._weighting["weighting"] == "discounted":
       header.append("through")
-    if entry.key == "infoset":
+    if entry.key == "infoset" or entry.fallback == "infoset":
       if entry.owner == baselines_lib.OWNER_UPDATE_PLAYER:
         fields += ["b0", "b1"]
         header += ["count0", "count1"]
@@ -243,9 +243,9 @@ class EngineSampling:
         np.zeros((slots, outcome_kernel.LANE_SIZE), dtype=np.int64),
         np.zeros((slots, 2), dtype=np.uint64),
         np.zeros(slots, dtype=np.uint64))
-    # Probing's rollout returns and states (kernels/outcome.py
-    # `EngineArgs`); empty for every other baseline.
-    probing = entry.rule == "probe"
+    # Probing's rollout returns and states, or a chain's baselines
+    # (kernels/outcome.py `EngineArgs`); empty for every other baseline.
+    probing = entry.rule == "probe" or bool(entry.fallback)
     self._probe_scratch = (
         np.zeros((slots, depth + 1, moves) if probing else (0, 1, 1)),
         np.zeros((slots, 2, engine.state_size) if probing else (0, 2, 1),

@@ -298,7 +298,8 @@ class MCCFRbSolver(grown_lib.GrownSampling, engine_lib.EngineSampling,
     """The variant (kernels/outcome.py `Codes`)."""
     key, owner, rule = self._baseline_codes
     return outcome.Codes(key, owner, rule, self._averaging_code,
-                         self._regret_code, self._epsilon, self._decay)
+                         self._regret_code, self._epsilon, self._decay,
+                         baselines_lib.falls_back(self._baseline_name))
 
   @property
   def _rule(self):
