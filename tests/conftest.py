@@ -255,6 +255,20 @@ def check_hogwild_converges_as_one_thread(make, game, iterations,
   return solver
 
 
+def engine_exploitabilities(make, game, iterations, seeds):
+  """The exploitability of `make(seed)`'s average policy (an engine
+  solver of `game`) after `iterations` iterations, per seed, scored
+  exactly on the compiled tree."""
+  tree = mccfrb.compile_tree(game)
+  out = []
+  for seed in seeds:
+    solver = make(seed)
+    solver.run(iterations, progress=False)
+    out.append(mccfrb.exploitability(
+        tree, mccfrb.table_from_policy(tree, solver.average_policy())))
+  return np.array(out)
+
+
 def printed_with_empty_cache(script, cache_dir):
   """What `python -c script` prints, split into words, in a fresh process
   whose numba cache is the empty folder `cache_dir` (every kernel it

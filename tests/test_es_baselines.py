@@ -11,6 +11,7 @@ from mccfrb.solvers import external as external_lib
 from mccfrb.tables import hashed
 from tests.test_engine_solvers import G4
 from tests.test_engine_solvers import assert_same_arena
+from tests.conftest import engine_exploitabilities
 
 
 def _solver(baseline, seed, **options):
@@ -68,19 +69,9 @@ def test_the_situation_baseline_learns_at_least_as_well_per_iteration():
   mean exploitability over 4 seeds is below no baseline's (measured 0.128
   against 0.141). A baseline read in the wrong player's utility, or the
   cell learning before its use, stalls far above."""
-  tree = mccfrb.compile_tree(G4)
-
-  def mean_exploitability(baseline):
-    out = []
-    for seed in range(4):
-      solver = _solver(baseline, seed)
-      solver.run(3_000, progress=False)
-      out.append(mccfrb.exploitability(
-          tree, mccfrb.table_from_policy(tree, solver.average_policy())))
-    return np.mean(out)
-
-  situation, plain = (mean_exploitability("situation"),
-                      mean_exploitability("none"))
+  situation, plain = (
+      engine_exploitabilities(lambda seed, b=b: _solver(b, seed), G4, 3_000,
+                              range(4)).mean() for b in ("situation", "none"))
   assert situation < plain, (situation, plain)
 
 

@@ -14,6 +14,7 @@ from mccfrb.solvers import engine as engine_lib
 from tests.test_engine_solvers import G4
 from tests.test_engine_solvers import assert_same_arena
 from tests.conftest import check_hogwild_converges_as_one_thread
+from tests.conftest import engine_exploitabilities
 
 
 def _solver(game, seed, **options):
@@ -57,17 +58,12 @@ def test_probing_converges_faster_per_iteration_than_no_baseline():
   0.272-0.288). A biased estimate (a rollout read in the wrong player's
   utility, the sampled move divided by xi, a rollout off sigma) stalls
   well above."""
-  tree = mccfrb.compile_tree(G4)
-
-  def score(solver):
-    solver.run(20_000, progress=False)
-    return mccfrb.exploitability(
-        tree, mccfrb.table_from_policy(tree, solver.average_policy()))
-
-  probe = np.array([score(_solver(G4, seed)) for seed in range(3)])
-  plain = np.array([
-      score(mccfrb.MCCFRbSolver(G4, representation="engine", seed=seed,
-                                baseline="none")) for seed in range(3)])
+  probe = engine_exploitabilities(lambda seed: _solver(G4, seed), G4,
+                                  20_000, range(3))
+  plain = engine_exploitabilities(
+      lambda seed: mccfrb.MCCFRbSolver(G4, representation="engine",
+                                       seed=seed, baseline="none"),
+      G4, 20_000, range(3))
   assert np.all(probe < plain), (probe, plain)
   assert probe.mean() < 0.6 * plain.mean(), (probe, plain)
 
