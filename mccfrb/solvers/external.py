@@ -36,7 +36,8 @@ HOGWILD_BLOCK = 64
 # `keyed_correct`).
 ES_BASELINES = ("none",) + tuple(
     k for k in baselines_lib.kinds("engine", ("situation", "public"))
-    if baselines_lib.BASELINES[k].rule == "child")
+    if baselines_lib.BASELINES[k].rule == "child"
+    and not baselines_lib.falls_back(k))
 # The keyed table's room made before each kernel call (rows).
 KEYED_MARGIN_ROWS = 1 << 16
 # The checkpoint's entries of a traversal suspended on an engine.
