@@ -125,7 +125,7 @@ def plot(frame, game, path, clock="wall"):
   fig, ax = plt.subplots(figsize=(7, 4.5))
   here = frame[frame.game == game]
   if here.target.nunique() == 1:  # One checkpoint: bars, not a line.
-    _bars(ax, here, clock)
+    analysis.checkpoint_bars(ax, here, clock)
     ax.set_title(game, fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
@@ -158,27 +158,6 @@ def plot(frame, game, path, clock="wall"):
   fig.tight_layout()
   fig.savefig(path, dpi=120)
   plt.close(fig)
-
-
-def _bars(ax, rows, clock):
-  """One bar per algorithm: the mean exploitability at the run's single
-  checkpoint, the seeds' range as an error bar, the value written on it."""
-  stats = rows.groupby("algorithm").exploitability.agg(
-      ["mean", "min", "max", "count"])
-  x = range(len(stats))
-  spread = None
-  if stats["count"].max() > 1:
-    spread = [stats["mean"] - stats["min"], stats["max"] - stats["mean"]]
-  ax.bar(x, stats["mean"], yerr=spread, capsize=4, color="tab:blue")
-  for k, (mean, seeds) in enumerate(zip(stats["mean"], stats["count"])):
-    ax.annotate(f"{mean:.3g}" + (f" ({seeds} seeds)" if seeds > 1 else ""),
-                (k, mean), textcoords="offset points", xytext=(0, 3),
-                ha="center", fontsize=8)
-  ax.set_xticks(list(x), stats.index, rotation=20, ha="right", fontsize=8)
-  seconds = rows.seconds.mean()
-  ax.set_ylabel(f"exploitability after {seconds:.0f} "
-                + ("CPU " if clock == "cpu" else "") + "seconds")
-  ax.grid(True, axis="y", alpha=0.3)
 
 
 def append_row(path, row, columns):

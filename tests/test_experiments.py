@@ -168,8 +168,12 @@ def test_the_default_compares_with_openspiels_cpp_solver_without_nan(
   curve read off the committed long run: tables by iteration, by seconds
   and of speedups by iterations and by seconds, none with NaN; the time
   left is estimated on every line but the last."""
+  # 10,000 iterations: MCCFRb's runs take a few milliseconds, so that a
+  # power of ten of seconds lies inside every run's training time (3,000
+  # took under one on a quiet machine, and the table by seconds is then
+  # left out, as the binary says).
   done = run_binary("experiments.convergence", "--games=leduc_poker",
-                    "--iterations=3000", "--seeds=2", "--num_checkpoints=5",
+                    "--iterations=10000", "--seeds=2", "--num_checkpoints=5",
                     "--evaluator=mccfrb", f"--out_dir={tmp_path}")
   assert done.returncode == 0, done.stderr
   out = done.stdout
@@ -190,12 +194,15 @@ def test_the_default_compares_with_openspiels_cpp_solver_without_nan(
   speedup = pd.read_csv(tmp_path / "speedup.csv")
   assert set(speedup["algorithm"]) == {"mccfrb_plus_predictive",
                                        "public_plus_predictive"}
-  last = speedup[speedup["iteration"] == 3000].set_index("algorithm")
-  # The long run, not this sweep's 3,000 iterations, gives the curve: the
+  last = speedup[speedup["iteration"] == 10000].set_index("algorithm")
+  # The long run, not this sweep's 10,000 iterations, gives the curve: the
   # reference needs more iterations than the sweep ran for their
   # exploitability, and a measured (finite, positive) time for them.
-  assert (last["reference_iterations"] > 3000).all()
-  assert (last["bound"] == "=").all() and (last["speedup"] > 1).all()
+  # Public-state sampling may reach below the long run's last value
+  # (">=": not extrapolated); MCCFRb's row is read off the curve.
+  assert (last["reference_iterations"] > 10000).all()
+  assert last.loc["mccfrb_plus_predictive", "bound"] == "="
+  assert last["bound"].isin(["=", ">="]).all() and (last["speedup"] > 1).all()
   assert (last["reference_seconds"] > 0).all()
   assert np.isfinite(last["seconds_speedup"]).all()
 
@@ -591,17 +598,23 @@ def test_big_games_plots_a_single_checkpoint_as_bars(tmp_path):
   import matplotlib  # pylint: disable=import-outside-toplevel
   matplotlib.use("Agg")
   import matplotlib.pyplot as plt  # pylint: disable=import-outside-toplevel
-  from experiments import big_games  # pylint: disable=import-outside-toplevel
   frame = pd.DataFrame(dict(
       game="g", algorithm=["b", "b", "a", "a"], seed=[0, 1, 0, 1],
       target=60.0, seconds=[60.1, 60.2, 60.0, 60.3],
       exploitability=[1.0, 1.2, 0.8, 0.9]))
   fig, ax = plt.subplots()
-  big_games._bars(ax, frame, "cpu")  # pylint: disable=protected-access
+  analysis.checkpoint_bars(ax, frame, "cpu")
   heights = [p.get_height() for p in ax.patches]
   np.testing.assert_allclose(heights, [0.85, 1.1])  # a, then b
   assert [t.get_text() for t in ax.get_xticklabels()] == ["a", "b"]
   assert "60 CPU seconds" in ax.get_ylabel()
   plt.close(fig)
-  big_games.plot(frame, "g", str(tmp_path / "bars.png"), clock="cpu")
-  assert (tmp_path / "bars.png").stat().st_size > 0
+  # The binary draws them for a run of one checkpoint (its own process:
+  # importing a binary here would define its absl flags twice).
+  done = run_binary("experiments.big_games", f"--games={G4_ENGINE}",
+                    "--algorithms=mccfrb_plus_none", "--seeds=2",
+                    "--checkpoint_seconds=0.2", "--clock=cpu",
+                    f"--out_dir={tmp_path}")
+  assert done.returncode == 0, done.stderr
+  plots = list(tmp_path.glob("big_games_*.png"))
+  assert len(plots) == 1 and plots[0].stat().st_size > 0

@@ -509,6 +509,29 @@ def plot(df, out_prefix, title_suffix=""):
   return paths
 
 
+def checkpoint_bars(ax, rows, clock="wall"):
+  """One bar per algorithm on `ax`: the mean exploitability of `rows` (a
+  big-games frame of one game and one checkpoint), the seeds' range as an
+  error bar, the value written on it; `clock` names the seconds ("cpu"
+  or "wall")."""
+  stats = rows.groupby("algorithm").exploitability.agg(
+      ["mean", "min", "max", "count"])
+  x = range(len(stats))
+  spread = None
+  if stats["count"].max() > 1:
+    spread = [stats["mean"] - stats["min"], stats["max"] - stats["mean"]]
+  ax.bar(x, stats["mean"], yerr=spread, capsize=4, color="tab:blue")
+  for k, (mean, seeds) in enumerate(zip(stats["mean"], stats["count"])):
+    ax.annotate(f"{mean:.3g}" + (f" ({seeds} seeds)" if seeds > 1 else ""),
+                (k, mean), textcoords="offset points", xytext=(0, 3),
+                ha="center", fontsize=8)
+  ax.set_xticks(list(x), stats.index, rotation=20, ha="right", fontsize=8)
+  seconds = rows.seconds.mean()
+  ax.set_ylabel(f"exploitability after {seconds:.0f} "
+                + ("CPU " if clock == "cpu" else "") + "seconds")
+  ax.grid(True, axis="y", alpha=0.3)
+
+
 def save_figure(fig, stem):
   """Writes `fig` as {stem}.png and {stem}.pdf, closes it, returns the paths."""
   import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
