@@ -158,7 +158,6 @@ class ExternalSamplingSolver(grown_lib.GrownSampling,
           f"{' tree' if kind == 'grown' else ''}"
           f"{' with threads=' + str(self._threads) if kind == 'engine' else ''}"
           "; use baseline='none'.")
-    self._es_baseline = baseline
     self._init_rng(seed)
     self._settings = dict(
         averaging=averaging, pruning=pruning, baseline=baseline,
@@ -279,8 +278,8 @@ class ExternalSamplingSolver(grown_lib.GrownSampling,
               else ())
     total = tables_lib.check_max_memory(max_memory)
     self._es_max_memory = total
-    keyed_bytes = (baselines_lib.keyed_share(self._es_baseline, total)
-                   if self._es_baseline != "none" else 0)
+    keyed_bytes = baselines_lib.keyed_share(self._settings["baseline"],
+                                            total)
     self._tables = tables_lib.HashedTable(
         engine.max_moves, ("regret", "avg"), header,
         precision=self._precision, max_memory=total - keyed_bytes)
@@ -392,7 +391,7 @@ class ExternalSamplingSolver(grown_lib.GrownSampling,
         call_literal(external.es_engine_traversals, *args, 0, 1,
                      *frames, self._es_counters,
                      None if h is None else h.args(),
-                     baselines_lib.codes(self._es_baseline)[0],
+                     baselines_lib.codes(self._settings["baseline"])[0],
                      h is not None and not h.frozen, k["frame_brow"],
                      k["frame_act"])
       else:
