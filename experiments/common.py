@@ -201,7 +201,5 @@ def hashed_tree_solver(game, seed, precision=None, in_flight=None, **options):
   engine = compiled.make_engine(tree, game, mccfrb.public_states(
       tree, game=game))
   solver = mccfrb.MCCFRbSolver(game, seed=seed, tree=tree, **options)
-  solver._representation = "engine"
-  solver._init_engine_game(game, engine)
   solver._init_engine(engine, None, precision, in_flight)
   return solver

@@ -139,7 +139,7 @@ def main(argv):
                      iterations=mark, exploitability=value,
                      bytes_per_infoset=memory["bytes_per_infoset"],
                      infosets=memory["infosets"],
-                     lost_fraction=solver._tables.lost_fraction)  # pylint: disable=protected-access
+                     lost_fraction=solver._backend.tables.lost_fraction)  # pylint: disable=protected-access
           rows.append(row)
           pd.DataFrame(rows).to_csv(path, index=False)
           print(f"{game[:40]:>40} {precision} seed {seed} {mark:>11,} "

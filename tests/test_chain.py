@@ -51,18 +51,18 @@ def test_each_move_takes_the_first_link_that_has_learned(counts, expected):
 def test_both_links_learn_and_runs_in_parts_equal_one_run(tmp_path):
   whole = _solver(7)
   whole.run(400)
-  t = whole._tables
+  t = whole._backend.tables
   learned = np.concatenate([t.field(o, "baseline") for o in t.offsets()])
   assert np.count_nonzero(learned) > 100  # The infoset link learns.
-  assert whole._history.num_rows > 100  # The situation link too.
+  assert whole._backend.history.num_rows > 100  # The situation link too.
   half = _solver(7)
   half.run(152)  # Whole groups of 8 episodes in flight.
   path = str(tmp_path / "chain.npz")
   half.save(path)
   loaded = mccfrb.load_solver(path)
   loaded.run(248)
-  assert_same_arena(whole._tables, loaded._tables)
-  assert_same_arena(whole._history, loaded._history)
+  assert_same_arena(whole._backend.tables, loaded._backend.tables)
+  assert_same_arena(whole._backend.history, loaded._backend.history)
 
 
 def test_the_chain_learns_far_better_than_no_baseline_per_iteration():

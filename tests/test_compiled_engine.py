@@ -39,8 +39,6 @@ def pair_on_the_tree(cls, init_engine, game, iterations, **kwargs):
   tree, engine = tree_engine(game)
   on_tree = cls(game, tree=tree, **kwargs)
   on_engine = cls(game, tree=tree, **kwargs)
-  on_engine._representation = "engine"  # pylint: disable=protected-access
-  on_engine._init_engine_game(on_engine.game, engine)
   # The tree's numbers: float64 cells, and (outcome sampling) one episode
   # at a time.
   exact = dict(in_flight=1) if init_engine == "_init_engine" else {}
@@ -80,21 +78,19 @@ def test_external_engine_kernel_on_the_tree_is_the_tree_kernel(game):
   tree, engine = tree_engine(game)
   on_tree = mccfrb.ExternalSamplingSolver(game, tree=tree, seed=5)
   on_engine = mccfrb.ExternalSamplingSolver(game, tree=tree, seed=5)
-  on_engine._representation = "engine"  # pylint: disable=protected-access
-  on_engine._init_engine_game(on_engine.game, engine)
   on_engine._init_es_engine(engine, None, precision="float64")
   on_tree.run(50)
   on_engine.run(50)
   cells = _cells(on_engine)
-  rows = np.array([on_engine._tables.find(i + 1, 0)
+  rows = np.array([on_engine._backend.tables.find(i + 1, 0)
                    for i in range(tree.num_infosets)])
   for i, r in enumerate(rows):
     c = tree.infoset_num_actions[i]
     if r < 0:
       assert not on_tree._regrets[i].any()
       continue
-    np.testing.assert_array_equal(on_engine._tables.field(r, "regret"),
+    np.testing.assert_array_equal(on_engine._backend.tables.field(r, "regret"),
                                   on_tree._regrets[i, :c])
-    np.testing.assert_array_equal(on_engine._tables.field(r, "avg"),
+    np.testing.assert_array_equal(on_engine._backend.tables.field(r, "avg"),
                                   on_tree._avg[i, :c])
   assert len(cells["regret"]) > 0

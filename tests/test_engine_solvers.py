@@ -28,7 +28,7 @@ G6_MOVES = 6
 
 def engine_rows(solver_engine, tree):
   """The engine solver's row of every tree infoset (-1: not stored)."""
-  engine, tables = solver_engine.engine, solver_engine._tables
+  engine, tables = solver_engine.engine, solver_engine._backend.tables
   parents, actions = tree.node_parents(), tree.edge_actions()
   rows = np.full(tree.num_infosets, -1, dtype=np.int64)
   seen = np.zeros(tree.num_infosets, dtype=bool)
@@ -66,7 +66,7 @@ def history_keys(tree):
 def assert_same_history_baselines(tree_solver, engine_solver):
   """b(h, a) of every edge: the tree keeps it by child node id, the engine
   by the history's key and move index (unstored rows: never learned)."""
-  tree, table = tree_solver.tree, engine_solver._history
+  tree, table = tree_solver.tree, engine_solver._backend.history
   keys = history_keys(tree)
   stored = 0
   for n in np.flatnonzero(tree.node_kind != mccfrb.games.tree.TERMINAL):
@@ -96,7 +96,7 @@ def _with_depth(h1, h2, d):
 def assert_same_keyed_baselines(tree_solver, engine_solver, baseline):
   """b(k, a) of the situation or public state k of every node: the tree
   keeps it at key_ids[n] * A + a, the engine in the row of its key."""
-  tree, table, engine = (tree_solver.tree, engine_solver._history,
+  tree, table, engine = (tree_solver.tree, engine_solver._backend.history,
                          engine_solver.engine)
   parents, actions = tree.node_parents(), tree.edge_actions()
   state = np.zeros(engine.state_size, dtype=np.int64)
@@ -128,7 +128,7 @@ def assert_same_keyed_baselines(tree_solver, engine_solver, baseline):
 def assert_same_tables(tree_solver, engine_solver, baseline):
   tree = tree_solver.tree
   rows = engine_rows(engine_solver, tree)
-  t = engine_solver._tables
+  t = engine_solver._backend.tables
   assert t.num_rows == np.count_nonzero(rows >= 0)
   visited = 0
   for i, r in enumerate(rows):
@@ -245,14 +245,14 @@ def test_run_in_parts_and_small_chunks_equals_one_run(monkeypatch, in_flight,
   monkeypatch.setattr(engine_lib, "CHUNK_EPISODES", 6)
   parts = mccfrb.MCCFRbSolver(G4, representation="engine", seed=5,
                               in_flight=in_flight)
-  t = parts._tables
-  parts._tables = mccfrb.tables.HashedTable(
+  t = parts._backend.tables
+  parts._backend.tables = mccfrb.tables.HashedTable(
       t.max_moves, t.fields, t.header_names[2:], t.precision, slots=2)
   for n in splits:
     parts.run(n)
   assert parts.num_iterations == whole.num_iterations == 600
-  assert len(parts._tables.index) > 2  # It grew.
-  assert_same_arena(whole._tables, parts._tables)
+  assert len(parts._backend.tables.index) > 2  # It grew.
+  assert_same_arena(whole._backend.tables, parts._backend.tables)
 
 
 def assert_same_arena(a, b):
@@ -274,8 +274,8 @@ def test_save_and_load_resume_bit_identically(tmp_path):
   loaded = mccfrb.load_solver(path)
   assert loaded.representation == "engine"
   loaded.run(200)
-  assert_same_arena(loaded._tables, whole._tables)
-  np.testing.assert_array_equal(loaded._tables.index, whole._tables.index)
+  assert_same_arena(loaded._backend.tables, whole._backend.tables)
+  np.testing.assert_array_equal(loaded._backend.tables.index, whole._backend.tables.index)
 
 
 @pytest.mark.parametrize("baseline", ["history", "predictive"])
@@ -296,8 +296,8 @@ def test_history_baselines_resume_and_grow_as_one_run(baseline, tmp_path,
   loaded = mccfrb.load_solver(path)
   loaded.run(300)
   assert loaded.memory()["histories"] == whole.memory()["histories"] > 100
-  assert_same_arena(loaded._history, whole._history)
-  assert_same_arena(loaded._tables, whole._tables)
+  assert_same_arena(loaded._backend.history, whole._backend.history)
+  assert_same_arena(loaded._backend.tables, whole._backend.tables)
 
 
 def test_history_table_stops_growing_at_its_share_of_max_memory():
@@ -307,8 +307,8 @@ def test_history_table_stops_growing_at_its_share_of_max_memory():
   memory = solver.memory()
   assert memory["frozen"] and memory["histories"] > 0
   assert memory["bytes"] <= 2**21
-  assert hashed.check_rows(*solver._history.args(), G6_MOVES) == 0
-  assert hashed.check_rows(*solver._tables.args(), G6_MOVES) == 0
+  assert hashed.check_rows(*solver._backend.history.args(), G6_MOVES) == 0
+  assert hashed.check_rows(*solver._backend.tables.args(), G6_MOVES) == 0
 
 
 def test_auto_picks_the_tree_when_it_fits_and_the_engine_when_not():
@@ -332,7 +332,7 @@ def test_max_memory_stops_growth_without_failing(baseline, max_memory):
   assert memory["frozen"] and memory["dropped"] > 0
   assert memory["bytes"] <= max_memory
   assert solver.num_iterations == 20_000
-  assert hashed.check_rows(*solver._tables.args(), G6_MOVES) == 0
+  assert hashed.check_rows(*solver._backend.tables.args(), G6_MOVES) == 0
   # The stored infosets still learn; unstored ones play uniform.
   check_unstored_infosets_play_uniform(solver)
 
@@ -343,7 +343,7 @@ def test_hogwild_learns_and_keeps_the_tables_consistent():
   solver = check_hogwild_converges_as_one_thread(
       lambda seed, **options: mccfrb.MCCFRbSolver(
           G4, representation="engine", seed=seed, **options), G4, 20_000)
-  t = solver._tables
+  t = solver._backend.tables
   # Every stored row owns its own words: no two rows overlap, and each
   # key has one row.
   starts = t.offsets()

@@ -43,7 +43,7 @@ def test_runs_in_parts_suspended_traversals_and_checkpoints_equal_one_run(
   through save and load: the same rows, baselines included."""
   whole = _solver("situation", 5)
   whole.run(150)
-  assert whole._history.num_rows > 50
+  assert whole._backend.history.num_rows > 50
   monkeypatch.setattr(external_lib, "ENGINE_CALL_NODES", 7)
   parts = _solver("situation", 5)
   parts.run(60)
@@ -54,14 +54,14 @@ def test_runs_in_parts_suspended_traversals_and_checkpoints_equal_one_run(
   loaded.run(90)
   for solver in (loaded,):
     assert solver.num_iterations == 150
-    assert_same_arena(whole._tables, solver._tables)
-    assert_same_arena(whole._history, solver._history)
+    assert_same_arena(whole._backend.tables, solver._backend.tables)
+    assert_same_arena(whole._backend.history, solver._backend.history)
   plain = _solver("none", 5)
   plain.run(150)
-  top = plain._tables.meta[hashed.TOP]
+  top = plain._backend.tables.meta[hashed.TOP]
   # The baselines change the regrets.
-  assert not np.array_equal(plain._tables.words[:top],
-                            whole._tables.words[:top])
+  assert not np.array_equal(plain._backend.tables.words[:top],
+                            whole._backend.tables.words[:top])
 
 
 def test_the_situation_baseline_learns_at_least_as_well_per_iteration():

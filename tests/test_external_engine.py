@@ -43,7 +43,7 @@ def assert_same_tables(on_tree, on_engine):
   bit; infosets never visited on the tree have no row on the engine."""
   tree = on_tree.tree
   rows = engine_rows(on_engine, tree)
-  t = on_engine._tables
+  t = on_engine._backend.tables
   assert t.num_rows == np.count_nonzero(rows >= 0)
   for i, r in enumerate(rows):
     c = tree.infoset_num_actions[i]
@@ -107,7 +107,7 @@ def test_policies_answer_as_the_tree_policies():
 def _cells(solver):
   """Every row's regrets and averages, in arena order (rows are laid out
   in order of first visit)."""
-  t = solver._tables
+  t = solver._backend.tables
   rows = t.offsets()
   return {name: np.concatenate([t.field(o, name) for o in rows])
           for name in ("regret", "avg")}
@@ -126,7 +126,7 @@ def test_runs_in_parts_small_calls_and_tables_equal_one_run(monkeypatch):
     parts.run(n)
   monkeypatch.setattr(external_lib, "ENGINE_CALL_NODES", 7)
   small = mccfrb.ExternalSamplingSolver(G4, **options)
-  small._tables = tables_lib.HashedTable(small.engine.max_moves,
+  small._backend.tables = tables_lib.HashedTable(small.engine.max_moves,
                                          ("regret", "avg"),
                                          precision=small.precision, slots=2)
   small.run(70)
@@ -134,7 +134,7 @@ def test_runs_in_parts_small_calls_and_tables_equal_one_run(monkeypatch):
   for solver in (parts, small):
     assert solver.num_iterations == whole.num_iterations == 150
     assert solver.nodes_touched == whole.nodes_touched
-    assert solver._tables.num_cells == whole._tables.num_cells
+    assert solver._backend.tables.num_cells == whole._backend.tables.num_cells
     # Rows are numbered in order of first visit: the same in all three.
     for name, cells in _cells(whole).items():
       np.testing.assert_array_equal(_cells(solver)[name], cells)
@@ -155,11 +155,11 @@ def test_save_and_load_resume_bit_identically(tmp_path):
   assert loaded._options() == half._options()
   loaded.run(150)
   assert loaded.num_iterations == 300
-  top = whole._tables.meta[hashed.TOP]
-  assert loaded._tables.meta[hashed.TOP] == top
-  np.testing.assert_array_equal(loaded._tables.words[:top],
-                                whole._tables.words[:top])
-  np.testing.assert_array_equal(loaded._tables.index, whole._tables.index)
+  top = whole._backend.tables.meta[hashed.TOP]
+  assert loaded._backend.tables.meta[hashed.TOP] == top
+  np.testing.assert_array_equal(loaded._backend.tables.words[:top],
+                                whole._backend.tables.words[:top])
+  np.testing.assert_array_equal(loaded._backend.tables.index, whole._backend.tables.index)
 
 
 def test_a_suspended_traversal_is_saved_and_finished(tmp_path, monkeypatch):
@@ -202,7 +202,7 @@ def test_max_memory_freezes_the_tables_and_unstored_infosets_play_uniform():
   assert memory["frozen"] and memory["dropped"] > 0
   assert memory["bytes"] <= 2**20
   assert solver.num_iterations == 100
-  t = solver._tables
+  t = solver._backend.tables
   assert hashed.check_rows(*t.args(), t.max_moves) == 0
   assert np.abs(_cells(solver)["regret"]).max() > 0
   check_unstored_infosets_play_uniform(solver)
@@ -214,7 +214,7 @@ def test_hogwild_learns_and_keeps_the_tables_consistent():
   solver = check_hogwild_converges_as_one_thread(
       lambda seed, **options: mccfrb.ExternalSamplingSolver(
           G4, representation="engine", seed=seed, **options), G4, 2000)
-  t = solver._tables
+  t = solver._backend.tables
   starts = t.offsets()
   ends = starts + np.array([t.row_words(t.width(o)) for o in starts])
   assert len(starts) == t.num_rows and (starts[1:] >= ends[:-1]).all()

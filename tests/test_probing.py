@@ -44,11 +44,11 @@ def test_probing_runs_in_parts_equal_one_run(monkeypatch, in_flight, splits):
   for n in splits:
     parts.run(n)
   assert parts.num_iterations == whole.num_iterations == 600
-  assert_same_arena(whole._tables, parts._tables)
+  assert_same_arena(whole._backend.tables, parts._backend.tables)
   # Another seed, other rollouts.
   other = _solver(G4, 4, in_flight=in_flight)
   other.run(600)
-  assert not np.array_equal(other._tables.words, whole._tables.words)
+  assert not np.array_equal(other._backend.tables.words, whole._backend.tables.words)
 
 
 def test_probing_converges_faster_per_iteration_than_no_baseline():

@@ -24,7 +24,7 @@ G6 = "goofspiel(num_cards=6,imp_info=True,points_order=random,returns_type=point
 def assert_same_public_tables(on_tree, on_engine):
   """Regrets, averages and averaging stamps of every infoset, bit for bit
   (infosets the engine never stored have all-zero tree rows)."""
-  tree, t = on_tree.tree, on_engine._tables
+  tree, t = on_tree.tree, on_engine._backend.tables
   rows = engine_rows(on_engine, tree)
   assert t.num_rows == np.count_nonzero(rows >= 0) > 0
   for i, r in enumerate(rows):
@@ -81,8 +81,8 @@ def test_buffers_and_tables_that_grow_mid_episode_change_nothing(
   whole.run(120)
   monkeypatch.setattr(public_solver, "PUBLIC_CHUNK_EPISODES", 3)
   parts = mccfrb.PublicSamplingSolver(G4, representation="engine", **kwargs)
-  t = parts._tables
-  parts._tables = mccfrb.tables.HashedTable(
+  t = parts._backend.tables
+  parts._backend.tables = mccfrb.tables.HashedTable(
       t.max_moves, t.fields, t.header_names[2:], t.precision, slots=2,
       init="strategy")
   parts._pub_pool(1, 1, 1, 1)
@@ -96,8 +96,9 @@ def test_buffers_and_tables_that_grow_mid_episode_change_nothing(
   assert parts.nodes_touched == whole.nodes_touched
   # Rows are laid out in order of first visit: the same in both, whatever
   # the tables' capacities.
-  for tables in ("_tables", "_history"):
-    assert_same_arena(getattr(parts, tables), getattr(whole, tables))
+  for tables in ("tables", "history"):
+    assert_same_arena(getattr(parts._backend, tables),
+                      getattr(whole._backend, tables))
 
 
 def test_goofspiel_6_runs_on_its_engine_and_stops_growing_at_max_memory():
@@ -108,7 +109,7 @@ def test_goofspiel_6_runs_on_its_engine_and_stops_growing_at_max_memory():
   memory = solver.memory()
   assert memory["frozen"] and memory["bytes"] <= 2**22
   assert memory["dropped"] > 0 and memory["histories"] > 0
-  assert hashed.check_rows(*solver._tables.args(), 6) == 0
+  assert hashed.check_rows(*solver._backend.tables.args(), 6) == 0
   check_unstored_infosets_play_uniform(solver)
 
 

@@ -59,7 +59,7 @@ def _tables(solver):
   saved = solver._tables_to_save()
   if getattr(solver, "engine", None) is None:
     return saved
-  t = solver._tables
+  t = solver._backend.tables
   return {"arena": t.words[:int(t.meta[1])], "rows": t.offsets()}
 
 

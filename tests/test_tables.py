@@ -159,15 +159,15 @@ def test_a_float32_checkpoint_loads_at_float32(tmp_path):
   loaded = mccfrb.load_solver(tmp_path / "f32.npz")
   assert loaded.precision == "float32"
   loaded.run(200, progress=False)
-  top = whole._tables.meta[hashed.TOP]
-  np.testing.assert_array_equal(loaded._tables.words[:top],
-                                whole._tables.words[:top])
+  top = whole._backend.tables.meta[hashed.TOP]
+  np.testing.assert_array_equal(loaded._backend.tables.words[:top],
+                                whole._backend.tables.words[:top])
   # Tables of another layout are refused in one line.
   other = mccfrb.MCCFRbSolver(G4, representation="engine", seed=3,
                               precision="float64")
-  state = half._tables.state()
+  state = half._backend.tables.state()
   with pytest.raises(ValueError, match="another layout.*float32.*precision"):
-    other._tables.restore(**state)
+    other._backend.tables.restore(**state)
 
 
 def test_float32_cells_that_stop_moving_or_overflow_are_reported():
@@ -176,8 +176,8 @@ def test_float32_cells_that_stop_moving_or_overflow_are_reported():
   with warnings.catch_warnings():
     warnings.simplefilter("error")
     solver.run(200, progress=False)  # Healthy: no warning.
-  assert solver._tables.lost_fraction < 1e-3
-  t = solver._tables
+  assert solver._backend.tables.lost_fraction < 1e-3
+  t = solver._backend.tables
   for o in t.offsets():  # Sums so large that every addition is lost.
     t.field(o, "avg")[:] = 1e12
   with pytest.warns(RuntimeWarning, match="rounding lost .* float64"):
@@ -185,16 +185,16 @@ def test_float32_cells_that_stop_moving_or_overflow_are_reported():
   again = mccfrb.MCCFRbSolver(G4, representation="engine", seed=0,
                               precision="float32")
   again.run(10, progress=False)
-  for o in again._tables.offsets():  # Cells past float32's range.
-    again._tables.field(o, "avg")[:] = np.float32(3e38) * 2
+  for o in again._backend.tables.offsets():  # Cells past float32's range.
+    again._backend.tables.field(o, "avg")[:] = np.float32(3e38) * 2
   with pytest.warns(RuntimeWarning, match="overflowed float32"):
     again.run(200, progress=False)
   # float64 never warns, whatever its cells hold.
   wide = mccfrb.MCCFRbSolver(G4, representation="engine", seed=0,
                              precision="float64")
   wide.run(10, progress=False)
-  for o in wide._tables.offsets():
-    wide._tables.field(o, "avg")[:] = 1e300
+  for o in wide._backend.tables.offsets():
+    wide._backend.tables.field(o, "avg")[:] = 1e300
   with warnings.catch_warnings():
     warnings.simplefilter("error")
     wide.run(100, progress=False)
@@ -203,7 +203,7 @@ def test_float32_cells_that_stop_moving_or_overflow_are_reported():
 @pytest.mark.parametrize("k", [2, 4, 6, 8])
 def test_episodes_in_flight_compose_at_whole_groups_and_learn(k):
   def arena(solver):
-    t = solver._tables
+    t = solver._backend.tables
     return t.words[:int(t.meta[hashed.TOP])].copy()
 
   unit = k // 2 if k % 2 == 0 else k
@@ -241,4 +241,4 @@ def test_hogwild_workers_keep_episodes_in_flight():
       G4, 20_000)
   # Every claimed group runs whole: 4 iterations, both episodes each.
   assert solver._hogwild_episodes.sum() == 40_000
-  assert hashed.check_rows(*solver._tables.args(), 4) == 0
+  assert hashed.check_rows(*solver._backend.tables.args(), 4) == 0

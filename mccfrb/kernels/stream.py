@@ -49,8 +49,9 @@ Modes:
       (flush 2), L = avg_last[r],
     sigma(I, a) = cum_a / sum_b cum_b, uniform if the sum is <= 0 or I has
     no row: the lazy catch-up of optimistic averaging (Lanctot 2013
-    section 4) read at iteration T, as `OptimisticAverageMixin` does on a
-    tree (c_p under the current strategy, uniform where I has no row).
+    section 4) read at iteration T, as `solvers.base.optimistic_average`
+    does on a tree (c_p under the current strategy, uniform where I has no
+    row).
   CFR: player p's pass of the exact CFR family (kernels/cfr.py), q = 1 - p.
     A history carries pi_q(h), pi_c(h) and pi_p(h) under the current
     strategy sigma (`strategy`, uniform where there is no row yet) and

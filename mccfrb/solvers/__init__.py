@@ -2,11 +2,12 @@
 per traversal scheme (mirroring mccfrb/kernels/)."""
 
 from mccfrb.solvers.base import EstimatorSample
-from mccfrb.solvers.base import OptimisticAverageMixin
 from mccfrb.solvers.base import TabularSolverBase
+from mccfrb.solvers.base import Weighting
 from mccfrb.solvers.base import WEIGHTINGS
 from mccfrb.solvers.base import check_num_iterations
 from mccfrb.solvers.base import load_solver
+from mccfrb.solvers.base import optimistic_average
 from mccfrb.solvers.cfr import CFR_VARIANTS
 from mccfrb.solvers.cfr import CFRSolver
 from mccfrb.solvers.external import ES_AVERAGINGS

@@ -129,19 +129,102 @@ class EstimatorSample(NamedTuple):
   value_var: np.ndarray
 
 
-class TabularSolverBase:
-  """Shared parts of the solvers: game, tree, policies, save and load.
+class TreeBackend:
+  """The compiled tree as a solver's representation.
 
-  Subclasses allocate `self._regrets` and `self._avg` (float64[I, A]) and
-  list every table to save in `_table_names`.
+  A solver holds one backend (`TreeBackend`, `engine.EngineBackend` or
+  `grown.GrownBackend`): what runs on a representation apart from the
+  algorithm (its storage, policies, memory report, and what a checkpoint
+  holds of it). On a compiled tree the algorithm's tables are dense
+  arrays indexed by the tree's infosets, named by the solver's
+  `_table_names`.
+  """
+
+  kind = "tree"
+  engine = None
+  grown = None
+  precision = "float64"
+
+  def __init__(self, solver, tree):
+    self._solver = solver
+    self.tree = tree
+    self._converter = None
+
+  def converter(self):
+    """The tree's `TabularPolicyConverter` (built on first use)."""
+    if self._converter is None:
+      self._converter = policy_lib.TabularPolicyConverter(
+          self._solver.game, self.tree)
+    return self._converter
+
+  def policy(self, current):
+    """The current or average strategy as a `TabularPolicy`."""
+    s = self._solver
+    table = s.current_policy_table() if current else s.average_policy_table()
+    return self.converter()(table)
+
+  def memory(self):
+    """`memory()` on a compiled tree (see `engine.EngineBackend.memory`)."""
+    s, tree = self._solver, self.tree
+    nbytes = sum(getattr(s, n).nbytes for n in s._table_names)  # pylint: disable=protected-access
+    return dict(infosets=tree.num_infosets,
+                cells=int(tree.infoset_num_actions.sum()),
+                bytes=nbytes + tree.nbytes(), max_memory=None, frozen=False,
+                dropped=0, precision="float64", collisions=0)
+
+  def infosets_stored(self):
+    """Infosets of growing tables (progress bars): none on a tree."""
+    return None
+
+  def chunk_unit(self):
+    """Iterations that must not be split between two kernel calls: a batch
+    (run_in_chunks ends chunks at multiples of it)."""
+    return getattr(self._solver, "_batch", None) or 1
+
+  def require_tree(self, what):
+    """Methods that need the compiled tree run here."""
+    del what
+
+  def options(self):
+    """What a checkpoint records of the representation: nothing here."""
+    return {}
+
+  def tables_to_save(self):
+    """{name in the checkpoint: array} of the solver's `_table_names`."""
+    s = self._solver
+    return {name.lstrip("_"): getattr(s, name) for name in s._table_names}  # pylint: disable=protected-access
+
+  def restore_tables(self, tables, path):
+    """Copies a checkpoint's tables into the solver's, each checked."""
+    s = self._solver
+    for name in s._table_names:  # pylint: disable=protected-access
+      restore_table(tables, name.lstrip("_"), getattr(s, name), path,
+                    s.num_iterations)
+
+
+class TabularSolverBase:
+  """Shared parts of the solvers: game, backend, policies, save and load.
+
+  A solver is its algorithm's options plus one backend (`self._backend`:
+  `TreeBackend`, `engine.EngineBackend` or `grown.GrownBackend`), which
+  the representation-dependent methods here hand over to. On a compiled
+  tree subclasses allocate `self._regrets` and `self._avg` (float64[I, A])
+  and list every table to save in `_table_names`.
   """
 
   _table_names = ("_regrets", "_avg")
+  # The weighting of iterations (`Weighting`), in the solvers that take
+  # one.
+  _weights = None
+  # The generator's state words, in the solvers whose kernels draw
+  # (`_init_rng`).
+  _rng_words = None
 
   def _init_game(self, game, max_nodes, tree=None, general=False):
-    """Loads the game and compiles (or takes) its tree; with `general`,
-    games of more than two players and general-sum games are accepted
-    (the solver's kernels read `GameTree.payoffs`), else refused."""
+    """Loads the game and compiles (or takes) its tree, the solver's
+    backend; with `general`, games of more than two players and
+    general-sum games are accepted (the solver's kernels read
+    `GameTree.payoffs`), else refused."""
     self._game = games.load_game(game, general=True)
     what = type(self).__name__
     if not general:
@@ -154,8 +237,12 @@ class TabularSolverBase:
       raise ValueError(f"{what} runs two-player zero-sum games only; this "
                        f"tree has {tree.num_players} players or general-sum "
                        f"returns ({games.GENERAL_SOLVERS} run it).")
-    self._tree = tree
-    self._converter = None
+    self._init_backend(self._game, TreeBackend(self, tree))
+
+  def _init_backend(self, game, backend):
+    """The solver's game and backend, no iterations yet."""
+    self._game, self._backend = game, backend
+    self._tree = backend.tree if backend.kind == "tree" else None
     self._num_iterations = 0
     self._nodes_touched = 0
 
@@ -166,6 +253,33 @@ class TabularSolverBase:
   @property
   def tree(self):
     return self._tree
+
+  @property
+  def representation(self):
+    """"tree", "engine" or "grown" (solvers/representation.py)."""
+    return self._backend.kind
+
+  @property
+  def engine(self):
+    """The native engine playing the game (None off an engine)."""
+    return self._backend.engine
+
+  @property
+  def grown_tree(self):
+    """The `GrownTree` (None unless representation='grown')."""
+    return self._backend.grown
+
+  @property
+  def precision(self):
+    """The cells' precision: "float64" or "float32" (hashed tables)."""
+    return self._backend.precision
+
+  def memory(self):
+    """What the tables hold: a dict with `infosets` stored, `cells`
+    (infoset-actions), `bytes` in use, `max_memory`, `frozen`, `dropped`,
+    `precision` and `collisions` (`engine.EngineBackend.memory`; a grown
+    tree adds `nodes`, `grown.GrownBackend.memory`)."""
+    return self._backend.memory()
 
   @property
   def num_iterations(self):
@@ -204,31 +318,39 @@ class TabularSolverBase:
           f"{counts.limit_text(MAX_ITERATIONS)} iterations in total.")
     if num_iterations:
       running.run_in_chunks(self._run_chunk, num_iterations,
-                            unit=self._chunk_unit(), progress=progress,
-                            infosets=self._infosets_stored,
+                            unit=self._backend.chunk_unit(),
+                            progress=progress,
+                            infosets=self._backend.infosets_stored,
                             start=self._num_iterations)
-
-  def _chunk_unit(self):
-    """Iterations that must not be split between two kernel calls: a batch
-    (run_in_chunks ends chunks at multiples of it)."""
-    return getattr(self, "_batch", None) or 1
 
   def _run_chunk(self, num_iterations):
     """Runs num_iterations > 0 iterations, leaving the solver consistent."""
     raise NotImplementedError
 
-  def _infosets_stored(self):
-    """Infosets in growing tables (shown by progress bars), or None."""
-    return None
+  def _require_tree(self, what):
+    """ValueError naming `what` unless the solver runs a compiled tree."""
+    self._backend.require_tree(what)
+
+  def _caught_up_regrets(self):
+    """The regrets, with every discount a row has pending applied (a copy
+    when some are: discounted weighting, `Weighting.caught_up`)."""
+    if self._weights is None:
+      return self._regrets
+    return self._weights.caught_up(self._regrets, self._through,
+                                   self._num_iterations)
 
   def current_policy_table(self):
-    """sigma^t by regret matching, as an mccfrb table."""
+    """sigma^t by regret matching, as an mccfrb table (compiled tree)."""
+    self._require_tree("current_policy_table()")
     out = np.zeros_like(self._regrets)
-    exact.regret_matching(self._regrets, self._tree.infoset_num_actions, out)
+    exact.regret_matching(self._caught_up_regrets(),
+                          self._tree.infoset_num_actions, out)
     return out
 
   def average_policy_table(self):
-    """The average strategy as an mccfrb table (uniform where never updated)."""
+    """The average strategy as an mccfrb table (uniform where never
+    updated; compiled tree)."""
+    self._require_tree("average_policy_table()")
     out = np.zeros_like(self._avg)
     exact.normalize_rows(self._cumulative_average(), self._tree.infoset_num_actions,
                          out)
@@ -237,18 +359,16 @@ class TabularSolverBase:
   def _cumulative_average(self):
     return self._avg
 
-  def _to_tabular(self, table):
-    if self._converter is None:
-      self._converter = policy_lib.TabularPolicyConverter(self._game, self._tree)
-    return self._converter(table)
-
   def average_policy(self):
-    """The average strategy as an `open_spiel.python.policy.TabularPolicy`."""
-    return self._to_tabular(self.average_policy_table())
+    """The average strategy: a `TabularPolicy` on a compiled tree, a policy
+    answering state by state on an engine (`engine.EnginePolicy`) or a
+    grown tree (`grown.GrownPolicy`)."""
+    return self._backend.policy(current=False)
 
   def current_policy(self):
-    """The current strategy as an `open_spiel.python.policy.TabularPolicy`."""
-    return self._to_tabular(self.current_policy_table())
+    """The current strategy (`TabularPolicy`, `EnginePolicy` or
+    `GrownPolicy`)."""
+    return self._backend.policy(current=True)
 
   def _init_threads(self, threads, batch, default=DEFAULT_BATCH):
     """Validates `threads=` and `batch=` (`check_threads`) and keeps the
@@ -273,14 +393,12 @@ class TabularSolverBase:
 
   def _tables_to_save(self):
     """{name in the checkpoint: array} of every table `save` writes."""
-    return {name.lstrip("_"): getattr(self, name) for name in self._table_names}
+    return self._backend.tables_to_save()
 
   def _restore_tables(self, tables, path):
     """Copies a checkpoint's tables (`checkpoint.CheckpointFile.tables`)
     into this (new) solver's, each checked (`restore_table`)."""
-    for name in self._table_names:
-      restore_table(tables, name.lstrip("_"), getattr(self, name), path,
-                    self._num_iterations)
+    self._backend.restore_tables(tables, path)
 
   def _tables_loaded(self):
     """Called by `load` after the tables are restored (derived tables)."""
@@ -294,7 +412,7 @@ class TabularSolverBase:
     a killed save leaves is removed by the next save or load of `path`).
     `load` resumes bit-identically.
     """
-    if hasattr(self, "_rng_words"):
+    if self._rng_words is not None:
       rng_lib.set_pcg64_state(self._rng, self._rng_words)
     meta = {
         "format": CHECKPOINT_FORMAT,
@@ -364,7 +482,7 @@ class TabularSolverBase:
       raise checkpoint.field_error(
           path, "rng_state", f"is not a {type(solver._rng.bit_generator).__name__}"
           f" state ({type(e).__name__}: {e})") from None
-    if hasattr(solver, "_rng_words"):
+    if solver._rng_words is not None:  # pylint: disable=protected-access
       solver._rng_words[:] = rng_lib.pcg64_state(solver._rng)
     solver._tables_loaded()
     return solver
@@ -477,7 +595,7 @@ def _log_discount_prefix(power, size):
   return np.concatenate([[0.0], np.cumsum(-np.log1p(k**-power))])
 
 
-class WeightingMixin:
+class Weighting:
   """Linear / discounted weighting of a sampling solver's iterations.
 
   "linear": iteration t contributes with weight t (or min(t,
@@ -486,9 +604,10 @@ class WeightingMixin:
   t^a/(t^a + 1) and negative ones by t^b/(t^b + 1), lazily: a row catches up
   on the discounts it missed when next visited (kernels keep `_through`),
   through prefix sums of the log-factors; averages are weighted t^gamma.
+  A solver holds one (`_weights`); `options` is what its checkpoint records.
   """
 
-  def _init_weighting(self, weighting, linear_iterations, alpha, beta, gamma):
+  def __init__(self, weighting, linear_iterations, alpha, beta, gamma):
     if weighting not in WEIGHTINGS:
       raise ValueError(f"Unknown weighting {weighting!r}; allowed: None, "
                        "'linear', 'discounted'.")
@@ -501,37 +620,38 @@ class WeightingMixin:
     for name, value in (("alpha", alpha), ("beta", beta), ("gamma", gamma)):
       if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValueError(f"{name} must be a number, got {value!r}.")
-    self._weighting = dict(weighting=weighting,
-                           linear_iterations=linear_iterations,
-                           alpha=float(alpha), beta=float(beta),
-                           gamma=float(gamma))
+    self.options = dict(weighting=weighting,
+                        linear_iterations=linear_iterations,
+                        alpha=float(alpha), beta=float(beta),
+                        gamma=float(gamma))
     self._log_pos = self._log_neg = np.zeros(1)
 
-  def _weighting_args(self, last_iteration):
-    """The kernel arguments: code, linear_until, gamma, log_pos, log_neg."""
-    w = self._weighting
-    if w["weighting"] == "discounted" and len(self._log_pos) < last_iteration + 2:
+  @property
+  def discounted(self):
+    """Whether regrets are discounted (rows keep the iteration they were
+    last brought up to, `through`)."""
+    return self.options["weighting"] == "discounted"
+
+  def args(self, last_iteration):
+    """The kernel arguments up to `last_iteration`: code, linear_until,
+    gamma, log_pos, log_neg."""
+    w = self.options
+    if self.discounted and len(self._log_pos) < last_iteration + 2:
       size = max(last_iteration + 2, 2 * len(self._log_pos))
       self._log_pos = _log_discount_prefix(w["alpha"], size)
       self._log_neg = _log_discount_prefix(w["beta"], size)
     return (WEIGHTINGS[w["weighting"]], w["linear_iterations"] or 0,
             w["gamma"], self._log_pos, self._log_neg)
 
-  def _caught_up_regrets(self):
-    """Regrets with every pending discount applied (a copy when needed)."""
-    if self._weighting["weighting"] != "discounted" or self._num_iterations == 0:
-      return self._regrets
-    self._weighting_args(self._num_iterations)
-    last = self._num_iterations
-    fp = np.exp(self._log_pos[last] - self._log_pos[self._through])[:, None]
-    fn = np.exp(self._log_neg[last] - self._log_neg[self._through])[:, None]
-    return np.where(self._regrets >= 0, self._regrets * fp, self._regrets * fn)
-
-  def current_policy_table(self):
-    out = np.zeros_like(self._regrets)
-    exact.regret_matching(self._caught_up_regrets(),
-                          self._tree.infoset_num_actions, out)
-    return out
+  def caught_up(self, regrets, through, iterations):
+    """`regrets` with every pending discount applied up to `iterations`
+    (rows last discounted through `through`): a copy when discounted."""
+    if not self.discounted or iterations == 0:
+      return regrets
+    self.args(iterations)
+    fp = np.exp(self._log_pos[iterations] - self._log_pos[through])[:, None]
+    fn = np.exp(self._log_neg[iterations] - self._log_neg[through])[:, None]
+    return np.where(regrets >= 0, regrets * fp, regrets * fn)
 
 
 def skipped_weight(t, last, linear):
@@ -546,32 +666,29 @@ def skipped_weight(t, last, linear):
   return t - last
 
 
-class OptimisticAverageMixin:
-  """Reading an optimistically averaged strategy (Lanctot 2013 section 4).
+def optimistic_average(solver):
+  """The cumulative strategy of a compiled-tree solver with optimistic
+  averaging, flushed to iteration T (Lanctot 2013 section 4).
 
-  Needs `_averaging_code` (1 = optimistic), `_regret_code` (1 = RM+ with
-  linear averaging), `_avg_last` and `current_policy_table()`.
+  Each infoset I last updated at c_I < T gets (T - c_I) pi_owner(I)
+  sigma^T(I) added (thesis section 3.4), or with regret="rm+" the skipped
+  iterations' linear weights (T (T + 1) - c_I (c_I + 1)) / 2, on a copy:
+  reading the average never changes the solver's state. Reads the
+  solver's `_averaging_code` (1 = optimistic), `_regret_code` (1 = RM+
+  with linear averaging), `_avg`, `_avg_last` and
+  `current_policy_table()`.
   """
-
-  def _cumulative_average(self):
-    """The cumulative strategy; optimistic averaging is flushed to iteration T.
-
-    Each infoset I last updated at c_I < T gets (T - c_I) pi_owner(I)
-    sigma^T(I) added (Lanctot 2013 section 4; thesis section 3.4), or with
-    regret="rm+" the skipped iterations' linear weights (T (T + 1) - c_I
-    (c_I + 1)) / 2, on a copy: reading the average never changes the
-    solver's state.
-    """
-    if self._averaging_code == 0 or self._num_iterations == 0:
-      return self._avg
-    tree = self._tree
-    strategy = self.current_policy_table()
-    reach = np.empty((tree.num_nodes, tree.num_players + 1))
-    exact.reach_probabilities(*tree.kernel_args()[:6], strategy, reach)
-    decision = np.flatnonzero(tree.node_kind == tree_lib.DECISION)
-    owner_reach = np.zeros(tree.num_infosets)
-    owner_reach[tree.node_infoset[decision]] = reach[
-        decision, tree.node_player[decision]]
-    weight = skipped_weight(self._num_iterations, self._avg_last,
-                            self._regret_code) * owner_reach
-    return self._avg + weight[:, None] * strategy
+  s = solver
+  if s._averaging_code == 0 or s.num_iterations == 0:  # pylint: disable=protected-access
+    return s._avg  # pylint: disable=protected-access
+  tree = s.tree
+  strategy = s.current_policy_table()
+  reach = np.empty((tree.num_nodes, tree.num_players + 1))
+  exact.reach_probabilities(*tree.kernel_args()[:6], strategy, reach)
+  decision = np.flatnonzero(tree.node_kind == tree_lib.DECISION)
+  owner_reach = np.zeros(tree.num_infosets)
+  owner_reach[tree.node_infoset[decision]] = reach[
+      decision, tree.node_player[decision]]
+  weight = skipped_weight(s.num_iterations, s._avg_last,  # pylint: disable=protected-access
+                          s._regret_code) * owner_reach  # pylint: disable=protected-access
+  return s._avg + weight[:, None] * strategy  # pylint: disable=protected-access

@@ -46,7 +46,7 @@ class InfoStateNode:
       default_factory=lambda: collections.defaultdict(float))
 
 
-class CFRSolver(engine_lib.EngineSampling, base.TabularSolverBase):
+class CFRSolver(base.TabularSolverBase):
   """Exact CFR family on the full compiled tree, with OpenSpiel's interface.
 
   Variants, with OpenSpiel's update order (alternating updates, or
@@ -132,18 +132,17 @@ class CFRSolver(engine_lib.EngineSampling, base.TabularSolverBase):
           "returns: CFRSolver runs it with the four sweeps on one thread "
           f"(passes='auto' or 'four_sweeps', threads=1); got "
           f"threads={threads}, passes={passes!r}.")
-    self._representation = kind
     if kind == "engine":
       if threads != 1 or passes not in ("auto", "sweeps"):
         raise ValueError("CFRSolver on an engine streams on one thread; "
                          f"got threads={threads}, passes={passes!r}.")
       from mccfrb.solvers import stream  # pylint: disable=import-outside-toplevel
-      self._init_engine_game(loaded, engine)
-      self._averaging_code = self._regret_code = 0  # Averages: no catch-up.
       self._stream = stream.StreamingCFR(
           engine, self._rule, max_memory,
           alternating_updates=not self._simultaneous)
-      self._tables = self._stream.tables
+      # The streaming walk's tables; averages have no catch-up.
+      self._init_backend(loaded, engine_lib.EngineBackend(
+          self, engine, self._stream.tables, precision="float64"))
       return
     self._init_game(loaded, max_nodes, tree, general=True)
     t = self._tree
@@ -173,9 +172,9 @@ class CFRSolver(engine_lib.EngineSampling, base.TabularSolverBase):
     options = {"variant": self._variant, **self._rule.constants()}
     if self._simultaneous:
       options["alternating_updates"] = False
-    if self._representation == "engine":
+    if self.representation == "engine":
       options.update(representation="engine",
-                     max_memory=self._tables.max_memory)
+                     max_memory=self._backend.max_memory)
     return options
 
   def evaluate_and_update_policy(self):
@@ -196,8 +195,8 @@ class CFRSolver(engine_lib.EngineSampling, base.TabularSolverBase):
   def _run_chunk(self, num_iterations):
     """`num_iterations` exact iterations in one kernel call (on an engine:
     streamed, two walks an iteration)."""
-    if self._representation == "engine":
-      self._stream.tables = self._tables  # As loaded, if it was.
+    if self.representation == "engine":
+      self._stream.tables = self._backend.tables  # As loaded, if it was.
       self._stream.num_iterations = self._num_iterations
       self._stream.run(int(num_iterations))
       self._num_iterations = self._stream.num_iterations
@@ -228,9 +227,7 @@ class CFRSolver(engine_lib.EngineSampling, base.TabularSolverBase):
     table. On a compiled tree only."""
     self._require_tree("info_state_nodes()")
     t = self._tree
-    if self._converter is None:
-      self._converter = policy_lib.TabularPolicyConverter(self._game, t)
-    lookup = self._converter.state_lookup
+    lookup = self._backend.converter().state_lookup
     nodes = {}
     for i, key in enumerate(t.infoset_strings()):
       count = t.infoset_num_actions[i]

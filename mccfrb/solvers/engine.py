@@ -1,11 +1,11 @@
-"""Sampling solvers on native engines: runs, policies, memory, save/load.
+"""Native engines as a solver's representation: policies, memory, save/load.
 
-`EngineSampling` is mixed into the sampling solvers (MCCFRbSolver,
-OutcomeSamplingSolver and PublicSamplingSolver) and used when their
-representation is "engine" (solvers/representation.py): the game is
-played by an engine (mccfrb/games/engines), infoset tables grow as
-episodes visit them (solvers/tables.py), and the kernel is
-kernels/outcome.py (kernels/public.py's `episodes` with an engine).
+`EngineBackend` is the backend of a solver whose representation is
+"engine" (solvers/representation.py): the game is played by an engine
+(mccfrb/games/engines), infoset tables grow as episodes visit them
+(mccfrb/tables/hashed.py), and the solver runs its kernel on them
+(kernels/outcome.py, kernels/external.py, kernels/public.py's `episodes`
+with an engine, kernels/stream.py).
 
 `EnginePolicy` is an OpenSpiel `policy.Policy` that answers
 `action_probabilities(state)` from the tables, for games whose
@@ -160,121 +160,54 @@ class EnginePolicy(os_policy.Policy):
     return dict(zip(legal, (float(p) for p in probs)))
 
 
-class EngineSampling:
-  """The engine side of a sampling solver (see the module docstring).
+class EngineBackend:
+  """A native engine as a solver's representation (see the module
+  docstring): the engine, the solver's hashed infoset tables and its keyed
+  baselines' table, their precision, and what a checkpoint holds of them.
 
-  Needs from the solver: `_baseline_name`, `_kernel_codes`, `_decay`,
-  `_weighting_args`, `_rng_words`, `_num_iterations`, `_nodes_touched`,
-  `_threads`, `_hogwild`.
+  The solver builds the tables for its algorithm (their fields) and runs
+  its own kernel on them; the backend reads policies from them, reports
+  their memory, saves and restores them.
+
+  Attributes:
+    engine: the `Engine`; tables: the infoset `HashedTable`; history: the
+      keyed baselines' `HashedTable`, or None; precision; in_flight:
+      episodes in flight per worker; extra: {checkpoint name: array} of the
+      solver's own resumable state (external sampling's traversals), saved
+      and restored with the tables.
   """
 
-  def _init_engine_game(self, game, engine):
-    """The solver's game on `engine`: no tree, no iterations yet."""
-    self._game, self._engine = game, engine
-    self._tree = self._converter = None
-    self._num_iterations = self._nodes_touched = 0
+  kind = "engine"
+  grown = None
 
-  def _init_engine(self, engine, max_memory, precision=None, in_flight=None):
-    """The solver's hashed tables (tables/hashed.py) for its baseline,
-    averaging and weighting, and the kernels' scratch."""
-    self._engine = engine
-    self._precision = check_precision(precision)
-    self._in_flight = check_in_flight(in_flight)
-    name = self._baseline_name
-    entry = baselines_lib.BASELINES[name]
-    running = baselines_lib.running_counts(name, self._decay)
-    fields = ["regret", "avg"]
-    header = []
-    if self._weighting["weighting"] == "discounted":
-      header.append("through")
-    if entry.key == "infoset" or entry.fallback == "infoset":
-      if entry.owner == baselines_lib.OWNER_UPDATE_PLAYER:
-        fields += ["b0", "b1"]
-        header += ["count0", "count1"]
-      else:
-        fields += ["baseline"] + (["count"] if running else [])
-    keyed = baselines_lib.keyed_table(name)
-    total = tables_lib.check_max_memory(max_memory)
-    keyed_bytes = baselines_lib.keyed_share(name, total)
-    if keyed and min(keyed_bytes, total - keyed_bytes) < tables_lib.MIN_MEMORY:
-      raise ValueError(
-          f"max_memory={total} is too small for baseline={name!r}, whose "
-          f"second table takes {keyed_bytes / total:.0%} of it: each table "
-          f"needs at least {tables_lib.MIN_MEMORY} bytes.")
-    self._tables = tables_lib.HashedTable(
-        engine.max_moves, fields, header, precision=self._precision,
-        max_memory=total - keyed_bytes)
-    # The keyed baselines' table (a value per key and move, and the running
-    # mean's visit count; kernels/outcome.py) takes its key's share of
-    # max_memory (kernels/baselines.py: half for histories, a quarter for
-    # situations and public states), the infoset table the rest. (Saved
-    # as "engine_history_*".)
-    self._history = None
-    k_fields = ["value"] + (["count"] if running else [])
-    if keyed:
-      self._history = tables_lib.HashedTable(
-          engine.max_moves, k_fields, precision=self._precision,
-          max_memory=keyed_bytes)
-    t = self._tables
-    number = lambda names, name: names.index(name) if name in names else -1
-    fmap = np.full(outcome_kernel.FMAP_SIZE, -1, dtype=np.int64)
-    fmap[outcome_kernel.F_REGRET] = t.field_number("regret")
-    fmap[outcome_kernel.F_AVG] = t.field_number("avg")
-    fmap[outcome_kernel.F_BASE] = number(t.fields, "b0" if "b0" in t.fields
-                                         else "baseline")
-    fmap[outcome_kernel.F_COUNT] = number(t.fields, "count")
-    fmap[outcome_kernel.H_THROUGH] = number(t.header_names, "through")
-    fmap[outcome_kernel.H_COUNT] = number(t.header_names, "count0")
-    fmap[outcome_kernel.F_KEYED_VALUE] = 0
-    fmap[outcome_kernel.F_KEYED_COUNT] = number(k_fields, "count")
-    self._fmap = fmap
-    slots = self._threads * self._in_flight
-    depth, moves = max(engine.max_depth, 1), max(engine.max_moves, 1)
-    self._engine_scratch = (
-        np.zeros((slots, engine.state_size), dtype=np.int64),
-        outcome_kernel.Scratch(
-            np.zeros((slots, depth), dtype=np.int64),
-            np.zeros((slots, depth), dtype=np.int64),
-            np.zeros((slots, depth, 4)), np.zeros((slots, moves)),
-            np.zeros((slots, moves))),
-        np.zeros((slots, depth, moves)), np.zeros((slots, depth, moves)),
-        np.zeros((slots, depth if keyed else 1, 2), dtype=np.uint64),
-        np.zeros((slots, depth if keyed else 1), dtype=np.int64),
-        np.zeros((slots, outcome_kernel.LANE_SIZE), dtype=np.int64),
-        np.zeros((slots, 2), dtype=np.uint64),
-        np.zeros(slots, dtype=np.uint64))
-    # Probing's rollout returns and states, or a chain's baselines
-    # (kernels/outcome.py `EngineArgs`); empty for every other baseline.
-    probing = entry.rule == "probe" or bool(entry.fallback)
-    self._probe_scratch = (
-        np.zeros((slots, depth + 1, moves) if probing else (0, 1, 1)),
-        np.zeros((slots, 2, engine.state_size) if probing else (0, 2, 1),
-                 dtype=np.int64))
-    self._blocks = np.zeros((self._threads, hashed.BLOCK_SIZE),
-                            dtype=np.int64)
+  def __init__(self, solver, engine, tables, history=None,
+               precision=DEFAULT_PRECISION, in_flight=1, flush=FLUSH_NONE,
+               weights=None, threads=1):
+    self._solver = solver
+    self.engine, self.tables, self.history = engine, tables, history
+    self.precision, self.in_flight = precision, in_flight
+    self.extra = {}
+    self._flush, self._weights, self._threads = flush, weights, threads
     self._stall_warned = False
 
-  def _history_args(self):
-    """The kernels' `history` tuple: the per-history baselines' table, or
-    a stand-in of the same precision."""
-    h = self._history
+  @property
+  def max_memory(self):
+    """max_memory of the tables together (what the solver was given)."""
+    return self.tables.max_memory + (
+        0 if self.history is None else self.history.max_memory)
+
+  def options(self):
+    """What a checkpoint records of the representation."""
+    return dict(representation="engine", max_memory=self.max_memory,
+                precision=self.precision)
+
+  def history_args(self):
+    """The kernels' `history` tuple: the keyed baselines' table, or a
+    stand-in of the same precision."""
+    h = self.history
     if h is None:
-      h = _no_history(self._precision)
+      h = _no_history(self.precision)
     return h.args()
-
-  @property
-  def engine(self):
-    """The native engine playing the game (None on a compiled tree)."""
-    return getattr(self, "_engine", None)
-
-  @property
-  def representation(self):
-    return "tree" if self.engine is None else "engine"
-
-  @property
-  def precision(self):
-    """The cells' precision: "float64" or "float32" (hashed tables)."""
-    return getattr(self, "_precision", "float64")
 
   def memory(self):
     """What the tables hold: a dict with `infosets` stored, `cells`
@@ -283,14 +216,7 @@ class EngineSampling:
     tables stopped growing at max_memory), `dropped` (visits to infosets
     not stored since), `precision`, and `collisions` (lookups that met a
     row of their key with another width: a hash collision, detected)."""
-    if self.engine is None:
-      nbytes = sum(getattr(self, n).nbytes for n in self._table_names)
-      return dict(infosets=self._tree.num_infosets,
-                  cells=int(self._tree.infoset_num_actions.sum()),
-                  bytes=nbytes + self._tree.nbytes(), max_memory=None,
-                  frozen=False, dropped=0, precision="float64",
-                  collisions=0)
-    t, h = self._tables, getattr(self, "_history", None)
+    t, h = self.tables, self.history
     report = dict(infosets=t.num_rows, cells=t.num_cells, bytes=t.nbytes(),
                   max_memory=t.max_memory, frozen=t.frozen,
                   dropped=t.dropped, precision=t.precision,
@@ -303,138 +229,36 @@ class EngineSampling:
     report["bytes_per_infoset"] = report["bytes"] / max(t.num_rows, 1)
     return report
 
-  def _engine_margin(self, table):
-    """Rows and arena words a kernel call needs free
+  def margin(self, table):
+    """Rows and arena words an outcome-sampling kernel call needs free
     (kernels/outcome.py): each worker's episodes in flight, and
     with Hogwild a fresh block of rows per worker."""
-    e = self._engine
-    paths = (2 * max(self._in_flight // 2, 1) if self._threads > 1
-             else self._in_flight)
-    rows = self._threads * paths * max(e.max_depth, 1)
+    e, threads = self.engine, self._threads
+    paths = (2 * max(self.in_flight // 2, 1) if threads > 1
+             else self.in_flight)
+    rows = threads * paths * max(e.max_depth, 1)
     widest = table.row_words(max(e.max_moves, 1))
-    block = outcome_kernel.BLOCK_ROWS * widest if self._threads > 1 else 0
-    uncounted = hashed.BLOCK_FLUSH if self._threads > 1 else 0
-    return (rows + self._threads * uncounted,
-            rows * widest + self._threads * block)
+    block = outcome_kernel.BLOCK_ROWS * widest if threads > 1 else 0
+    uncounted = hashed.BLOCK_FLUSH if threads > 1 else 0
+    return (rows + threads * uncounted, rows * widest + threads * block)
 
-  def _infosets_stored(self):
-    return None if self.engine is None else self._tables.num_rows
+  def infosets_stored(self):
+    """Infosets stored (shown by progress bars)."""
+    return self.tables.num_rows
 
-  def _chunk_unit(self):
+  def chunk_unit(self):
     """Iterations whose episodes form whole groups in flight (K / 2 or K)."""
-    k = getattr(self, "_in_flight", 1) if self.engine is not None else 1
-    return (k // math.gcd(k, 2)) if k > 1 else super()._chunk_unit()
+    k = self.in_flight
+    if k > 1:
+      return k // math.gcd(k, 2)
+    return getattr(self._solver, "_batch", None) or 1
 
-  def _run_engine(self, num_iterations):
-    """`num_iterations` iterations on the engine, in kernel calls of
-    CHUNK_EPISODES episodes, growing the tables between calls."""
-    e, t = self._engine, self._tables
-    first = self._num_iterations + 1
-    start_iterations = self._num_iterations
-    weighting = outcome_kernel.Weights(*self._weighting_args(
-        self._num_iterations + num_iterations))
-    total = 2 * num_iterations
-    done = 0
-    h = self._history
-    for w in range(self._threads):
-      self._blocks[w, 2] = (outcome_kernel.BLOCK_ROWS
-                            * t.row_words(max(e.max_moves, 1)))
-    while done < total:
-      for table in (t, h):
-        if table is not None and not table.frozen and not table.has_room(
-            *self._engine_margin(table)):
-          table.grow(*self._engine_margin(table))
-      end = min(total, done + CHUNK_EPISODES * self._threads)
-      k = self._in_flight
-      if k > 1 and end < total:  # End at a whole group in flight.
-        end -= (2 * start_iterations + end) % k
-        end = end if end > done else min(total, done + k)
-      # None without a keyed baseline: the kernel compiles no lookup.
-      keyed = None if h is None else h.args()
-      t.meta[outcome_kernel.STOP] = 0
-      eng = self._engine_args(not t.frozen, h is not None and not h.frozen)
-      scratch = self._engine_scratch[1]
-      if self._threads > 1 and self._hogwild:
-        finished = np.zeros(self._threads, dtype=np.int64)
-        # The workers are a prange over self._threads: numba's pool must
-        # run that many whatever the caller set (the experiment binaries
-        # set one thread).
-        with base.numba_threads(self._threads):
-          touched = call_literal(
-              outcome_kernel.hogwild_episodes, e.code, eng, keyed,
-              self._kernel_codes(), weighting, e.utility_sum,
-              first + done // 2, end - done, self._rng_words, self._threads,
-              scratch, self._blocks, finished)
-        self._hogwild_episodes = finished + getattr(
-            self, "_hogwild_episodes", 0)  # Per worker, for the tests.
-        # A worker claims whole iterations and checks for room before
-        # each (kernels/outcome.py), so every claimed iteration
-        # runs both episodes.
-        ran = int(finished.sum())
-        assert ran % 2 == 0, finished
-        reached = done + ran
-      else:
-        reached, touched, _ = call_literal(
-            outcome_kernel.engine_episodes, e.code, eng, keyed,
-            self._kernel_codes(), weighting, e.utility_sum, first, done, end,
-            self._rng_words, np.uint64(0), 0, 1, scratch)
-      self._nodes_touched += int(touched)
-      done = int(reached)
-      self._num_iterations = start_iterations + done // 2
-    self._warn_if_stalled()
-
-  def _engine_args(self, allow_insert, allow_keyed, start=None,
-                   start_key=None):
-    """The engine and its infoset rows (kernels/outcome.py `EngineArgs`),
-    episodes starting from `start` (an engine state; None: the initial
-    state) with the history key `start_key`."""
-    e = self._engine
-    (state, _, path_probs, path_sigma, path_key, path_brow, lanes,
-     lane_keys, streams) = self._engine_scratch
-    if start_key is None:
-      start_key = np.array(outcome_kernel.HISTORY_SEED, dtype=np.uint64)
-    return outcome_kernel.EngineArgs(
-        e.params, self._tables.args(), self._fmap, allow_insert, allow_keyed,
-        self._in_flight, state, path_probs, path_sigma, path_key, path_brow,
-        self._blocks[0, :0], self._blocks[0, :1],
-        np.zeros(0, dtype=np.int64) if start is None else start, start_key,
-        lanes, lane_keys, streams, *self._probe_scratch)
-
-  def _engine_conditional_variance(self, continuations, seed, trajectories):
-    """`conditional_variance` on the engine (kernels/outcome.py
-    `engine_conditional`): the tables frozen, `trajectories` sampled
-    episodes, `continuations` from every decision of their update player."""
-    e, t = self._engine, self._tables
-    keyed = None if self._history is None else self._history.args()
-    depth = max(e.max_depth, 1)
-    start = np.zeros((depth + 1, e.state_size), dtype=np.int64)
-    moves = np.zeros(depth + 1, dtype=np.int64)
-    out = np.zeros(5)
-    # The frozen lookups count the infosets they miss: put the tables'
-    # statistics back as they were.
-    meta = [table.meta.copy() for table in (t, self._history) if table]
-    try:
-      call_literal(
-          outcome_kernel.engine_conditional, e.code,
-          self._engine_args(False, False), keyed, self._kernel_codes(),
-          e.utility_sum, self._num_iterations + 1, trajectories,
-          continuations, rng_lib.pcg64_state(np.random.default_rng(seed)),
-          self._engine_scratch[1], start, moves, out)
-    finally:
-      for table, saved in zip((x for x in (t, self._history) if x), meta):
-        table.meta[:] = saved
-    histories = max(out[0], 1.0)
-    return EngineConditionalVariance(
-        float(out[1] / histories), float(out[2] / histories),
-        float(out[3] / histories), int(out[0]), int(continuations),
-        int(trajectories), float(out[4] / histories))
-
-  def _warn_if_stalled(self):
+  def warn_if_stalled(self):
     """Warns once when float32 cells stop meaning what they should: a
     non-finite value was stored, or rounding lost more than STALL_WARNING
     of the magnitude of the additions made to the cells (cells that
     stopped moving)."""
-    t = self._tables
+    t = self.tables
     if self._stall_warned or t.precision != "float32":
       return
     overflow, lost = t.overflowed, t.lost_fraction
@@ -445,77 +269,60 @@ class EngineSampling:
               "(additions below float32's resolution leave a cell "
               "unchanged)")
       warnings.warn(
-          f"precision='float32': {what} after {self._num_iterations} "
-          "iterations; the tables no longer converge as float64 would. Run "
-          "with precision='float64'.", RuntimeWarning, stacklevel=3)
+          f"precision='float32': {what} after "
+          f"{self._solver.num_iterations} iterations; the tables no longer "
+          "converge as float64 would. Run with precision='float64'.",
+          RuntimeWarning, stacklevel=4)
 
-  def _require_tree(self, what):
-    if self.engine is not None:
-      raise ValueError(
-          f"{what} needs the compiled tree; this solver plays "
-          f"{self._game} on its engine. Use representation='tree' for a "
-          "game that fits, or average_policy() / current_policy() here.")
+  def require_tree(self, what):
+    s = self._solver
+    raise ValueError(
+        f"{what} needs the compiled tree; this solver plays "
+        f"{s.game} on its engine. Use representation='tree' for a "
+        "game that fits, or average_policy() / current_policy() here.")
 
-  def average_policy(self):
-    """The average strategy: a `TabularPolicy` on a compiled tree, an
-    `EnginePolicy` (answering state by state) on an engine."""
-    if self.engine is None:
-      return super().average_policy()
-    return self._engine_policy(False)
+  def policy(self, current):
+    """An `EnginePolicy` of the average (with the solver's catch-up) or of
+    sigma by regret matching of the regrets, with the discounts a row has
+    pending applied first (discounted weighting)."""
+    iterations = self._solver.num_iterations
+    discount = None
+    if current and self._weights is not None and (
+        self._weights.discounted and iterations > 0):
+      w = self._weights.args(iterations)
+      discount = (w[3], w[4], iterations)
+    return EnginePolicy(self._solver.game, self.engine, self.tables,
+                        current=current,
+                        flush=FLUSH_NONE if current else self._flush,
+                        iterations=iterations, discount=discount)
 
-  def current_policy(self):
-    """The current strategy (`TabularPolicy` or `EnginePolicy`)."""
-    if self.engine is None:
-      return super().current_policy()
-    return self._engine_policy(True)
-
-  def average_policy_table(self):
-    self._require_tree("average_policy_table()")
-    return super().average_policy_table()
-
-  def current_policy_table(self):
-    self._require_tree("current_policy_table()")
-    return super().current_policy_table()
-
-  def _tables_to_save(self):
-    if self.engine is None:
-      return super()._tables_to_save()
-    return self._engine_tables_to_save()
-
-  def _restore_tables(self, tables, path):
-    if self.engine is None:
-      super()._restore_tables(tables, path)
-    else:
-      self._engine_tables_loaded(
-          {k: v for k, v in tables.items() if k.startswith("engine_")})
-
-  def _engine_policy(self, current):
-    flush = flush_code(self._averaging_code, self._regret_code)
-    return EnginePolicy(self._game, self._engine, self._tables,
-                        current=current, flush=0 if current else flush,
-                        iterations=self._num_iterations)
-
-  def _engine_tables_to_save(self):
-    saved = {}
-    for prefix, t in self._engine_table_sets():
-      saved.update({prefix + n: a for n, a in t.state().items()})
-    return saved
-
-  def _engine_table_sets(self):
+  def table_sets(self):
     """(checkpoint prefix, HashedTable) of every table set."""
-    sets = [("engine_", self._tables)]
-    if getattr(self, "_history", None) is not None:
-      sets.append(("engine_history_", self._history))
+    sets = [("engine_", self.tables)]
+    if self.history is not None:
+      sets.append(("engine_history_", self.history))
     return sets
 
-  def _engine_tables_loaded(self, saved):
-    for prefix, t in self._engine_table_sets():
+  def tables_to_save(self):
+    saved = {}
+    for prefix, t in self.table_sets():
+      saved.update({prefix + n: a for n, a in t.state().items()})
+    saved.update(self.extra)
+    return saved
+
+  def restore_tables(self, tables, path):
+    """The hashed tables as saved, then `extra`, each checked."""
+    saved = {k: v for k, v in tables.items() if k.startswith("engine_")}
+    for prefix, t in self.table_sets():
       missing = [n for n in SAVED if prefix + n not in saved]
       if missing:
         raise ValueError(f"an engine checkpoint lacks the tables "
                          f"{[prefix + n for n in missing]} (written by "
                          "another version of mccfrb?).")
       t.restore(**{n: saved[prefix + n] for n in SAVED})
+    for name, target in self.extra.items():
+      base.restore_table(tables, name, target, path,
+                         self._solver.num_iterations, signed=True)
 
 
 class EngineConditionalVariance(NamedTuple):

@@ -54,9 +54,7 @@ def averaging_name(averaging):
   return averaging
 
 
-class ExternalSamplingSolver(grown_lib.GrownSampling,
-                             engine_lib.EngineSampling, base.WeightingMixin,
-                             base.TabularSolverBase):
+class ExternalSamplingSolver(base.TabularSolverBase):
   """External-sampling MCCFR with weighting and pruning (kernels/external.py).
 
   Args:
@@ -121,7 +119,8 @@ class ExternalSamplingSolver(grown_lib.GrownSampling,
     self._init_threads(threads, None if hogwild else batch,
                        default=DEFAULT_ES_BATCH)
     base.check_choice("averaging", averaging, ES_AVERAGINGS)
-    self._init_weighting(weighting, linear_iterations, alpha, beta, gamma)
+    self._weights = base.Weighting(weighting, linear_iterations, alpha, beta,
+                                   gamma)
     if pruning not in PRUNINGS:
       raise ValueError(f"Unknown pruning {pruning!r}; allowed: None, "
                        "'pluribus', 'probabilistic'.")
@@ -166,15 +165,15 @@ class ExternalSamplingSolver(grown_lib.GrownSampling,
         prune_floor=float(prune_floor), prune_after=int(prune_after),
         **self._threads_option)
     self._counters = np.zeros(2, dtype=np.int64)
-    self._representation = kind
     if kind != "engine":
       engine_lib.refuse_hashed_options(kind, precision, None)
     if kind == "engine":
-      self._init_engine_game(loaded, engine)
+      self._game = loaded
       self._init_es_engine(engine, max_memory, precision)
       return
     if kind == "grown":
-      self._init_grown(loaded, max_memory)
+      self._init_backend(loaded, grown_lib.GrownBackend(
+          self, loaded, max_memory, outcome_sampling=False))
       return
     self._init_game(loaded, max_nodes, tree, general=True)
     t = self._tree
@@ -215,14 +214,10 @@ class ExternalSamplingSolver(grown_lib.GrownSampling,
     return self._batch_buffers
 
   def _options(self):
-    options = {**self._settings, **self._weighting}
-    if self._representation == "engine":
-      options.update(representation="engine",
-                     max_memory=self._es_max_memory,
-                     hogwild=self._hogwild, precision=self._precision)
-    if self._representation == "grown":
-      options.update(representation="grown",
-                     max_memory=self._grown.max_memory)
+    options = {**self._settings, **self._weights.options,
+               **self._backend.options()}
+    if self.representation == "engine":
+      options.update(hogwild=self._hogwild)
     return options
 
   def _pruning_code(self):
@@ -237,18 +232,18 @@ class ExternalSamplingSolver(grown_lib.GrownSampling,
     """`num_iterations` iterations: in one kernel call on a compiled tree;
     on an engine in calls of ENGINE_CALL_NODES nodes per worker, growing
     the tables between calls."""
-    if self._representation == "engine":
+    if self.representation == "engine":
       self._run_es_engine(num_iterations)
       return
-    if self._representation == "grown":
-      self._run_es_grown(int(num_iterations))
+    if self.representation == "grown":
+      self._backend.run_external(int(num_iterations))
       return
     s, t = self._settings, self._tree
     touched_before = self._counters[0]
     args = (*t.kernel_args(), t.utility_sum, t.infoset_num_actions,
             self._regrets, self._avg, self._through,
             ES_AVERAGINGS[s["averaging"]],
-            *self._weighting_args(self._num_iterations + num_iterations),
+            *self._weights.args(self._num_iterations + num_iterations),
             PRUNINGS[s["pruning"]], s["prune_threshold"],
             s["prune_probability"], s["prune_k"], s["prune_floor"],
             s["prune_after"], self._num_iterations + 1, num_iterations)
@@ -269,28 +264,28 @@ class ExternalSamplingSolver(grown_lib.GrownSampling,
   # The engine (kernels/external.py).
 
   def _init_es_engine(self, engine, max_memory, precision=None):
-    """The tables (no baselines) and each worker's traversal state: its
-    block of traversals (`progress`), streams, stack of engine states and
-    frames (kernels/external.py)."""
-    self._engine = engine
-    self._precision = engine_lib.check_precision(precision)
-    header = (("through",) if self._weighting["weighting"] == "discounted"
-              else ())
+    """The solver's backend on `engine`: the tables (and a baseline's) and
+    each worker's traversal state: its block of traversals (`progress`),
+    streams, stack of engine states and frames (kernels/external.py),
+    saved with the tables."""
+    precision = engine_lib.check_precision(precision)
+    header = ("through",) if self._weights.discounted else ()
     total = tables_lib.check_max_memory(max_memory)
-    self._es_max_memory = total
     keyed_bytes = baselines_lib.keyed_share(self._settings["baseline"],
                                             total)
-    self._tables = tables_lib.HashedTable(
+    tables = tables_lib.HashedTable(
         engine.max_moves, ("regret", "avg"), header,
-        precision=self._precision, max_memory=total - keyed_bytes)
+        precision=precision, max_memory=total - keyed_bytes)
     # The baseline's table (saved as "engine_history_*", as MCCFRbSolver's
     # keyed table).
-    self._history = None
+    history = None
     if keyed_bytes:
-      self._history = tables_lib.HashedTable(
-          engine.max_moves, ("value", "count"), precision=self._precision,
+      history = tables_lib.HashedTable(
+          engine.max_moves, ("value", "count"), precision=precision,
           max_memory=keyed_bytes)
-    self._stall_warned = False
+    self._init_backend(self._game, engine_lib.EngineBackend(
+        self, engine, tables, history, precision, weights=self._weights,
+        threads=self._threads))
     workers = self._threads
     depth = max(engine.max_depth, 1) + 1
     moves = max(engine.max_moves, 1)
@@ -311,9 +306,10 @@ class ExternalSamplingSolver(grown_lib.GrownSampling,
     self._es_keyed_frames = dict(
         frame_brow=np.zeros((workers, depth), dtype=np.int64),
         frame_act=np.zeros((workers, depth), dtype=np.int64))
-    if self._history is not None:
+    if history is not None:
       self._es_state.update(self._es_keyed_frames)
     self._es_counters = np.zeros((workers, 2), dtype=np.int64)
+    self._backend.extra = {"es_" + k: v for k, v in self._es_state.items()}
 
   def _episodes_done(self):
     """Traversals finished: all before the current block, and those of the
@@ -349,13 +345,14 @@ class ExternalSamplingSolver(grown_lib.GrownSampling,
     (each iteration: player 0's traversal, then player 1's), in kernel
     calls, growing the tables when a call stops short of room. A traversal
     left suspended by an interrupted run (Ctrl-C) is finished first."""
-    e, t, st = self._engine, self._tables, self._es_state
+    b, st = self._backend, self._es_state
+    e, t, h = b.engine, b.tables, b.history
     s = self._settings
     workers = self._threads
     target = 2 * (self._num_iterations + num_iterations)
     # Blocks of an interrupted Hogwild run may end past the target.
     last = max(target, int(st["progress"][:, external.END].max()))
-    weighting = self._weighting_args(last // 2 + 1)
+    weighting = self._weights.args(last // 2 + 1)
     margin = (workers, workers * t.row_words(max(e.max_moves, 1)))
     if workers == 1:
       if self._blocks_done():
@@ -369,7 +366,6 @@ class ExternalSamplingSolver(grown_lib.GrownSampling,
         self._assign_blocks(done, target)
       if not t.frozen and not t.has_room(*margin):
         t.grow(*margin)
-      h = self._history
       if h is not None:
         h_margin = (KEYED_MARGIN_ROWS,
                     KEYED_MARGIN_ROWS * h.row_words(max(e.max_moves, 1)))
@@ -402,33 +398,4 @@ class ExternalSamplingSolver(grown_lib.GrownSampling,
       self._counters += total
       self._nodes_touched += int(total[external.TOUCHED])
       self._num_iterations = self._episodes_done() // 2
-    self._warn_if_stalled()
-
-  def _engine_policy(self, current):
-    """An `EnginePolicy` of the simple average (no flush), or of sigma by
-    regret matching of the regrets, with the discounts a row has pending
-    applied first (discounted weighting)."""
-    t = self._tables
-    discount = None
-    if current and self._weighting["weighting"] == "discounted" and (
-        self._num_iterations > 0):
-      w = self._weighting_args(self._num_iterations)
-      discount = (w[3], w[4], self._num_iterations)
-    return engine_lib.EnginePolicy(
-        self._game, self._engine, t, current=current,
-        flush=engine_lib.FLUSH_NONE, iterations=self._num_iterations,
-        discount=discount)
-
-  def _tables_to_save(self):
-    if self.engine is None:
-      return super()._tables_to_save()
-    return {**self._engine_tables_to_save(),
-            **{"es_" + k: v for k, v in self._es_state.items()}}
-
-  def _restore_tables(self, tables, path):
-    super()._restore_tables(tables, path)
-    if self.engine is None:
-      return
-    for name, target in self._es_state.items():
-      base.restore_table(tables, "es_" + name, target, path,
-                         self._num_iterations, signed=True)
+    b.warn_if_stalled()

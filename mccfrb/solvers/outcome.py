@@ -6,9 +6,11 @@ import warnings
 import numpy as np
 
 from mccfrb import games
+from mccfrb import tables as tables_lib
 from mccfrb.games import balanced as balanced_lib
 from mccfrb.games import keys as keys_lib
 from mccfrb.games import tree as tree_lib
+from mccfrb.games.engines.common import call_literal
 from mccfrb.kernels import baselines as baselines_lib
 from mccfrb.kernels import exact
 from mccfrb.kernels import outcome
@@ -17,6 +19,7 @@ from mccfrb.solvers import base
 from mccfrb.solvers import engine as engine_lib
 from mccfrb.solvers import grown as grown_lib
 from mccfrb.solvers import representation as representation_lib
+from mccfrb.tables import hashed
 
 # Baseline kind -> its key, owner and rule (kernels/baselines.py, the
 # registry every list of kinds derives from).
@@ -95,9 +98,7 @@ def conditional_summary(tree, nodes, weights, sums, squares, continuations):
       nodes.astype(np.int64), weights, action_var, var[:, -1].copy())
 
 
-class MCCFRbSolver(grown_lib.GrownSampling, engine_lib.EngineSampling,
-                   base.WeightingMixin, base.OptimisticAverageMixin,
-                   base.TabularSolverBase):
+class MCCFRbSolver(base.TabularSolverBase):
   """Outcome-sampling MCCFR with baselines, with OpenSpiel's solver interface.
 
   Usage, as with `open_spiel.python.algorithms.outcome_sampling_mccfr`:
@@ -145,7 +146,7 @@ class MCCFRbSolver(grown_lib.GrownSampling, engine_lib.EngineSampling,
     tree: optional `GameTree` already compiled from this game (sweeps reuse
       one tree for many solvers); it is not checked against the game.
     weighting, linear_iterations, alpha, beta, gamma: None, "linear" or
-      "discounted" weighting of iterations (see `base.WeightingMixin`), with
+      "discounted" weighting of iterations (see `base.Weighting`), with
       stochastic averaging and regret="rm".
     regret: "rm" (regret matching) or "rm+" (MCCFRb+: regret matching+,
       cumulative regrets clipped at 0 after every update, and linear
@@ -181,7 +182,6 @@ class MCCFRbSolver(grown_lib.GrownSampling, engine_lib.EngineSampling,
 
   _table_names = ("_regrets", "_avg", "_avg_last", "_baseline",
                   "_baseline_count", "_through")
-  _outcome_sampling = True
 
   def __init__(self, game, baseline=None, epsilon=0.6,
                averaging=None, baseline_decay=None, seed=None,
@@ -218,7 +218,8 @@ class MCCFRbSolver(grown_lib.GrownSampling, engine_lib.EngineSampling,
       raise ValueError(
           f"weighting={weighting!r} works with regret='rm' only: regret='rm+' "
           "brings its own (linear) averaging weights.")
-    self._init_weighting(weighting, linear_iterations, alpha, beta, gamma)
+    self._weights = base.Weighting(weighting, linear_iterations, alpha, beta,
+                                   gamma)
     if weighting is not None and averaging == "optimistic":
       raise ValueError(
           f"weighting={weighting!r} works with averaging='stochastic' only: "
@@ -246,15 +247,15 @@ class MCCFRbSolver(grown_lib.GrownSampling, engine_lib.EngineSampling,
     self._averaging_code = AVERAGINGS[averaging]
     self._regret_name = regret
     self._regret_code = REGRETS[regret]
-    self._representation = kind
     if kind != "engine":
       engine_lib.refuse_hashed_options(kind, precision, in_flight)
     if kind == "engine":
-      self._init_engine_game(loaded, engine)
+      self._game = loaded
       self._init_engine(engine, max_memory, precision, in_flight)
       return
     if kind == "grown":
-      self._init_grown(loaded, max_memory)
+      self._init_backend(loaded, grown_lib.GrownBackend(
+          self, loaded, max_memory, outcome_sampling=True))
       return
     self._init_game(loaded, max_nodes, tree, general=True)
     tree = self._tree
@@ -343,10 +344,203 @@ class MCCFRbSolver(grown_lib.GrownSampling, engine_lib.EngineSampling,
     return self._batch_buffers
 
   def _tables_loaded(self):
-    if self._representation in ("engine", "grown"):
-      return  # The engine's strategy cells are saved with the tables.
+    if self.representation != "tree":
+      return  # The strategy cells are saved with the tables.
     exact.regret_matching(self._regrets, self._tree.infoset_num_actions,
                           self._strategy)
+
+  def _cumulative_average(self):
+    """The cumulative strategy, flushed to iteration T when averaging is
+    optimistic (`base.optimistic_average`)."""
+    return base.optimistic_average(self)
+
+  # The engine (kernels/outcome.py).
+
+  def _init_engine(self, engine, max_memory, precision=None, in_flight=None):
+    """The solver's backend on `engine`: hashed tables (tables/hashed.py)
+    for its baseline, averaging and weighting, and the kernels' scratch."""
+    precision = engine_lib.check_precision(precision)
+    in_flight = engine_lib.check_in_flight(in_flight)
+    name = self._baseline_name
+    entry = baselines_lib.BASELINES[name]
+    running = baselines_lib.running_counts(name, self._decay)
+    fields = ["regret", "avg"]
+    header = []
+    if self._weights.discounted:
+      header.append("through")
+    if entry.key == "infoset" or entry.fallback == "infoset":
+      if entry.owner == baselines_lib.OWNER_UPDATE_PLAYER:
+        fields += ["b0", "b1"]
+        header += ["count0", "count1"]
+      else:
+        fields += ["baseline"] + (["count"] if running else [])
+    keyed = baselines_lib.keyed_table(name)
+    total = tables_lib.check_max_memory(max_memory)
+    keyed_bytes = baselines_lib.keyed_share(name, total)
+    if keyed and min(keyed_bytes, total - keyed_bytes) < tables_lib.MIN_MEMORY:
+      raise ValueError(
+          f"max_memory={total} is too small for baseline={name!r}, whose "
+          f"second table takes {keyed_bytes / total:.0%} of it: each table "
+          f"needs at least {tables_lib.MIN_MEMORY} bytes.")
+    t = tables_lib.HashedTable(
+        engine.max_moves, fields, header, precision=precision,
+        max_memory=total - keyed_bytes)
+    # The keyed baselines' table (a value per key and move, and the running
+    # mean's visit count; kernels/outcome.py) takes its key's share of
+    # max_memory (kernels/baselines.py: half for histories, a quarter for
+    # situations and public states), the infoset table the rest. (Saved
+    # as "engine_history_*".)
+    history = None
+    k_fields = ["value"] + (["count"] if running else [])
+    if keyed:
+      history = tables_lib.HashedTable(
+          engine.max_moves, k_fields, precision=precision,
+          max_memory=keyed_bytes)
+    self._init_backend(self._game, engine_lib.EngineBackend(
+        self, engine, t, history, precision, in_flight,
+        flush=engine_lib.flush_code(self._averaging_code, self._regret_code),
+        threads=self._threads))
+    number = lambda names, name: names.index(name) if name in names else -1
+    fmap = np.full(outcome.FMAP_SIZE, -1, dtype=np.int64)
+    fmap[outcome.F_REGRET] = t.field_number("regret")
+    fmap[outcome.F_AVG] = t.field_number("avg")
+    fmap[outcome.F_BASE] = number(t.fields, "b0" if "b0" in t.fields
+                                  else "baseline")
+    fmap[outcome.F_COUNT] = number(t.fields, "count")
+    fmap[outcome.H_THROUGH] = number(t.header_names, "through")
+    fmap[outcome.H_COUNT] = number(t.header_names, "count0")
+    fmap[outcome.F_KEYED_VALUE] = 0
+    fmap[outcome.F_KEYED_COUNT] = number(k_fields, "count")
+    self._fmap = fmap
+    slots = self._threads * in_flight
+    depth, moves = max(engine.max_depth, 1), max(engine.max_moves, 1)
+    self._engine_scratch = (
+        np.zeros((slots, engine.state_size), dtype=np.int64),
+        outcome.Scratch(
+            np.zeros((slots, depth), dtype=np.int64),
+            np.zeros((slots, depth), dtype=np.int64),
+            np.zeros((slots, depth, 4)), np.zeros((slots, moves)),
+            np.zeros((slots, moves))),
+        np.zeros((slots, depth, moves)), np.zeros((slots, depth, moves)),
+        np.zeros((slots, depth if keyed else 1, 2), dtype=np.uint64),
+        np.zeros((slots, depth if keyed else 1), dtype=np.int64),
+        np.zeros((slots, outcome.LANE_SIZE), dtype=np.int64),
+        np.zeros((slots, 2), dtype=np.uint64),
+        np.zeros(slots, dtype=np.uint64))
+    # Probing's rollout returns and states, or a chain's baselines
+    # (kernels/outcome.py `EngineArgs`); empty for every other baseline.
+    probing = entry.rule == "probe" or bool(entry.fallback)
+    self._probe_scratch = (
+        np.zeros((slots, depth + 1, moves) if probing else (0, 1, 1)),
+        np.zeros((slots, 2, engine.state_size) if probing else (0, 2, 1),
+                 dtype=np.int64))
+    self._blocks = np.zeros((self._threads, hashed.BLOCK_SIZE),
+                            dtype=np.int64)
+
+  def _run_engine(self, num_iterations):
+    """`num_iterations` iterations on the engine, in kernel calls of
+    CHUNK_EPISODES episodes, growing the tables between calls."""
+    b = self._backend
+    e, t, h = b.engine, b.tables, b.history
+    first = self._num_iterations + 1
+    start_iterations = self._num_iterations
+    weighting = outcome.Weights(*self._weights.args(
+        self._num_iterations + num_iterations))
+    total = 2 * num_iterations
+    done = 0
+    for w in range(self._threads):
+      self._blocks[w, 2] = (outcome.BLOCK_ROWS
+                            * t.row_words(max(e.max_moves, 1)))
+    while done < total:
+      for table in (t, h):
+        if table is not None and not table.frozen and not table.has_room(
+            *b.margin(table)):
+          table.grow(*b.margin(table))
+      end = min(total, done + engine_lib.CHUNK_EPISODES * self._threads)
+      k = b.in_flight
+      if k > 1 and end < total:  # End at a whole group in flight.
+        end -= (2 * start_iterations + end) % k
+        end = end if end > done else min(total, done + k)
+      # None without a keyed baseline: the kernel compiles no lookup.
+      keyed = None if h is None else h.args()
+      t.meta[outcome.STOP] = 0
+      eng = self._engine_args(not t.frozen, h is not None and not h.frozen)
+      scratch = self._engine_scratch[1]
+      if self._threads > 1 and self._hogwild:
+        finished = np.zeros(self._threads, dtype=np.int64)
+        # The workers are a prange over self._threads: numba's pool must
+        # run that many whatever the caller set (the experiment binaries
+        # set one thread).
+        with base.numba_threads(self._threads):
+          touched = call_literal(
+              outcome.hogwild_episodes, e.code, eng, keyed,
+              self._kernel_codes(), weighting, e.utility_sum,
+              first + done // 2, end - done, self._rng_words, self._threads,
+              scratch, self._blocks, finished)
+        self._hogwild_episodes = finished + getattr(
+            self, "_hogwild_episodes", 0)  # Per worker, for the tests.
+        # A worker claims whole iterations and checks for room before
+        # each (kernels/outcome.py), so every claimed iteration
+        # runs both episodes.
+        ran = int(finished.sum())
+        assert ran % 2 == 0, finished
+        reached = done + ran
+      else:
+        reached, touched, _ = call_literal(
+            outcome.engine_episodes, e.code, eng, keyed,
+            self._kernel_codes(), weighting, e.utility_sum, first, done, end,
+            self._rng_words, np.uint64(0), 0, 1, scratch)
+      self._nodes_touched += int(touched)
+      done = int(reached)
+      self._num_iterations = start_iterations + done // 2
+    b.warn_if_stalled()
+
+  def _engine_args(self, allow_insert, allow_keyed, start=None,
+                   start_key=None):
+    """The engine and its infoset rows (kernels/outcome.py `EngineArgs`),
+    episodes starting from `start` (an engine state; None: the initial
+    state) with the history key `start_key`."""
+    b = self._backend
+    (state, _, path_probs, path_sigma, path_key, path_brow, lanes,
+     lane_keys, streams) = self._engine_scratch
+    if start_key is None:
+      start_key = np.array(outcome.HISTORY_SEED, dtype=np.uint64)
+    return outcome.EngineArgs(
+        b.engine.params, b.tables.args(), self._fmap, allow_insert,
+        allow_keyed, b.in_flight, state, path_probs, path_sigma, path_key,
+        path_brow, self._blocks[0, :0], self._blocks[0, :1],
+        np.zeros(0, dtype=np.int64) if start is None else start, start_key,
+        lanes, lane_keys, streams, *self._probe_scratch)
+
+  def _engine_conditional_variance(self, continuations, seed, trajectories):
+    """`conditional_variance` on the engine (kernels/outcome.py
+    `engine_conditional`): the tables frozen, `trajectories` sampled
+    episodes, `continuations` from every decision of their update player."""
+    b = self._backend
+    e, t, h = b.engine, b.tables, b.history
+    keyed = None if h is None else h.args()
+    depth = max(e.max_depth, 1)
+    start = np.zeros((depth + 1, e.state_size), dtype=np.int64)
+    moves = np.zeros(depth + 1, dtype=np.int64)
+    out = np.zeros(5)
+    # The frozen lookups count the infosets they miss: put the tables'
+    # statistics back as they were.
+    meta = [table.meta.copy() for table in (t, h) if table]
+    try:
+      call_literal(
+          outcome.engine_conditional, e.code,
+          self._engine_args(False, False), keyed, self._kernel_codes(),
+          e.utility_sum, self._num_iterations + 1, trajectories,
+          continuations, rng_lib.pcg64_state(np.random.default_rng(seed)),
+          self._engine_scratch[1], start, moves, out)
+    finally:
+      for table, saved in zip((x for x in (t, h) if x), meta):
+        table.meta[:] = saved
+    histories = max(out[0], 1.0)
+    return engine_lib.EngineConditionalVariance(
+        float(out[1] / histories), float(out[2] / histories),
+        float(out[3] / histories), int(out[0]), int(continuations),
+        int(trajectories), float(out[4] / histories))
 
   def _baseline_sizes(self):
     """(baseline, baseline_count) sizes on the compiled tree, by the key
@@ -374,17 +568,12 @@ class MCCFRbSolver(grown_lib.GrownSampling, engine_lib.EngineSampling,
                "exploration": self._exploration,
                "averaging": self._averaging_name,
                "baseline_decay": self._decay_option,
-               "regret": self._regret_name, **self._weighting,
-               **self._threads_option}
-    if self._representation == "engine":
-      options.update(representation="engine",
-                     max_memory=self._tables.max_memory + (
-                         self._history.max_memory if self._history else 0),
-                     hogwild=self._hogwild, precision=self._precision,
-                     in_flight=self._in_flight)
-    if self._representation == "grown":
-      options.update(representation="grown",
-                     max_memory=self._grown.max_memory)
+               "regret": self._regret_name,
+               **self._weights.options, **self._threads_option,
+               **self._backend.options()}
+    if self.representation == "engine":
+      options.update(hogwild=self._hogwild,
+                     in_flight=self._backend.in_flight)
     return options
 
   @property
@@ -402,14 +591,14 @@ class MCCFRbSolver(grown_lib.GrownSampling, engine_lib.EngineSampling,
   def _run_chunk(self, num_iterations):
     """`num_iterations` iterations in one kernel call (on an engine, in
     calls that grow the tables between them)."""
-    if self._representation == "engine":
+    if self.representation == "engine":
       self._run_engine(int(num_iterations))
       return
-    if self._representation == "grown":
-      self._run_grown(int(num_iterations))
+    if self.representation == "grown":
+      self._backend.run_outcome(int(num_iterations))
       return
     tree = self._tree
-    weighting = outcome.Weights(*self._weighting_args(
+    weighting = outcome.Weights(*self._weights.args(
         self._num_iterations + num_iterations))
     state = self._rng_words
     game = self._tree_game(self._regrets, self._strategy, self._baseline,

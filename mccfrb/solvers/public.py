@@ -49,9 +49,7 @@ _PUB_BUFFERS = ("pool_state", "pool_i", "pool_key", "e_child", "e_util",
 _SCRATCH = ("pool_f", "ps_f", "visited", "stack", "child_est")
 
 
-class PublicSamplingSolver(engine_lib.EngineSampling,
-                           base.OptimisticAverageMixin,
-                           base.TabularSolverBase):
+class PublicSamplingSolver(base.TabularSolverBase):
   """Public-state sampling MCCFR with baselines (docs/pages/algorithms.md).
 
   The vector form of VR-MCCFR (Schmid et al. 2019) and Davis et al.'s (2020)
@@ -171,12 +169,10 @@ class PublicSamplingSolver(engine_lib.EngineSampling,
     self._regret_code = outcome.REGRETS[regret]
     self._averaging_code = outcome.AVERAGINGS[averaging]
     self._decay = 0.0 if baseline_decay is None else float(baseline_decay)
-    self._representation = kind
-    self._hogwild = False
     if kind != "engine":
       engine_lib.refuse_hashed_options(kind, precision, None)
     if kind == "engine":
-      self._init_engine_game(loaded, engine)
+      self._game = loaded
       self._init_public_engine(engine, max_memory, precision)
       return
     self._init_game(loaded, max_nodes, tree)
@@ -249,24 +245,27 @@ class PublicSamplingSolver(engine_lib.EngineSampling,
   # The engine (kernels/public.py).
 
   def _init_public_engine(self, engine, max_memory, precision=None):
-    """The infoset tables, the per-history baselines' table and the
-    episode's buffers, which grow when an episode needs more."""
-    self._engine = engine
-    self._precision = engine_lib.check_precision(precision)
+    """The solver's backend on `engine`: the infoset tables, the
+    per-history baselines' table and the episode's buffers, which grow
+    when an episode needs more."""
+    precision = engine_lib.check_precision(precision)
     total = tables_lib.check_max_memory(max_memory)
     name = self._settings["baseline"]
     per_history = baselines_lib.keyed_table(name)
     share = total - baselines_lib.keyed_share(name, total)
-    self._tables = tables_lib.HashedTable(
+    tables = tables_lib.HashedTable(
         engine.max_moves, public_kernel.FIELDS, public_kernel.HEADER,
-        precision=self._precision, max_memory=share,
+        precision=precision, max_memory=share,
         init=public_kernel.FIELDS[public_kernel.P_STRATEGY])
-    self._history = None
+    history = None
     if per_history:
       running = baselines_lib.running_counts(name, self._decay)
-      self._history = tables_lib.HashedTable(
+      history = tables_lib.HashedTable(
           engine.max_moves, ("value",) + (("count",) if running else ()),
-          precision=self._precision, max_memory=total - share)
+          precision=precision, max_memory=total - share)
+    self._init_backend(self._game, engine_lib.EngineBackend(
+        self, engine, tables, history, precision,
+        flush=engine_lib.flush_code(self._averaging_code, self._regret_code)))
     moves = max(engine.max_moves, 1)
     self._pub = dict(
         ctl=np.zeros(public_kernel.CTL_SIZE, dtype=np.int64),
@@ -276,7 +275,7 @@ class PublicSamplingSolver(engine_lib.EngineSampling,
 
   def _pub_pool(self, histories, edges, states, groups):
     """(Re)allocates the episode's buffers for at least these sizes."""
-    e, b = self._engine, self._pub
+    e, b = self._backend.engine, self._pub
     z = np.zeros
     b.update(
         pool_state=z((histories, e.state_size), dtype=np.int64),
@@ -308,14 +307,15 @@ class PublicSamplingSolver(engine_lib.EngineSampling,
     PUBLIC_CHUNK_EPISODES episodes; what an episode is short of (buffers,
     table rows) grows between calls, and the episode is run again from the
     generator state it started from."""
-    e, t, h, b = self._engine, self._tables, self._history, self._pub
+    backend, b = self._backend, self._pub
+    e, t, h = backend.engine, backend.tables, backend.history
     first = self._num_iterations + 1
     start_iterations = self._num_iterations
     total = 2 * num_iterations
     done = 0
     while done < total:
       end = min(total, done + PUBLIC_CHUNK_EPISODES)
-      history = self._history_args()
+      history = backend.history_args()
       tab = t.args()
       words, cells = tab[2], tab[3]
       reached, touched = call_literal(
@@ -352,14 +352,7 @@ class PublicSamplingSolver(engine_lib.EngineSampling,
     return self._settings["baseline"]
 
   def _options(self):
-    options = dict(self._settings)
-    if self._representation == "engine":
-      options.update(representation="engine",
-                     max_memory=self._tables.max_memory + (
-                         0 if self._history is None
-                         else self._history.max_memory),
-                     precision=self._precision)
-    return options
+    return {**self._settings, **self._backend.options()}
 
   def _tree_arrays(self):
     """The tree's and its public tree's arrays, in the order of
@@ -399,10 +392,15 @@ class PublicSamplingSolver(engine_lib.EngineSampling,
         num_episodes, learn_baselines, rng_state, np.uint64(0), 0, 1,
         (hf, ps_f, visited, stack, child_est), study, None)[1])
 
+  def _cumulative_average(self):
+    """The cumulative strategy, flushed to iteration T when averaging is
+    optimistic (`base.optimistic_average`)."""
+    return base.optimistic_average(self)
+
   def _run_chunk(self, num_iterations):
     """`num_iterations` iterations (two episodes each) in one kernel call
     (on an engine, in calls that grow what is short between them)."""
-    if self._representation == "engine":
+    if self.representation == "engine":
       self._run_public_engine(num_iterations)
       return
     if self._batch is None:

@@ -483,7 +483,7 @@ def engine_best_response_values(engine, tables=None, flush_code=FLUSH_NONE,
     sigma(I, a) = cum_a / sum_b cum_b,
   uniform if the sum is <= 0 or I has no row; pi_p^cur(h) is p's own reach
   under the current strategy `strategy` (optimistic averaging's lazy
-  catch-up to iteration T, as `OptimisticAverageMixin` flushes on a tree).
+  catch-up to iteration T, as `base.optimistic_average` flushes on a tree).
   One walk of the game by public states computes both best responses; on
   games whose public states merge (goofspiel without imp_info) a walk per
   responder level follows (the tree's level order).
