@@ -263,7 +263,7 @@ def plot_bound(frame, game, path, clock="wall"):
   ax.set_xlabel(XLABELS[clock])
   ax.set_ylabel("lower bound on exploitability (band: interval)")
   coverage = (1.0 + float(rows.confidence.iloc[0])) / 2.0
-  ax.set_title(f"{game}: each policy's exploitability is above the band's "
+  ax.set_title(f"{game}:\neach policy's exploitability is above the band's "
                f"lower edge (probability about {coverage:.1%})", fontsize=8)
   ax.grid(True, which="both", alpha=0.3)
   ax.legend(fontsize=7)
