@@ -179,7 +179,7 @@ class TreeBackend:
   def chunk_unit(self):
     """Iterations that must not be split between two kernel calls: a batch
     (run_in_chunks ends chunks at multiples of it)."""
-    return getattr(self._solver, "_batch", None) or 1
+    return self._solver._batch or 1  # pylint: disable=protected-access
 
   def require_tree(self, what):
     """Methods that need the compiled tree run here."""
@@ -219,6 +219,8 @@ class TabularSolverBase:
   # The generator's state words, in the solvers whose kernels draw
   # (`_init_rng`).
   _rng_words = None
+  # Iterations per batch, in the solvers that run batches (`_init_threads`).
+  _batch = None
 
   def _init_game(self, game, max_nodes, tree=None, general=False):
     """Loads the game and compiles (or takes) its tree, the solver's

@@ -23,14 +23,10 @@ from mccfrb import counts
 from mccfrb.games import forms
 from mccfrb.games.engines import protocol
 from mccfrb.games.engines.common import call_literal
-from mccfrb.kernels import baselines as baselines_lib
-from mccfrb.kernels import outcome as outcome_kernel
-from mccfrb.kernels import rng as rng_lib
 from mccfrb.kernels import rows as row_kernels
 from mccfrb.solvers import base
 from mccfrb.solvers import representation as representation_lib
 from mccfrb import tables as tables_lib
-from mccfrb.tables import hashed
 
 # Episodes per kernel call of a run's chunk (solvers/running.py): the
 # tables grow between calls. Even, so a call never splits an iteration;
@@ -182,12 +178,12 @@ class EngineBackend:
 
   def __init__(self, solver, engine, tables, history=None,
                precision=DEFAULT_PRECISION, in_flight=1, flush=FLUSH_NONE,
-               weights=None, threads=1):
+               weights=None):
     self._solver = solver
     self.engine, self.tables, self.history = engine, tables, history
     self.precision, self.in_flight = precision, in_flight
     self.extra = {}
-    self._flush, self._weights, self._threads = flush, weights, threads
+    self._flush, self._weights = flush, weights
     self._stall_warned = False
 
   @property
@@ -229,19 +225,6 @@ class EngineBackend:
     report["bytes_per_infoset"] = report["bytes"] / max(t.num_rows, 1)
     return report
 
-  def margin(self, table):
-    """Rows and arena words an outcome-sampling kernel call needs free
-    (kernels/outcome.py): each worker's episodes in flight, and
-    with Hogwild a fresh block of rows per worker."""
-    e, threads = self.engine, self._threads
-    paths = (2 * max(self.in_flight // 2, 1) if threads > 1
-             else self.in_flight)
-    rows = threads * paths * max(e.max_depth, 1)
-    widest = table.row_words(max(e.max_moves, 1))
-    block = outcome_kernel.BLOCK_ROWS * widest if threads > 1 else 0
-    uncounted = hashed.BLOCK_FLUSH if threads > 1 else 0
-    return (rows + threads * uncounted, rows * widest + threads * block)
-
   def infosets_stored(self):
     """Infosets stored (shown by progress bars)."""
     return self.tables.num_rows
@@ -251,7 +234,7 @@ class EngineBackend:
     k = self.in_flight
     if k > 1:
       return k // math.gcd(k, 2)
-    return getattr(self._solver, "_batch", None) or 1
+    return self._solver._batch or 1  # pylint: disable=protected-access
 
   def warn_if_stalled(self):
     """Warns once when float32 cells stop meaning what they should: a

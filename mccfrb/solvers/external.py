@@ -284,8 +284,7 @@ class ExternalSamplingSolver(base.TabularSolverBase):
           engine.max_moves, ("value", "count"), precision=precision,
           max_memory=keyed_bytes)
     self._init_backend(self._game, engine_lib.EngineBackend(
-        self, engine, tables, history, precision, weights=self._weights,
-        threads=self._threads))
+        self, engine, tables, history, precision, weights=self._weights))
     workers = self._threads
     depth = max(engine.max_depth, 1) + 1
     moves = max(engine.max_moves, 1)

@@ -398,8 +398,7 @@ class MCCFRbSolver(base.TabularSolverBase):
           max_memory=keyed_bytes)
     self._init_backend(self._game, engine_lib.EngineBackend(
         self, engine, t, history, precision, in_flight,
-        flush=engine_lib.flush_code(self._averaging_code, self._regret_code),
-        threads=self._threads))
+        flush=engine_lib.flush_code(self._averaging_code, self._regret_code)))
     number = lambda names, name: names.index(name) if name in names else -1
     fmap = np.full(outcome.FMAP_SIZE, -1, dtype=np.int64)
     fmap[outcome.F_REGRET] = t.field_number("regret")
@@ -453,9 +452,10 @@ class MCCFRbSolver(base.TabularSolverBase):
                             * t.row_words(max(e.max_moves, 1)))
     while done < total:
       for table in (t, h):
-        if table is not None and not table.frozen and not table.has_room(
-            *b.margin(table)):
-          table.grow(*b.margin(table))
+        if table is not None and not table.frozen:
+          margin = self._engine_margin(table)
+          if not table.has_room(*margin):
+            table.grow(*margin)
       end = min(total, done + engine_lib.CHUNK_EPISODES * self._threads)
       k = b.in_flight
       if k > 1 and end < total:  # End at a whole group in flight.
@@ -494,6 +494,19 @@ class MCCFRbSolver(base.TabularSolverBase):
       done = int(reached)
       self._num_iterations = start_iterations + done // 2
     b.warn_if_stalled()
+
+  def _engine_margin(self, table):
+    """Rows and arena words a kernel call needs free in `table`
+    (kernels/outcome.py): each worker's episodes in flight, and with
+    Hogwild a fresh block of rows per worker."""
+    e, threads, in_flight = (self._backend.engine, self._threads,
+                             self._backend.in_flight)
+    paths = 2 * max(in_flight // 2, 1) if threads > 1 else in_flight
+    rows = threads * paths * max(e.max_depth, 1)
+    widest = table.row_words(max(e.max_moves, 1))
+    block = outcome.BLOCK_ROWS * widest if threads > 1 else 0
+    uncounted = hashed.BLOCK_FLUSH if threads > 1 else 0
+    return (rows + threads * uncounted, rows * widest + threads * block)
 
   def _engine_args(self, allow_insert, allow_keyed, start=None,
                    start_key=None):
