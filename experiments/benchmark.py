@@ -59,6 +59,17 @@ Sections:
     iterations (the first inserts every infoset's row) and the streaming
     exploitability of their average (value: seconds; mb: the process's
     peak resident memory). Not in the default sections.
+  bound: on 13-card goofspiel and phantom_ttt (native engines), the
+    training walks a second of mccfrb.approximate_exploitability's
+    responders (both players together, the engine route, max(2 --seconds,
+    10) s of training, value: the bound) for MCCFRbSolver's defaults
+    trained BOUND_POLICIES iterations (about one and ten minutes on one
+    core); ratio: over the states route (representation="states": pyspiel
+    states in Python) on the phantom_ttt policy trained a minute, timed
+    once in the same run (its value scored on 100 episodes only: the row
+    is there for its rate; NaN on goofspiel: a states-route walk explores
+    the responder's 13! orders of bids and never ends). Not in the default
+    sections.
   first_use: the cold first use of each solver kind on each
     representation (FIRST_USE: a compiled tree, the goofspiel and
     phantom_ttt engines, a grown tree), each in a fresh process with an
@@ -166,7 +177,7 @@ SECTIONS = DEFAULT_SECTIONS + ("cfr_goofspiel5", "engines", "engine_kernels",
                                 "engine_memory",
                                 "engine_exact", "rules", "hogwild",
                                 "head_to_head", "grown", "grown_keys",
-                                "engines_after_60s", "first_use")
+                                "engines_after_60s", "first_use", "bound")
 # The games of the grown and engines_after_60s sections: too large to
 # compile, timed on grown trees and on their native engines.
 GROWN_GAMES = ("phantom_ttt", "dark_hex(num_rows=3,num_cols=3)")
@@ -178,6 +189,10 @@ GROWN_SECTION_GAMES = GROWN_GAMES + ("dark_hex(num_rows=4,num_cols=4)",
 GOOFSPIEL6 = ("goofspiel(num_cards=6,imp_info=True,points_order=random,"
               "returns_type=point_difference)")
 BIG_GAMES = (GOOFSPIEL6, "goofspiel", "phantom_ttt")
+# The bound section's policies: MCCFRbSolver's defaults trained this many
+# iterations (about a minute, then about ten, on one core).
+BOUND_POLICIES = {"goofspiel": (2_000_000, 20_000_000),
+                  "phantom_ttt": (10_000_000, 100_000_000)}
 
 _SECTIONS = flags.DEFINE_list("sections", list(DEFAULT_SECTIONS),
                               f"Which benchmarks, of {', '.join(SECTIONS)}.")
@@ -1186,6 +1201,45 @@ def first_use_rows(seconds, repeats):
   return rows
 
 
+def bound_rows(seconds, repeats):
+  """The engine route's responder walks a second (module docstring,
+  bound)."""
+  del repeats  # Each policy is timed once: training it takes minutes.
+  seconds = max(2.0 * seconds, 10.0)
+  rows = []
+  for game, trainings in BOUND_POLICIES.items():
+    solver = mccfrb.MCCFRbSolver(game, seed=0)
+    done = 0
+    for iterations in trainings:
+      solver.run(iterations - done, progress=False)
+      done = iterations
+      policy = solver.average_policy()
+      # Compiles the responders' kernels off the clock.
+      mccfrb.approximate_exploitability(game, policy, iterations=1000,
+                                        episodes=100, seed=0, progress=False)
+      ours = mccfrb.approximate_exploitability(game, policy, seconds=seconds,
+                                               seed=0, progress=False)
+      rate = sum(ours.iterations) / ours.seconds
+      row = {"section": "bound", "game": game,
+             "algorithm": f"engine route, MCCFRb trained {iterations:,}",
+             "per_second": rate, "ratio": float("nan"),
+             "value": ours.exploitability}
+      if game == "phantom_ttt" and iterations == trainings[0]:
+        theirs = mccfrb.approximate_exploitability(
+            game, policy, seconds=seconds, seed=0, episodes=100,
+            representation="states", progress=False)
+        states_rate = sum(theirs.iterations) / theirs.seconds
+        rows.append({"section": "bound", "game": game,
+                     "algorithm": f"states route, MCCFRb trained "
+                                  f"{iterations:,}",
+                     "per_second": states_rate, "ratio": 1.0,
+                     "value": theirs.exploitability})
+        row["ratio"] = rate / states_rate
+      rows.append(row)
+      print(rows[-1], flush=True)
+  return rows
+
+
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError("Too many command-line arguments.")
@@ -1214,7 +1268,7 @@ def main(argv):
               "hogwild": hogwild_rows, "head_to_head": head_to_head_rows,
               "grown": grown_rows, "grown_keys": grown_keys_rows,
               "engines_after_60s": engines_after_rows,
-              "first_use": first_use_rows}
+              "first_use": first_use_rows, "bound": bound_rows}
   rows = []
   for section in _SECTIONS.value:
     numba.set_num_threads(1)  # Solvers with threads= raise it themselves.

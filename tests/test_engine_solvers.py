@@ -303,7 +303,10 @@ def test_history_baselines_resume_and_grow_as_one_run(baseline, tmp_path,
 def test_history_table_stops_growing_at_its_share_of_max_memory():
   solver = mccfrb.MCCFRbSolver(G6, seed=0, baseline="predictive",
                                max_memory=2**21)
-  solver.run(5_000)
+  with pytest.warns(RuntimeWarning, match="baseline table reached "
+                    "max_memory") as said:
+    solver.run(5_000)
+  assert len([w for w in said if "baseline table" in str(w.message)]) == 1
   memory = solver.memory()
   assert memory["frozen"] and memory["histories"] > 0
   assert memory["bytes"] <= 2**21
@@ -327,7 +330,14 @@ def test_auto_picks_the_tree_when_it_fits_and_the_engine_when_not():
 def test_max_memory_stops_growth_without_failing(baseline, max_memory):
   solver = mccfrb.MCCFRbSolver(G6, seed=0, max_memory=max_memory,
                                baseline=baseline)
-  solver.run(20_000)
+  with pytest.warns(RuntimeWarning, match="engine solver's infoset table "
+                    "reached max_memory=") as said:
+    solver.run(10_000)
+    solver.run(10_000)
+  # Once per table that froze.
+  tables = ["infoset" in str(w.message) for w in said
+            if "max_memory" in str(w.message)]
+  assert tables.count(True) == 1 and tables.count(False) <= 1
   memory = solver.memory()
   assert memory["frozen"] and memory["dropped"] > 0
   assert memory["bytes"] <= max_memory

@@ -197,7 +197,11 @@ def test_a_suspended_traversal_is_saved_and_finished(tmp_path, monkeypatch):
 def test_max_memory_freezes_the_tables_and_unstored_infosets_play_uniform():
   solver = mccfrb.ExternalSamplingSolver(G6, representation="engine", seed=0,
                                          max_memory=2**20)
-  solver.run(100)
+  with pytest.warns(RuntimeWarning, match="infoset table reached "
+                    "max_memory=") as said:
+    solver.run(100)
+  # Once per table that froze.
+  assert len([w for w in said if "infoset table" in str(w.message)]) == 1
   memory = solver.memory()
   assert memory["frozen"] and memory["dropped"] > 0
   assert memory["bytes"] <= 2**20

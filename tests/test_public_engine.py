@@ -105,7 +105,11 @@ def test_goofspiel_6_runs_on_its_engine_and_stops_growing_at_max_memory():
   solver = mccfrb.PublicSamplingSolver(G6, baseline="predictive", seed=0,
                                        max_memory=2**22)
   assert solver.representation == "engine"
-  solver.run(20)
+  with pytest.warns(RuntimeWarning, match="infoset table reached "
+                    "max_memory=") as said:
+    solver.run(20)
+  # Once per table that froze.
+  assert len([w for w in said if "infoset table" in str(w.message)]) == 1
   memory = solver.memory()
   assert memory["frozen"] and memory["bytes"] <= 2**22
   assert memory["dropped"] > 0 and memory["histories"] > 0

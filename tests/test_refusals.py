@@ -298,3 +298,22 @@ def test_an_option_the_representation_cannot_serve_names_those_that_do(
     # Names the representations that serve it and the solver's own, only.
     assert (named in message) == (r in serving or r == representation), (
         message)
+
+
+@pytest.mark.parametrize("solver,baseline", [
+    ("MCCFRbSolver", "history"), ("MCCFRbSolver", "situation"),
+    ("ExternalSamplingSolver", "situation"),
+    ("PublicSamplingSolver", "history")])
+def test_a_max_memory_too_small_for_the_keyed_table_names_the_baseline(
+    solver, baseline):
+  # 1.5 MiB: at least MIN_MEMORY in all, but the keyed table's share (a
+  # half or a quarter) is below it.
+  with pytest.raises(ValueError) as error:
+    getattr(mccfrb, solver)(SMALL, representation="engine", seed=0,
+                            baseline=baseline, max_memory=3 << 19)
+  message = _one_line(error)
+  assert message.startswith("max_memory=1572864 is too small for "
+                            f"baseline={baseline!r}"), message
+  # Twice MIN_MEMORY for the keyed table is enough.
+  getattr(mccfrb, solver)(SMALL, representation="engine", seed=0,
+                          baseline=baseline, max_memory=1 << 23)

@@ -380,16 +380,34 @@ def start_walk(code, params, mode, level, utility_sum, p, wk):
   return True
 
 
+@njit(cache=True, inline="always")
+def _histories(frames, d):
+  """Frame d's histories: their number n, where their indices among the
+  parent's children start in ints (hist), and the parent's child columns:
+  the first child's row in `states` (psb), its float and int offsets (pfb,
+  pib). History i is the parent's child ints[hist + i]."""
+  return (frames[d, F_N], frames[d, F_HIST], frames[d - 1, F_CSTATE],
+          frames[d - 1, F_CFLOAT], frames[d - 1, F_CINT])
+
+
 @njit(cache=True, error_model="numpy")
 def _expand(code, params, mode, p, level, utility_sum, own_weight, prune,
-            max_moves, at, wk):
-  """`_enter`'s children of frame (n histories, at = their offsets in the
-  arenas): each child's carried reaches and value columns, and its engine
-  state and public key, or its terminal value."""
+            max_moves, d, wk):
+  """`_enter`'s children of frame d (laid out by `_layout`): each child's
+  carried reaches and value columns, and its engine state and public key
+  (ukeys), or its terminal value (then ints[gid + c] = -1)."""
   numba.literally(code)
-  ints, floats, states, ukeys = wk[2], wk[3], wk[4], wk[5]
-  (n, hist, psb, pfb, pib, who, cst, iset, sig, cur, cfl, cint, gid,
-   stop) = at
+  frames, ints, floats, states, ukeys = wk[1], wk[2], wk[3], wk[4], wk[5]
+  n, hist, psb, pfb, pib = _histories(frames, d)
+  who = frames[d, F_WHO]
+  cst = frames[d, F_CSTART]
+  iset = frames[d, F_ISET]
+  sig = frames[d, F_SIGMA]
+  cur = frames[d, F_CUR]
+  cfl = frames[d, F_CFLOAT]
+  cint = frames[d, F_CINT]
+  gid = frames[d, F_ORDER] + frames[d, F_MC]
+  stop = frames[d, F_CSTATE]
   kr, kv, ki = widths(mode, level)
   kw = kr + kv
   big_m = max_moves
@@ -529,45 +547,22 @@ def _group(mc, order, gid, gst, tsize, wk):
   return ng
 
 
-@njit(cache=True, error_model="numpy")
-def _enter(code, params, mode, p, level, flush, big_t, utility_sum,
-           own_weight, prune, insert, max_moves, d, wk, tab, dec):
-  """Expands frame d: infosets and their rows and sigma, every child
-  (reaches, engine state, terminal values), the groups of the non-terminal
-  children. Returns DONE or a SHORT_* status (then nothing persistent
-  changed: the frame is entered again after the Python side grew what was
-  short)."""
-  numba.literally(code)
+@njit(cache=True, error_model="numpy", inline="always")
+def _layout(code, params, mode, level, max_moves, d, wk):
+  """`_enter`'s arena layout of frame d (its histories are children of
+  frame d - 1): the children per history, and where the frame's columns
+  start in the arenas, into frames[d] (F_WHO, F_MC, F_CSTART, F_ORDER,
+  F_GSTART, F_ISET, F_IFIRST, F_IROW, F_IDEC, F_CINT, F_SIGMA, F_CUR,
+  F_CFV, F_CFLOAT, F_CSTATE and the arena tops before it). Returns DONE,
+  or SHORT_PUBLIC or SHORT_ARENA (ctl[C_NEED_*] set)."""
   ctl, frames, ints, floats, states = wk[0], wk[1], wk[2], wk[3], wk[4]
-  ukeys, tkeys, tstamp, tval, pub = wk[5], wk[6], wk[7], wk[8], wk[9]
-  index, meta, words, cells, layout = tab[0], tab[1], tab[2], tab[3], tab[4]
-  smap, reserve = tab[5], tab[6]
-  header = layout[hashed.L_HEADER]
-  per_word = layout[hashed.L_PER_WORD]
-  widest = hashed.row_words(max_moves, header, layout[hashed.L_FIELDS],
-                            per_word)
-  d_index, d_meta, d_words, d_cells, d_layout = dec
-  d_header = d_layout[hashed.L_HEADER]
-  d_per_word = d_layout[hashed.L_PER_WORD]
-  d_widest = hashed.row_words(max_moves, d_header, d_layout[hashed.L_FIELDS],
-                              d_per_word)
-  f_regret = smap[S_REGRET]
-  f_avg = smap[S_AVG]
-  f_strategy = smap[S_STRATEGY]
+  ukeys, tkeys, pub = wk[5], wk[6], wk[9]
   kr, kv, ki = widths(mode, level)
   kw = kr + kv
-  big_m = max_moves
-  width = states.shape[1]
-  n = frames[d, F_N]
-  hist = frames[d, F_HIST]
-  psb = frames[d - 1, F_CSTATE]
-  pfb = frames[d - 1, F_CFLOAT]
-  pib = frames[d - 1, F_CINT]
+  n, hist, psb, _, _ = _histories(frames, d)
   itop = ctl[C_ITOP]
   ftop = ctl[C_FTOP]
   stop = ctl[C_STOP]
-  first = states[psb + ints[hist]]
-  who = protocol.player(code, params, first)
   if 2 * (ctl[C_PUBLIC] + 1) > pub.shape[0]:
     return SHORT_PUBLIC
   if itop + n + 1 > ints.shape[0]:
@@ -580,164 +575,229 @@ def _enter(code, params, mode, p, level, flush, big_t, utility_sum,
         code, params, states[psb + ints[hist + i]])
   mc = ints[cst + n]
   order = cst + n + 1
-  gid = order + mc
-  gst = gid + mc
-  iset = gst + mc + 1
-  ifirst = iset + n
-  irow = ifirst + n
-  idec = irow + n
-  cint = idec + n
-  iend = cint + mc * ki
-  sig = ftop
-  cur = sig + n * big_m
-  cfv = cur + n * big_m
-  cfl = cfv + n * big_m
-  fend = cfl + mc * kw
-  send = stop + mc
+  iset = order + 3 * mc + 1  # After gid[mc] and gstart[mc + 1].
+  cint = iset + 4 * n  # After iset, ifirst, irow, idec.
+  cfl = ftop + 3 * n * max_moves  # After sigma, cur, cfv.
   nkeys = max(n, mc)
-  tsize = group_table_size(nkeys)
-  if (iend > ints.shape[0] or fend > floats.shape[0]
-      or send > states.shape[0] or nkeys > ukeys.shape[0]
-      or tsize > tkeys.shape[0]):
-    ctl[C_NEED_INTS] = iend
-    ctl[C_NEED_FLOATS] = fend
-    ctl[C_NEED_STATES] = send
+  if (cint + mc * ki > ints.shape[0] or cfl + mc * kw > floats.shape[0]
+      or stop + mc > states.shape[0] or nkeys > ukeys.shape[0]
+      or group_table_size(nkeys) > tkeys.shape[0]):
+    ctl[C_NEED_INTS] = cint + mc * ki
+    ctl[C_NEED_FLOATS] = cfl + mc * kw
+    ctl[C_NEED_STATES] = stop + mc
     ctl[C_NEED_KEYS] = nkeys
     return SHORT_ARENA
-  # Infosets of the acting player: grouped keys, rows, sigma.
+  frames[d, F_WHO] = protocol.player(code, params, states[psb + ints[hist]])
+  frames[d, F_MC] = mc
+  frames[d, F_CSTART] = cst
+  frames[d, F_ORDER] = order
+  frames[d, F_GSTART] = order + 2 * mc
+  frames[d, F_ISET] = iset
+  frames[d, F_IFIRST] = iset + n
+  frames[d, F_IROW] = iset + 2 * n
+  frames[d, F_IDEC] = iset + 3 * n
+  frames[d, F_CINT] = cint
+  frames[d, F_SIGMA] = ftop
+  frames[d, F_CUR] = ftop + n * max_moves
+  frames[d, F_CFV] = ftop + 2 * n * max_moves
+  frames[d, F_CFLOAT] = cfl
+  frames[d, F_CSTATE] = stop
+  frames[d, F_ITOP] = itop
+  frames[d, F_FTOP] = ftop
+  frames[d, F_STOP] = stop
+  return DONE
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _infoset_rows(code, params, mode, level, insert, max_moves, d, wk, tab,
+                  dec):
+  """`_enter`'s infosets of the acting player in frame d: each history's
+  local infoset (its key grouped, into ints[F_ISET]; the first history of
+  each into ints[F_IFIRST]) and each infoset's row in the tables (-1: none;
+  ints[F_IROW]), inserted in CFR mode with `insert`. Returns (status, the
+  number of infosets): DONE, or SHORT_TABLE or SHORT_DEC (ctl[C_NEED_*]
+  set; no row inserted)."""
+  ctl, frames, ints, states = wk[0], wk[1], wk[2], wk[4]
+  ukeys, tkeys, tstamp, tval = wk[5], wk[6], wk[7], wk[8]
+  index, meta, words, cells, layout = tab[0], tab[1], tab[2], tab[3], tab[4]
+  smap, reserve = tab[5], tab[6]
+  header = layout[hashed.L_HEADER]
+  per_word = layout[hashed.L_PER_WORD]
+  widest = hashed.row_words(max_moves, header, layout[hashed.L_FIELDS],
+                            per_word)
+  d_index, d_meta, d_layout = dec[0], dec[1], dec[4]
+  d_widest = hashed.row_words(max_moves, d_layout[hashed.L_HEADER],
+                              d_layout[hashed.L_FIELDS],
+                              d_layout[hashed.L_PER_WORD])
+  n, hist, psb, _, _ = _histories(frames, d)
+  who = frames[d, F_WHO]
+  cst = frames[d, F_CSTART]
+  iset = frames[d, F_ISET]
+  ifirst = frames[d, F_IFIRST]
+  irow = frames[d, F_IROW]
   ni = 0
-  if who >= 0:
-    stamp = ctl[C_STAMP] + 1
-    ctl[C_STAMP] = stamp
-    mask = group_table_size(n) - 1
-    for i in range(n):
-      a, b = protocol.infoset_hash(code, params, states[psb + ints[hist + i]],
-                                   who)
-      ukeys[i, 0] = a
-      ukeys[i, 1] = b
-      k = group_probe(tkeys, tstamp, tval, mask, stamp, a, b, ni)
-      if k == ni:
-        ints[ifirst + ni] = i
-        ni += 1
-      ints[iset + i] = k
-    reserved = mode == CFR and insert
-    if reserved:
-      # Workers insert concurrently: each reserves room for its frame's
-      # rows (reserve: rows, arena words reserved) until it has inserted
-      # them.
-      old_rows = atomic_add(reserve, 0, ni)
-      old_words = atomic_add(reserve, 1, ni * widest)
-      if not hashed.has_room(meta, index, old_rows + ni,
-                             old_words + ni * widest):
-        atomic_add(reserve, 0, -ni)
-        atomic_add(reserve, 1, -ni * widest)
-        ctl[C_NEED_ROWS] = old_rows + ni
-        ctl[C_NEED_CELLS] = old_words + ni * widest
-        return SHORT_TABLE
-    if level >= -1 and not hashed.has_room(d_meta, d_index, ni,
-                                           ni * d_widest):
-      ctl[C_NEED_ROWS] = ni
-      ctl[C_NEED_CELLS] = ni * d_widest
-      return SHORT_DEC
-    # The rows in two sweeps over the infosets, a prefetch of each one's
-    # index slot first: independent lookups whose cache misses overlap,
-    # where the lookups one after the other would wait for one at a time.
-    for k in range(ni):
-      hashed.slot_hint(index, ukeys[ints[ifirst + k], 0])
-    for k in range(ni):
-      i = ints[ifirst + k]
-      c = ints[cst + i + 1] - ints[cst + i]
-      a = ukeys[i, 0]
-      b = ukeys[i, 1]
-      r = -1
-      if c > 1:
-        if mode == CFR and insert:
-          r, new = hashed.row_of(index, meta, words, cells, layout, a, b, c,
-                                 True, meta[:0], True)
-          if new:
-            words[r + smap[S_PLAYER]] = who
-        else:
-          r = hashed.find(index, words, a, b)
-          if r >= 0 and hashed.width_of(words, r) != c:
-            ctl[C_COLLISIONS] += 1  # A detected collision: no row.
-            r = -1
-          if r < 0 and mode == CFR:
-            ctl[C_MISSING] += 1
-      ints[irow + k] = r
-      if r >= 0:
-        prefetch(cells, hashed.first_cell(r, header, per_word))
-    for k in range(ni):
-      i = ints[ifirst + k]
-      c = ints[cst + i + 1] - ints[cst + i]
-      a = ukeys[i, 0]
-      b = ukeys[i, 1]
-      r = ints[irow + k]
-      o = k * big_m
-      base = hashed.first_cell(r, header, per_word) if r >= 0 else 0
-      if mode == CFR:
-        if r >= 0:
-          for j in range(c):
-            floats[sig + o + j] = cells[base + f_strategy * c + j]
-        else:
-          for j in range(c):
-            floats[sig + o + j] = 1.0 / c
-      else:
-        if r >= 0:
-          if f_strategy >= 0:
-            for j in range(c):
-              floats[cur + o + j] = cells[base + f_strategy * c + j]
-          else:
-            match_into(cells, base + f_regret * c, c, floats, cur + o)
-          if flush == FLUSH_CURRENT:
-            for j in range(c):
-              floats[sig + o + j] = floats[cur + o + j]
-          else:
-            w = 0.0
-            if flush == 1:
-              w = big_t - hashed.stamp_of(words, r)
-            elif flush == 2:
-              w = linear_skipped(big_t, hashed.stamp_of(words, r))
-            own = floats[pfb + ints[hist + i] * kw + 2 + who]
-            cum = 0.0
-            for j in range(c):
-              y = np.float64(cells[base + f_avg * c + j])
-              if w != 0.0:
-                y += w * own * floats[cur + o + j]
-              floats[sig + o + j] = y
-              cum += y
-            if cum > 0.0:
-              for j in range(c):
-                floats[sig + o + j] /= cum
-            else:
-              for j in range(c):
-                floats[sig + o + j] = 1.0 / c
-        else:
-          for j in range(c):
-            floats[cur + o + j] = 1.0 / c
-            floats[sig + o + j] = 1.0 / c
-        if level >= -1:
-          lev = ints[pib + ints[hist + i] * ki + who]
-          if lev > ctl[C_MAX_LEVEL]:
-            ctl[C_MAX_LEVEL] = lev
-          dr = -1
-          if c > 1 and lev == level:
-            dr, new = hashed.row_of(d_index, d_meta, d_words, d_cells,
-                                    d_layout, a, b, c, True, d_meta[:0],
-                                    False)
-            if new:
-              d_words[dr + D_LEVEL] = lev
-          elif c > 1 and lev > level:
-            dr = hashed.find(d_index, d_words, a, b)
-          ints[idec + k] = dr
-    if reserved:
+  stamp = ctl[C_STAMP] + 1
+  ctl[C_STAMP] = stamp
+  mask = group_table_size(n) - 1
+  for i in range(n):
+    a, b = protocol.infoset_hash(code, params, states[psb + ints[hist + i]],
+                                 who)
+    ukeys[i, 0] = a
+    ukeys[i, 1] = b
+    k = group_probe(tkeys, tstamp, tval, mask, stamp, a, b, ni)
+    if k == ni:
+      ints[ifirst + ni] = i
+      ni += 1
+    ints[iset + i] = k
+  reserved = mode == CFR and insert
+  if reserved:
+    # Workers insert concurrently: each reserves room for its frame's
+    # rows (reserve: rows, arena words reserved) until it has inserted
+    # them.
+    old_rows = atomic_add(reserve, 0, ni)
+    old_words = atomic_add(reserve, 1, ni * widest)
+    if not hashed.has_room(meta, index, old_rows + ni,
+                           old_words + ni * widest):
       atomic_add(reserve, 0, -ni)
       atomic_add(reserve, 1, -ni * widest)
-  _expand(code, params, mode, p, level, utility_sum, own_weight, prune,
-          max_moves, (n, hist, psb, pfb, pib, who, cst, iset, sig, cur, cfl,
-                      cint, gid, stop), wk)
-  ng = _group(mc, order, gid, gst, tsize, wk)
-  # The frame's public key, once per frame: a key met twice is a DAG.
-  a, b = protocol.public_hash(code, params, first)
+      ctl[C_NEED_ROWS] = old_rows + ni
+      ctl[C_NEED_CELLS] = old_words + ni * widest
+      return SHORT_TABLE, ni
+  if level >= -1 and not hashed.has_room(d_meta, d_index, ni,
+                                         ni * d_widest):
+    ctl[C_NEED_ROWS] = ni
+    ctl[C_NEED_CELLS] = ni * d_widest
+    return SHORT_DEC, ni
+  # The rows in two sweeps over the infosets, a prefetch of each one's
+  # index slot first: independent lookups whose cache misses overlap,
+  # where the lookups one after the other would wait for one at a time.
+  for k in range(ni):
+    hashed.slot_hint(index, ukeys[ints[ifirst + k], 0])
+  for k in range(ni):
+    i = ints[ifirst + k]
+    c = ints[cst + i + 1] - ints[cst + i]
+    a = ukeys[i, 0]
+    b = ukeys[i, 1]
+    r = -1
+    if c > 1:
+      if mode == CFR and insert:
+        r, new = hashed.row_of(index, meta, words, cells, layout, a, b, c,
+                               True, meta[:0], True)
+        if new:
+          words[r + smap[S_PLAYER]] = who
+      else:
+        r = hashed.find(index, words, a, b)
+        if r >= 0 and hashed.width_of(words, r) != c:
+          ctl[C_COLLISIONS] += 1  # A detected collision: no row.
+          r = -1
+        if r < 0 and mode == CFR:
+          ctl[C_MISSING] += 1
+    ints[irow + k] = r
+    if r >= 0:
+      prefetch(cells, hashed.first_cell(r, header, per_word))
+  if reserved:
+    atomic_add(reserve, 0, -ni)
+    atomic_add(reserve, 1, -ni * widest)
+  return DONE, ni
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _infoset_sigmas(mode, level, flush, big_t, max_moves, d, wk, tab, dec):
+  """`_enter`'s strategies at frame d's ni infosets (rows found by
+  `_infoset_rows`): CFR: the current strategy (floats[F_SIGMA]); BR: the
+  current strategy (F_CUR) and the evaluated sigma (F_SIGMA: the average
+  with the optimistic catch-up of `flush`, module docstring), uniform
+  without a row; in the level mode each infoset's decision row
+  (ints[F_IDEC])."""
+  ctl, frames, ints, floats = wk[0], wk[1], wk[2], wk[3]
+  words, cells, layout, smap = tab[2], tab[3], tab[4], tab[5]
+  header = layout[hashed.L_HEADER]
+  per_word = layout[hashed.L_PER_WORD]
+  d_index, d_meta, d_words, d_cells, d_layout = dec
+  f_regret = smap[S_REGRET]
+  f_avg = smap[S_AVG]
+  f_strategy = smap[S_STRATEGY]
+  kr, kv, ki = widths(mode, level)
+  kw = kr + kv
+  _, hist, _, pfb, pib = _histories(frames, d)
+  who = frames[d, F_WHO]
+  cst = frames[d, F_CSTART]
+  ifirst = frames[d, F_IFIRST]
+  irow = frames[d, F_IROW]
+  idec = frames[d, F_IDEC]
+  sig = frames[d, F_SIGMA]
+  cur = frames[d, F_CUR]
+  for k in range(frames[d, F_NI]):
+    i = ints[ifirst + k]
+    c = ints[cst + i + 1] - ints[cst + i]
+    r = ints[irow + k]
+    o = k * max_moves
+    base = hashed.first_cell(r, header, per_word) if r >= 0 else 0
+    if mode == CFR:
+      if r >= 0:
+        for j in range(c):
+          floats[sig + o + j] = cells[base + f_strategy * c + j]
+      else:
+        for j in range(c):
+          floats[sig + o + j] = 1.0 / c
+      continue
+    if r >= 0:
+      if f_strategy >= 0:
+        for j in range(c):
+          floats[cur + o + j] = cells[base + f_strategy * c + j]
+      else:
+        match_into(cells, base + f_regret * c, c, floats, cur + o)
+      if flush == FLUSH_CURRENT:
+        for j in range(c):
+          floats[sig + o + j] = floats[cur + o + j]
+      else:
+        w = 0.0
+        if flush == 1:
+          w = big_t - hashed.stamp_of(words, r)
+        elif flush == 2:
+          w = linear_skipped(big_t, hashed.stamp_of(words, r))
+        own = floats[pfb + ints[hist + i] * kw + 2 + who]
+        cum = 0.0
+        for j in range(c):
+          y = np.float64(cells[base + f_avg * c + j])
+          if w != 0.0:
+            y += w * own * floats[cur + o + j]
+          floats[sig + o + j] = y
+          cum += y
+        if cum > 0.0:
+          for j in range(c):
+            floats[sig + o + j] /= cum
+        else:
+          for j in range(c):
+            floats[sig + o + j] = 1.0 / c
+    else:
+      for j in range(c):
+        floats[cur + o + j] = 1.0 / c
+        floats[sig + o + j] = 1.0 / c
+    if level >= -1:
+      # The infoset's key is still in ukeys (`_infoset_rows`).
+      a = wk[5][i, 0]
+      b = wk[5][i, 1]
+      lev = ints[pib + ints[hist + i] * ki + who]
+      if lev > ctl[C_MAX_LEVEL]:
+        ctl[C_MAX_LEVEL] = lev
+      dr = -1
+      if c > 1 and lev == level:
+        dr, new = hashed.row_of(d_index, d_meta, d_words, d_cells,
+                                d_layout, a, b, c, True, d_meta[:0],
+                                False)
+        if new:
+          d_words[dr + D_LEVEL] = lev
+      elif c > 1 and lev > level:
+        dr = hashed.find(d_index, d_words, a, b)
+      ints[idec + k] = dr
+
+
+@njit(cache=True, inline="always")
+def _register_public(code, params, state, ctl, pub):
+  """Adds the public key of `state` (a frame's) to the set of public keys;
+  a key met twice sets ctl[C_DAG]."""
+  a, b = protocol.public_hash(code, params, state)
   if a == 0:
     a = np.uint64(1)
   pmask = pub.shape[0] - 1
@@ -747,35 +807,51 @@ def _enter(code, params, mode, p, level, flush, big_t, utility_sum,
       pub[s, 0] = a
       pub[s, 1] = b
       ctl[C_PUBLIC] += 1
-      break
+      return
     if pub[s, 0] == a and pub[s, 1] == b:
       ctl[C_DAG] = 1
-      break
+      return
     s = (s + 1) & pmask
-  frames[d, F_WHO] = who
-  frames[d, F_MC] = mc
-  frames[d, F_CSTATE] = stop
-  frames[d, F_CFLOAT] = cfl
-  frames[d, F_CINT] = cint
-  frames[d, F_CSTART] = cst
-  frames[d, F_ORDER] = order
-  frames[d, F_GSTART] = gst
-  frames[d, F_NG] = ng
-  frames[d, F_G] = 0
-  frames[d, F_ISET] = iset
+
+
+@njit(cache=True, error_model="numpy")
+def _enter(code, params, mode, p, level, flush, big_t, utility_sum,
+           own_weight, prune, insert, max_moves, d, wk, tab, dec):
+  """Expands frame d: its layout in the arenas (`_layout`), the acting
+  player's infosets, their rows and strategies (`_infoset_rows`,
+  `_infoset_sigmas`), every child (reaches, engine state, terminal
+  values: `_expand`), the groups of the non-terminal children (`_group`)
+  and the frame's public key (`_register_public`). Returns DONE or a
+  SHORT_* status (then nothing persistent changed: the frame is entered
+  again after the Python side grew what was short)."""
+  numba.literally(code)
+  ctl, frames, ints = wk[0], wk[1], wk[2]
+  status = _layout(code, params, mode, level, max_moves, d, wk)
+  if status != DONE:
+    return status
+  ni = 0
+  if frames[d, F_WHO] >= 0:
+    status, ni = _infoset_rows(code, params, mode, level, insert, max_moves,
+                               d, wk, tab, dec)
+    if status != DONE:
+      return status
   frames[d, F_NI] = ni
-  frames[d, F_IROW] = irow
-  frames[d, F_IFIRST] = ifirst
-  frames[d, F_IDEC] = idec
-  frames[d, F_SIGMA] = sig
-  frames[d, F_CUR] = cur
-  frames[d, F_CFV] = cfv
-  frames[d, F_ITOP] = itop
-  frames[d, F_FTOP] = ftop
-  frames[d, F_STOP] = stop
-  ctl[C_ITOP] = iend
-  ctl[C_FTOP] = fend
-  ctl[C_STOP] = send
+  if ni > 0:
+    _infoset_sigmas(mode, level, flush, big_t, max_moves, d, wk, tab, dec)
+  _expand(code, params, mode, p, level, utility_sum, own_weight, prune,
+          max_moves, d, wk)
+  mc = frames[d, F_MC]
+  frames[d, F_NG] = _group(mc, frames[d, F_ORDER], frames[d, F_ORDER] + mc,
+                           frames[d, F_GSTART],
+                           group_table_size(max(frames[d, F_N], mc)), wk)
+  frames[d, F_G] = 0
+  _register_public(code, params,
+                   wk[4][frames[d - 1, F_CSTATE] + ints[frames[d, F_HIST]]],
+                   ctl, wk[9])
+  kr, kv, ki = widths(mode, level)
+  ctl[C_ITOP] = frames[d, F_CINT] + mc * ki
+  ctl[C_FTOP] = frames[d, F_CFLOAT] + mc * (kr + kv)
+  ctl[C_STOP] = frames[d, F_CSTATE] + mc
   ctl[C_WORK] += mc
   ctl[C_FRAMES] += 1
   return DONE
@@ -801,11 +877,7 @@ def _combine(code, params, mode, p, level, weight, own_weight, max_moves, d,
   kr, kv, ki = widths(mode, level)
   kw = kr + kv
   big_m = max_moves
-  n = frames[d, F_N]
-  hist = frames[d, F_HIST]
-  psb = frames[d - 1, F_CSTATE]
-  pfb = frames[d - 1, F_CFLOAT]
-  pib = frames[d - 1, F_CINT]
+  n, hist, psb, pfb, pib = _histories(frames, d)
   who = frames[d, F_WHO]
   cst = frames[d, F_CSTART]
   cfl = frames[d, F_CFLOAT]

@@ -23,6 +23,7 @@ from mccfrb import counts
 from mccfrb.games import forms
 from mccfrb.games.engines import protocol
 from mccfrb.games.engines.common import call_literal
+from mccfrb.kernels import baselines as baselines_lib
 from mccfrb.kernels import rows as row_kernels
 from mccfrb.solvers import base
 from mccfrb.solvers import representation as representation_lib
@@ -185,6 +186,7 @@ class EngineBackend:
     self.extra = {}
     self._flush, self._weights = flush, weights
     self._stall_warned = False
+    self._frozen_said = set()  # Tables that said they froze.
 
   @property
   def max_memory(self):
@@ -235,6 +237,31 @@ class EngineBackend:
     if k > 1:
       return k // math.gcd(k, 2)
     return self._solver._batch or 1  # pylint: disable=protected-access
+
+  def make_room(self, table, margin_rows, margin_words):
+    """Room in `table` (the infoset rows or the keyed table) for
+    `margin_rows` more rows of `margin_words` words in all, growing it.
+    Where that would pass its max_memory the table freezes (module
+    docstring of tables/hashed_table.py) and says so once."""
+    if table.frozen or table.has_room(margin_rows, margin_words):
+      return
+    infosets = table is self.tables
+    if not table.grow(margin_rows, margin_words) and (
+        infosets not in self._frozen_said):
+      self._frozen_said.add(infosets)
+      if infosets:
+        what = ("infoset table", "infosets without a row play uniform and "
+                "are not updated")
+      else:
+        what = ("baseline table", "keys without a row get the baseline "
+                "b = 0 (the plain estimate)")
+      warnings.warn(
+          f"mccfrb: the engine solver's {what[0]} reached max_memory="
+          f"{table.max_memory:,} bytes at {table.num_rows:,} rows after "
+          f"{self._solver.num_iterations:,} iterations; it stops growing: "
+          f"{what[1]} (counted in memory()['dropped']). Pass a larger "
+          "max_memory to store more.", RuntimeWarning,
+          stacklevel=6)
 
   def warn_if_stalled(self):
     """Warns once when float32 cells stop meaning what they should: a
@@ -360,6 +387,39 @@ def check_precision(precision):
     return DEFAULT_PRECISION
   tables_lib.check_precision(precision)
   return precision
+
+
+def engine_tables(engine, baseline, max_memory, fields, header=(),
+                  keyed_fields=("value",), precision=None, init=None):
+  """A sampling solver's hashed tables on `engine`: the infoset rows and,
+  for a baseline keyed by history, situation or public state, the keyed
+  table (None for the others; saved as "engine_history_*").
+
+  The keyed table takes its key's share of max_memory
+  (`baselines.keyed_share`: half for histories, a quarter for situations
+  and public states), the infoset rows the rest.
+
+  Raises:
+    ValueError: either table would get less than tables.MIN_MEMORY.
+  """
+  precision = check_precision(precision)
+  total = tables_lib.check_max_memory(max_memory)
+  keyed_bytes = baselines_lib.keyed_share(baseline, total)
+  if keyed_bytes and min(keyed_bytes,
+                         total - keyed_bytes) < tables_lib.MIN_MEMORY:
+    raise ValueError(
+        f"max_memory={total} is too small for baseline={baseline!r}, whose "
+        f"second table takes {keyed_bytes / total:.0%} of it: each table "
+        f"needs at least {tables_lib.MIN_MEMORY} bytes.")
+  table = tables_lib.HashedTable(
+      engine.max_moves, fields, header, precision=precision,
+      max_memory=total - keyed_bytes, init=init)
+  keyed = None
+  if keyed_bytes:
+    keyed = tables_lib.HashedTable(engine.max_moves, keyed_fields,
+                                   precision=precision,
+                                   max_memory=keyed_bytes)
+  return table, keyed
 
 
 def check_in_flight(in_flight):

@@ -16,7 +16,6 @@ from mccfrb.solvers import base
 from mccfrb.solvers import engine as engine_lib
 from mccfrb.solvers import grown as grown_lib
 from mccfrb.solvers import representation as representation_lib
-from mccfrb import tables as tables_lib
 
 ES_AVERAGINGS = {"simple": 0, "full": 1}
 # The batch size of threads > 1 when no batch is given (docs/pages/threads.md).
@@ -270,19 +269,9 @@ class ExternalSamplingSolver(base.TabularSolverBase):
     saved with the tables."""
     precision = engine_lib.check_precision(precision)
     header = ("through",) if self._weights.discounted else ()
-    total = tables_lib.check_max_memory(max_memory)
-    keyed_bytes = baselines_lib.keyed_share(self._settings["baseline"],
-                                            total)
-    tables = tables_lib.HashedTable(
-        engine.max_moves, ("regret", "avg"), header,
-        precision=precision, max_memory=total - keyed_bytes)
-    # The baseline's table (saved as "engine_history_*", as MCCFRbSolver's
-    # keyed table).
-    history = None
-    if keyed_bytes:
-      history = tables_lib.HashedTable(
-          engine.max_moves, ("value", "count"), precision=precision,
-          max_memory=keyed_bytes)
+    tables, history = engine_lib.engine_tables(
+        engine, self._settings["baseline"], max_memory, ("regret", "avg"),
+        header, ("value", "count"), precision)
     self._init_backend(self._game, engine_lib.EngineBackend(
         self, engine, tables, history, precision, weights=self._weights))
     workers = self._threads
@@ -363,13 +352,11 @@ class ExternalSamplingSolver(base.TabularSolverBase):
         if done >= target:
           break
         self._assign_blocks(done, target)
-      if not t.frozen and not t.has_room(*margin):
-        t.grow(*margin)
+      self._backend.make_room(t, *margin)
       if h is not None:
-        h_margin = (KEYED_MARGIN_ROWS,
-                    KEYED_MARGIN_ROWS * h.row_words(max(e.max_moves, 1)))
-        if not h.frozen and not h.has_room(*h_margin):
-          h.grow(*h_margin)
+        self._backend.make_room(
+            h, KEYED_MARGIN_ROWS,
+            KEYED_MARGIN_ROWS * h.row_words(max(e.max_moves, 1)))
         h.meta[external.STOP] = 0
       t.meta[external.STOP] = 0
       self._es_counters[:] = 0

@@ -6,7 +6,6 @@ import warnings
 import numpy as np
 
 from mccfrb import games
-from mccfrb import tables as tables_lib
 from mccfrb.games import balanced as balanced_lib
 from mccfrb.games import keys as keys_lib
 from mccfrb.games import tree as tree_lib
@@ -374,28 +373,9 @@ class MCCFRbSolver(base.TabularSolverBase):
         header += ["count0", "count1"]
       else:
         fields += ["baseline"] + (["count"] if running else [])
-    keyed = baselines_lib.keyed_table(name)
-    total = tables_lib.check_max_memory(max_memory)
-    keyed_bytes = baselines_lib.keyed_share(name, total)
-    if keyed and min(keyed_bytes, total - keyed_bytes) < tables_lib.MIN_MEMORY:
-      raise ValueError(
-          f"max_memory={total} is too small for baseline={name!r}, whose "
-          f"second table takes {keyed_bytes / total:.0%} of it: each table "
-          f"needs at least {tables_lib.MIN_MEMORY} bytes.")
-    t = tables_lib.HashedTable(
-        engine.max_moves, fields, header, precision=precision,
-        max_memory=total - keyed_bytes)
-    # The keyed baselines' table (a value per key and move, and the running
-    # mean's visit count; kernels/outcome.py) takes its key's share of
-    # max_memory (kernels/baselines.py: half for histories, a quarter for
-    # situations and public states), the infoset table the rest. (Saved
-    # as "engine_history_*".)
-    history = None
     k_fields = ["value"] + (["count"] if running else [])
-    if keyed:
-      history = tables_lib.HashedTable(
-          engine.max_moves, k_fields, precision=precision,
-          max_memory=keyed_bytes)
+    t, history = engine_lib.engine_tables(engine, name, max_memory, fields,
+                                          header, k_fields, precision)
     self._init_backend(self._game, engine_lib.EngineBackend(
         self, engine, t, history, precision, in_flight,
         flush=engine_lib.flush_code(self._averaging_code, self._regret_code)))
@@ -421,8 +401,8 @@ class MCCFRbSolver(base.TabularSolverBase):
             np.zeros((slots, depth, 4)), np.zeros((slots, moves)),
             np.zeros((slots, moves))),
         np.zeros((slots, depth, moves)), np.zeros((slots, depth, moves)),
-        np.zeros((slots, depth if keyed else 1, 2), dtype=np.uint64),
-        np.zeros((slots, depth if keyed else 1), dtype=np.int64),
+        np.zeros((slots, depth if history is not None else 1, 2), dtype=np.uint64),
+        np.zeros((slots, depth if history is not None else 1), dtype=np.int64),
         np.zeros((slots, outcome.LANE_SIZE), dtype=np.int64),
         np.zeros((slots, 2), dtype=np.uint64),
         np.zeros(slots, dtype=np.uint64))
@@ -453,9 +433,7 @@ class MCCFRbSolver(base.TabularSolverBase):
     while done < total:
       for table in (t, h):
         if table is not None and not table.frozen:
-          margin = self._engine_margin(table)
-          if not table.has_room(*margin):
-            table.grow(*margin)
+          b.make_room(table, *self._engine_margin(table))
       end = min(total, done + engine_lib.CHUNK_EPISODES * self._threads)
       k = b.in_flight
       if k > 1 and end < total:  # End at a whole group in flight.

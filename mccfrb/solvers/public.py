@@ -16,7 +16,6 @@ from mccfrb.solvers import base
 from mccfrb.solvers import engine as engine_lib
 from mccfrb.solvers import representation as representation_lib
 from mccfrb.solvers import outcome
-from mccfrb import tables as tables_lib
 
 # The baselines public-state sampling takes: the registry's per-history
 # kinds (kernels/baselines.py), each by its rule's kernel code.
@@ -249,20 +248,12 @@ class PublicSamplingSolver(base.TabularSolverBase):
     per-history baselines' table and the episode's buffers, which grow
     when an episode needs more."""
     precision = engine_lib.check_precision(precision)
-    total = tables_lib.check_max_memory(max_memory)
     name = self._settings["baseline"]
-    per_history = baselines_lib.keyed_table(name)
-    share = total - baselines_lib.keyed_share(name, total)
-    tables = tables_lib.HashedTable(
-        engine.max_moves, public_kernel.FIELDS, public_kernel.HEADER,
-        precision=precision, max_memory=share,
+    running = baselines_lib.running_counts(name, self._decay)
+    tables, history = engine_lib.engine_tables(
+        engine, name, max_memory, public_kernel.FIELDS, public_kernel.HEADER,
+        ("value",) + (("count",) if running else ()), precision,
         init=public_kernel.FIELDS[public_kernel.P_STRATEGY])
-    history = None
-    if per_history:
-      running = baselines_lib.running_counts(name, self._decay)
-      history = tables_lib.HashedTable(
-          engine.max_moves, ("value",) + (("count",) if running else ()),
-          precision=precision, max_memory=total - share)
     self._init_backend(self._game, engine_lib.EngineBackend(
         self, engine, tables, history, precision,
         flush=engine_lib.flush_code(self._averaging_code, self._regret_code)))
@@ -337,10 +328,12 @@ class PublicSamplingSolver(base.TabularSolverBase):
         self._grow_pub_pool()
       elif status == public_kernel.SHORT_TABLE:
         rows = len(b["pool_state"])  # kernels' has_room of a state.
-        t.grow(rows, rows * t.row_words(max(e.max_moves, 1)))  # Or freezes.
+        self._backend.make_room(t, rows,
+                                rows * t.row_words(max(e.max_moves, 1)))
       elif status == public_kernel.SHORT_HISTORY:
         rows = len(b["pool_state"])
-        h.grow(rows, rows * h.row_words(max(e.max_moves, 1)))
+        self._backend.make_room(h, rows,
+                                rows * h.row_words(max(e.max_moves, 1)))
 
   @property
   def public_tree(self):
