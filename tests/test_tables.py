@@ -105,7 +105,10 @@ def test_max_memory_holds_while_the_index_doubles(monkeypatch):
 def test_a_solver_at_max_memory_never_passes_it():
   solver = mccfrb.MCCFRbSolver(G6, seed=0, max_memory=4 << 20,
                                precision="float32")
-  solver.run(30_000, progress=False)
+  with pytest.warns(RuntimeWarning, match="reached max_memory") as said:
+    solver.run(30_000, progress=False)
+  # One warning for each table as it froze.
+  assert sorted("infoset" in str(w.message) for w in said) == [False, True]
   memory = solver.memory()
   assert memory["frozen"] and memory["bytes"] <= 4 << 20
   assert memory["dropped"] > 0 and memory["precision"] == "float32"

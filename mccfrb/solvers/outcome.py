@@ -393,6 +393,7 @@ class MCCFRbSolver(base.TabularSolverBase):
     self._fmap = fmap
     slots = self._threads * in_flight
     depth, moves = max(engine.max_depth, 1), max(engine.max_moves, 1)
+    keyed_depth = depth if history is not None else 1
     self._engine_scratch = (
         np.zeros((slots, engine.state_size), dtype=np.int64),
         outcome.Scratch(
@@ -401,8 +402,8 @@ class MCCFRbSolver(base.TabularSolverBase):
             np.zeros((slots, depth, 4)), np.zeros((slots, moves)),
             np.zeros((slots, moves))),
         np.zeros((slots, depth, moves)), np.zeros((slots, depth, moves)),
-        np.zeros((slots, depth if history is not None else 1, 2), dtype=np.uint64),
-        np.zeros((slots, depth if history is not None else 1), dtype=np.int64),
+        np.zeros((slots, keyed_depth, 2), dtype=np.uint64),
+        np.zeros((slots, keyed_depth), dtype=np.int64),
         np.zeros((slots, outcome.LANE_SIZE), dtype=np.int64),
         np.zeros((slots, 2), dtype=np.uint64),
         np.zeros(slots, dtype=np.uint64))
@@ -432,7 +433,7 @@ class MCCFRbSolver(base.TabularSolverBase):
                             * t.row_words(max(e.max_moves, 1)))
     while done < total:
       for table in (t, h):
-        if table is not None and not table.frozen:
+        if table is not None:
           b.make_room(table, *self._engine_margin(table))
       end = min(total, done + engine_lib.CHUNK_EPISODES * self._threads)
       k = b.in_flight
