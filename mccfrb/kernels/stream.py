@@ -709,7 +709,7 @@ def _infoset_sigmas(mode, level, flush, big_t, max_moves, d, wk, tab, dec):
   with the optimistic catch-up of `flush`, module docstring), uniform
   without a row; in the level mode each infoset's decision row
   (ints[F_IDEC])."""
-  ctl, frames, ints, floats = wk[0], wk[1], wk[2], wk[3]
+  ctl, frames, ints, floats, ukeys = wk[0], wk[1], wk[2], wk[3], wk[5]
   words, cells, layout, smap = tab[2], tab[3], tab[4], tab[5]
   header = layout[hashed.L_HEADER]
   per_word = layout[hashed.L_PER_WORD]
@@ -776,8 +776,8 @@ def _infoset_sigmas(mode, level, flush, big_t, max_moves, d, wk, tab, dec):
         floats[sig + o + j] = 1.0 / c
     if level >= -1:
       # The infoset's key is still in ukeys (`_infoset_rows`).
-      a = wk[5][i, 0]
-      b = wk[5][i, 1]
+      a = ukeys[i, 0]
+      b = ukeys[i, 1]
       lev = ints[pib + ints[hist + i] * ki + who]
       if lev > ctl[C_MAX_LEVEL]:
         ctl[C_MAX_LEVEL] = lev
@@ -845,9 +845,9 @@ def _enter(code, params, mode, p, level, flush, big_t, utility_sum,
                            frames[d, F_GSTART],
                            group_table_size(max(frames[d, F_N], mc)), wk)
   frames[d, F_G] = 0
-  _register_public(code, params,
-                   wk[4][frames[d - 1, F_CSTATE] + ints[frames[d, F_HIST]]],
-                   ctl, wk[9])
+  # The frame's public key is its first history's.
+  _, hist, psb, _, _ = _histories(frames, d)
+  _register_public(code, params, wk[4][psb + ints[hist]], ctl, wk[9])
   kr, kv, ki = widths(mode, level)
   ctl[C_ITOP] = frames[d, F_CINT] + mc * ki
   ctl[C_FTOP] = frames[d, F_CFLOAT] + mc * (kr + kv)
