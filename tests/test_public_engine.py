@@ -146,7 +146,7 @@ mccfrb.PublicSamplingSolver("liars_dice(numdice=1,dice_sides=3)",
                             representation="engine", seed=0).run(2)
 print(len(exact.node_values.signatures),
       len(exact.regret_matching.signatures))
-engine_steps = (public._engine_down, public._group_xi, compiled.player,
+engine_steps = (public.engine_down, public._group_xi, compiled.player,
                 compiled.apply)
 before = sum(len(f.signatures) for f in engine_steps)
 mccfrb.PublicSamplingSolver("kuhn_poker", representation="tree",

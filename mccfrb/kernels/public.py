@@ -28,9 +28,11 @@ One episode for both representations (`episodes`):
     the candidates. The per-history baselines are rows of a second hashed
     table keyed by the running hash of the move indices
     (kernels/outcome.py's `history_step`).
-The down pass (finding the candidates and drawing one) is written for each;
-the up pass, where every estimator, baseline and averaging lives, is
-written once, reading a row's cells (regrets at rcells[r0 + a], the
+The down pass (finding the candidates and drawing one) is written for each
+(`tree_down`, `engine_down`); the up pass, where every estimator, baseline
+and averaging lives, is written once (`state_values`, `update_infosets`,
+`predictive_pass`; the arguments travel in named tuples, `TreeArgs`,
+`EngineArgs`, `Rows`, `Work`), reading a row's cells (regrets at rcells[r0 + a], the
 average's sums at acells[a0 + a], sigma^t at scells[s0 + a]) and a
 history's baselines (bcells[b0 + a]). So on a game that compiles, an
 engine's episode draws the same uniforms, visits the same public states
@@ -60,6 +62,8 @@ before its up pass changes anything, the generator is put back where the
 episode began, and the kernel returns the episode's number with a status in
 `ctl`; the caller grows what is short and calls again.
 """
+
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -202,6 +206,687 @@ def _sigma(scells, s0, row, j, c):
   return 1.0 / c
 
 
+class TreeArgs(NamedTuple):
+  """A tree's arrays in an episode (`episodes`'s `game`, borrowed:
+  tables/atomics.py).
+
+  Attributes:
+    kind, player, infoset, child_start, num_children, edge_prob, utility:
+      `GameTree.kernel_args()`; num_actions: int32[I].
+    node_ps, ps_history_start, ps_histories: the `PublicTree` arrays.
+    node_parent: int32[N], the parent of every node (-1 at the root).
+    ps_child_start, ps_children: CSR lists of the non-terminal child
+      public states of every public state, ascending (the candidates).
+    mass: float64[P] scratch.
+    strategy_scratch: float64[I, A] (the oracle baseline's sigma^t).
+    increment: float64[I, A], the regret increments with `study` or
+      `records` (zero on entry and exit).
+    start_ps: the public state episodes start at.
+  """
+  kind: np.ndarray
+  player: np.ndarray
+  infoset: np.ndarray
+  child_start: np.ndarray
+  num_children: np.ndarray
+  edge_prob: np.ndarray
+  utility: np.ndarray
+  num_actions: np.ndarray
+  node_ps: np.ndarray
+  ps_history_start: np.ndarray
+  ps_histories: np.ndarray
+  node_parent: np.ndarray
+  ps_child_start: np.ndarray
+  ps_children: np.ndarray
+  mass: np.ndarray
+  strategy_scratch: np.ndarray
+  increment: np.ndarray
+  start_ps: int
+
+
+class EngineArgs(NamedTuple):
+  """An engine's episode (`episodes`'s `eng`).
+
+  Attributes:
+    params: the engine's parameters.
+    tab, history: the infoset rows' and the per-history baselines' tables'
+      (index, meta, words, cells, layout) (fields FIELDS, header HEADER;
+      the history rows' field 0 the value, field 1 the running mean's
+      count).
+    allow_insert, allow_history: rows are inserted while these hold.
+    pool_state: int64[H, state size]; pool_i: int64[H, POOL_INTS];
+      pool_key: uint64[H, 2]: the histories of the visited public states.
+    e_child, e_group: int64[E], e_util: float64[E]: their edges.
+    ps_i: int64[P, 2], the public states' first and end histories.
+    gkeys: uint64[G2, 2], gstamp, gval: int64[G2]: the grouping hash table
+      (G2 a power of 2 >= 2 G).
+    groups: int64[G, 4], per group of one public state's children: 1 if it
+      holds a non-terminal child, its non-terminal children, the next pool
+      index to fill, its public state or -1; gxi: float64[G].
+    scratch: int64[state size].
+    ctl: int64[CTL_SIZE].
+  """
+  params: np.ndarray
+  tab: tuple
+  history: tuple
+  allow_insert: bool
+  pool_state: np.ndarray
+  pool_i: np.ndarray
+  pool_key: np.ndarray
+  e_child: np.ndarray
+  e_util: np.ndarray
+  e_group: np.ndarray
+  ps_i: np.ndarray
+  gkeys: np.ndarray
+  gstamp: np.ndarray
+  gval: np.ndarray
+  groups: np.ndarray
+  gxi: np.ndarray
+  scratch: np.ndarray
+  ctl: np.ndarray
+  allow_history: bool
+
+
+class Rows(NamedTuple):
+  """The tables as an episode reads them (`episodes`'s `table` and `bl`,
+  borrowed).
+
+  Attributes:
+    rcells, acells, scells: a row's regrets at rcells[r0 + a], average
+      sums at acells[a0 + a], sigma^t at scells[s0 + a] (a0 = r0 + a_step
+      c, s0 = r0 + s_step c; a tree's rows start at r0 = row width).
+    mwords: the row's mark at mwords[row + m_off] (zero on entry and exit).
+    twords: optimistic averaging's c_I (a tree's avg_last[row], an
+      engine's row stamp).
+    bcells, ccells: the baselines of history h's edges at bcells[b0 + a]
+      and their counts at ccells[c0 + a]: a tree's by child node id (b0 =
+      c0 = child_start[h]), an engine's in h's history row (c0 = b0 + c).
+    header, per_word: an engine's infoset rows' header words and cells
+      per word (tables/hashed.py; 0 on a tree).
+  """
+  rcells: np.ndarray
+  acells: np.ndarray
+  scells: np.ndarray
+  mwords: np.ndarray
+  twords: np.ndarray
+  width: int
+  a_step: int
+  s_step: int
+  m_off: int
+  bcells: np.ndarray
+  ccells: np.ndarray
+  header: int
+  per_word: int
+
+
+class Records(NamedTuple):
+  """Phase 1's records of `public_batches`, one row per episode
+  (`episodes`'s `records`, borrowed; `public_batches` says what each
+  holds)."""
+  rows: np.ndarray
+  value: np.ndarray
+  avg: np.ndarray
+  scalar: np.ndarray
+  edges: np.ndarray
+  target: np.ndarray
+  ps: np.ndarray
+  counts: np.ndarray
+
+
+class Study(NamedTuple):
+  """A tree's frozen episodes' sums (`episodes`'s `study`, borrowed).
+
+  Attributes:
+    regret_sum, regret_sq: float64[I, A], the regret increment of each
+      infoset of player i in each visited public state (summed over its
+      histories) and its square.
+    root_values: u(root) of episode e at [e].
+    start_stats: float64[H, 2, A + 1], or empty: if not empty, every
+      episode adds, for the k-th history h of `start_ps` (row k) if it is
+      a decision node of the update player, u(h, a) (column a) and u(h)
+      (column A), in the update player's utility, to [k, 0] and their
+      squares to [k, 1].
+  """
+  regret_sum: np.ndarray
+  regret_sq: np.ndarray
+  root_values: np.ndarray
+  start_stats: np.ndarray
+
+
+class Work(NamedTuple):
+  """An episode's scratch (`episodes`'s `scratch`, borrowed).
+
+  Attributes:
+    hf: float64[slots, POOL_FLOATS] per history slot (a tree's node).
+    ps_f: float64[P, 2], q and xi per public state (xi zero on entry and
+      exit on a tree).
+    visited, stack: int64[P].
+    child_est: float64[A].
+  """
+  hf: np.ndarray
+  ps_f: np.ndarray
+  visited: np.ndarray
+  stack: np.ndarray
+  child_est: np.ndarray
+
+
+@njit(cache=True, inline="always")
+def _borrowed_tree(game):
+  """`game` with every array borrowed (tables/atomics.py)."""
+  return TreeArgs(*borrowed_tree(game.kind, game.player, game.infoset,
+                                 game.child_start, game.num_children,
+                                 game.edge_prob, game.utility),
+                  borrow(game.num_actions), borrow(game.node_ps),
+                  borrow(game.ps_history_start), borrow(game.ps_histories),
+                  borrow(game.node_parent), borrow(game.ps_child_start),
+                  borrow(game.ps_children), borrow(game.mass),
+                  borrow(game.strategy_scratch), borrow(game.increment),
+                  game.start_ps)
+
+
+@njit(cache=True, inline="always")
+def _borrowed_engine(eng):
+  """`eng` with every array borrowed, its tables' too."""
+  return EngineArgs(borrow(eng.params), hashed.borrowed(eng.tab),
+                    hashed.borrowed(eng.history), eng.allow_insert,
+                    borrow(eng.pool_state), borrow(eng.pool_i),
+                    borrow(eng.pool_key), borrow(eng.e_child),
+                    borrow(eng.e_util), borrow(eng.e_group),
+                    borrow(eng.ps_i), borrow(eng.gkeys), borrow(eng.gstamp),
+                    borrow(eng.gval), borrow(eng.groups), borrow(eng.gxi),
+                    borrow(eng.scratch), borrow(eng.ctl), eng.allow_history)
+
+
+@njit(cache=True, inline="always")
+def _borrowed_study(study):
+  """`study` with every array borrowed."""
+  return Study(borrow(study.regret_sum), borrow(study.regret_sq),
+               borrow(study.root_values), borrow(study.start_stats))
+
+
+@njit(cache=True, inline="always")
+def _borrowed_records(records):
+  """`records` with every array borrowed."""
+  return Records(borrow(records.rows), borrow(records.value),
+                 borrow(records.avg), borrow(records.scalar),
+                 borrow(records.edges), borrow(records.target),
+                 borrow(records.ps), borrow(records.counts))
+
+
+@njit(cache=True, inline="always")
+def _state_bounds(game, eng, s):
+  """The first and end history (a tree's ps_histories index, an engine's
+  pool index) of visited public state s."""
+  if game is not None:
+    lo = game.ps_history_start[s]
+    hi = game.ps_history_start[s + 1]
+  if eng is not None:
+    lo = eng.ps_i[s, S_START]
+    hi = eng.ps_i[s, S_END]
+  return lo, hi
+
+
+@njit(cache=True, inline="always")
+def _history(game, eng, rows, k):
+  """(h, player, moves, row, r0) of the k-th history of a public state
+  (`_tree_history`, `_pool_history`)."""
+  if game is not None:
+    out = _tree_history(game.kind, game.player, game.infoset,
+                        game.num_children, game.ps_histories, k, rows.width)
+  if eng is not None:
+    out = _pool_history(eng.pool_i, k, rows.header, rows.per_word)
+  return out
+
+
+@njit(cache=True, inline="always")
+def _edge(game, eng, ps_f, h, j):
+  """(slot, terminal, its utility, xi) of move j at history h
+  (`_tree_edge`, `_pool_edge`)."""
+  if game is not None:
+    out = _tree_edge(game.kind, game.child_start, game.utility, game.node_ps,
+                     ps_f, h, j)
+  if eng is not None:
+    out = _pool_edge(eng.pool_i, eng.e_child, eng.e_util, ps_f, h, j)
+  return out
+
+
+@njit(cache=True, inline="always")
+def _chance(code, game, eng, h, j):
+  """The probability of chance's move j at history h."""
+  if game is not None:
+    sj = game.edge_prob[game.child_start[h] + j]
+  if eng is not None:
+    sj = protocol.chance_prob(code, eng.params, eng.pool_state[h], j)
+  return sj
+
+
+@njit(cache=True, inline="always")
+def _next_state(stack, top, visited, nvis, ps_f):
+  """The way down's next public state, popped from the stack and
+  appended to `visited` (preorder). Returns (it, its q, the new top, the
+  new count of visited states)."""
+  s = stack[top - 1]
+  visited[nvis] = s
+  return s, ps_f[s, S_Q], top - 1, nvis + 1
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _tree_start(tree, rows, hf, i, rule, record, frozen, e):
+  """A tree's episode before its way down: the update player (the first
+  history's at a start public state > 0), the oracle baseline's exact
+  values under sigma^t (before every episode, the first only with `study`,
+  never in phase 1 of a batch, which refills them itself) and the root's
+  reaches. Returns (the update player, the nodes touched)."""
+  touched = 0
+  if tree.start_ps > 0:
+    i = tree.player[tree.ps_histories[tree.ps_history_start[tree.start_ps]]]
+  if rule == RULE_ORACLE and not record and (not frozen or e == 0):
+    width = rows.width
+    regret_matching(rows.rcells.reshape((rows.rcells.size // width, width)),
+                    tree.num_actions, tree.strategy_scratch)
+    node_values(tree.kind, tree.player, tree.infoset, tree.child_start,
+                tree.num_children, tree.edge_prob, tree.utility,
+                tree.strategy_scratch, rows.bcells)
+    touched += tree.kind.shape[0]
+  if tree.start_ps == 0:
+    hf[0, F_OWN] = 1.0
+    hf[0, F_OPP] = 1.0
+    hf[0, F_OPP_OWN] = 1.0
+  return i, touched
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def tree_down(game, rows, work, i, sampling, epsilon, record, state, s_hi,
+               s_lo, inc_hi, inc_lo):
+  """A tree's way down of one episode (`episodes`), in preorder from
+  public state `game.start_ps` (q = 1): every history h of a visited
+  public state S gets sigma^t(h) (regret matching, once per infoset,
+  marked 1; chance: its probabilities). The non-terminal child public
+  states of S, ascending (= in order of first appearance over h
+  ascending, a ascending), are the candidates. Sampling 0 and 1 draw one,
+  S', with one uniform and xi(S -> S') uniform or on-policy (eps / n + (1
+  - eps) m(S') / sum m, where m(S') sums pi(h) sigma(h, a) over the edges
+  into S', pi the full reach); sampling 2 visits every candidate (xi = 1)
+  of a public state of decision nodes and draws one of a public state of
+  chance nodes uniformly. q(S') = q(S) xi(S -> S'); the reaches of the
+  histories of S' follow from their parents'.
+
+  Returns:
+    (public states visited, into work.visited; nodes touched; the random
+    stream's state; the generator's state words).
+  """
+  kind, player, infoset = game.kind, game.player, game.infoset
+  child_start, num_children = game.child_start, game.num_children
+  ps_history_start, ps_histories = game.ps_history_start, game.ps_histories
+  ps_child_start, ps_children = game.ps_child_start, game.ps_children
+  mass, node_parent, edge_prob = game.mass, game.node_parent, game.edge_prob
+  hf, ps_f, visited, stack = work.hf, work.ps_f, work.visited, work.stack
+  scells, width = rows.scells, rows.width
+  touched = 0
+  nvis = 0
+  ps_f[game.start_ps, S_Q] = 1.0
+  stack[0] = game.start_ps
+  top = 1
+  while top > 0:
+    s, q, top, nvis = _next_state(stack, top, visited, nvis, ps_f)
+    for k in range(ps_history_start[s], ps_history_start[s + 1]):
+      h = ps_histories[k]
+      touched += num_children[h]
+      if kind[h] == 1 and rows.mwords[infoset[h]] == 0:
+        rows.mwords[infoset[h]] = 1
+        match_into(rows.rcells, infoset[h] * width, num_children[h], scells,
+                   infoset[h] * width)
+    first = ps_child_start[s]
+    num_candidates = ps_child_start[s + 1] - first
+    if num_candidates == 0:
+      continue
+    if sampling == 2 and kind[ps_histories[ps_history_start[s]]] != 0:
+      # Pushed in descending order, so they are visited ascending.
+      for m in range(num_candidates - 1, -1, -1):
+        stack[top] = ps_children[first + m]
+        top += 1
+        ps_f[ps_children[first + m], S_XI] = 1.0
+    else:
+      total = 0.0
+      for m in range(num_candidates):
+        mass[m] = 1.0 / num_candidates
+        if sampling == 1:
+          child_ps = ps_children[first + m]
+          flow = 0.0
+          for k in range(ps_history_start[child_ps],
+                         ps_history_start[child_ps + 1]):
+            child = ps_histories[k]
+            h = node_parent[child]
+            if kind[h] == 0:
+              sj = edge_prob[child]
+            else:
+              sj = scells[infoset[h] * width + child - child_start[h]]
+            flow += hf[h, F_OWN] * hf[h, F_OPP] * sj
+          mass[m] = flow
+          total += flow
+      if sampling == 1:
+        for m in range(num_candidates):
+          if total > 0.0:
+            mass[m] = (epsilon / num_candidates
+                       + (1.0 - epsilon) * mass[m] / total)
+          else:
+            mass[m] = 1.0 / num_candidates
+      if record:
+        state, u = stream_uniform(state)
+      else:
+        s_hi, s_lo, u = pcg64_next(s_hi, s_lo, inc_hi, inc_lo)
+      chosen = sample_index(mass, 0, num_candidates, u, 0.0)
+      stack[top] = ps_children[first + chosen]
+      top += 1
+      ps_f[ps_children[first + chosen], S_XI] = mass[chosen]
+    for m in range(num_candidates):
+      nxt = ps_children[first + m]
+      if ps_f[nxt, S_XI] == 0.0:
+        continue
+      ps_f[nxt, S_Q] = q * ps_f[nxt, S_XI]
+      for k in range(ps_history_start[nxt], ps_history_start[nxt + 1]):
+        child = ps_histories[k]
+        h = node_parent[child]
+        hf[child, F_OWN] = hf[h, F_OWN]
+        hf[child, F_OPP] = hf[h, F_OPP]
+        hf[child, F_OPP_OWN] = hf[h, F_OPP_OWN]
+        if kind[h] == 0:
+          hf[child, F_OPP] *= edge_prob[child]
+        else:
+          sj = scells[infoset[h] * width + child - child_start[h]]
+          if player[h] == i:
+            hf[child, F_OWN] *= sj
+          else:
+            hf[child, F_OPP] *= sj
+            hf[child, F_OPP_OWN] *= sj
+  return nvis, touched, state, s_hi, s_lo
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _baseline_row(game, eng, rows, per_history, rule, k, h, c):
+  """Where history h's edge baselines (b0) and their counts (c0) start in
+  rows.bcells / rows.ccells, -1 without: a tree's by child node id, an
+  engine's in h's history row (inserted while eng.allow_history holds; its
+  start kept in the pool's I_HROW for the predictive pass)."""
+  b0 = -1
+  c0 = -1
+  if game is not None and rule != RULE_NONE:
+    b0 = game.child_start[h]
+    c0 = b0
+  if eng is not None:
+    if per_history:
+      h_index, h_meta, h_words, h_cells, h_layout = eng.history
+      hrow, _ = hashed.row_of(h_index, h_meta, h_words, h_cells, h_layout,
+                              eng.pool_key[k, 0], eng.pool_key[k, 1], c,
+                              eng.allow_history, h_meta[:0], False)
+      if hrow >= 0:
+        b0 = hashed.first_cell(hrow, h_layout[hashed.L_HEADER],
+                               h_layout[hashed.L_PER_WORD])
+    eng.pool_i[k, I_HROW] = b0
+    c0 = b0 + c
+  return b0, c0
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def edge_estimate(game, eng, rows, work, codes, h, j, b0, c0, i,
+                   utility_sum, learn_baselines, records, e, num_edges):
+  """u(h, a) of move j at history h (`episodes`: terminal, visited with
+  xi = 1, or the baseline-corrected estimate), after which the history
+  baseline of a sampled edge learns u(h a) (or, with `records`, its
+  target is recorded). Returns (u(h, a), the records' edge count)."""
+  rule, decay = codes[0], codes[5]
+  hf, bcells, ccells = work.hf, rows.bcells, rows.ccells
+  slot, terminal, util, xi = _edge(game, eng, work.ps_f, h, j)
+  if terminal:
+    est = _stored(i, utility_sum, util)
+  elif xi == 1.0:
+    est = hf[slot, F_VALUE]
+  else:
+    b = 0.0
+    if rule != RULE_NONE and b0 >= 0:
+      b = _stored(i, utility_sum, np.float64(bcells[b0 + j]))
+    est = b
+    if xi > 0.0:
+      est = b + (hf[slot, F_VALUE] - b) / xi
+  if (not terminal and xi > 0.0 and learn_baselines and rule == RULE_CHILD
+      and b0 >= 0):
+    target = _stored(i, utility_sum, hf[slot, F_VALUE])
+    if records is not None:
+      records.edges[e, num_edges] = b0 + j
+      records.target[e, num_edges] = target
+      num_edges += 1
+    else:
+      # A tree counts always; an engine's row has a count only for a
+      # running mean.
+      counted = game is not None or decay <= 0.0
+      count = np.float64(ccells[c0 + j]) if counted else 0.0
+      bcells[b0 + j] = averaged(np.float64(bcells[b0 + j]), count, target,
+                                decay)
+      if counted:
+        ccells[c0 + j] += 1
+  return est, num_edges
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _average_opponent(game, eng, rows, work, codes, h, row, r0, s0, c, t,
+                      stamp, records, e, num_rows):
+  """Optimistic averaging at an opponent's infoset, once per episode
+  (marked `stamp`; Lanctot 2013, section 4): the skipped iterations'
+  weights (t - c_I, or (t (t + 1) - c_I (c_I + 1)) / 2 with regret_plus)
+  times pi_owner(I) sigma^t(I) added to the average sums, c_I = t; or,
+  with `records`, sigma and the opponent's own reach recorded. Returns the
+  records' row count."""
+  mwords, scells, acells = rows.mwords, rows.scells, rows.acells
+  hf = work.hf
+  if mwords[row + rows.m_off] == stamp:
+    return num_rows
+  mwords[row + rows.m_off] = stamp
+  if records is not None:
+    records.rows[e, num_rows] = 2 * row
+    records.scalar[e, num_rows] = hf[h, F_OPP_OWN]
+    for j in range(c):
+      records.avg[e, num_rows, j] = scells[s0 + j]
+    return num_rows + 1
+  if game is not None:
+    prev = rows.twords[row]
+  if eng is not None:
+    prev = hashed.stamp_of(rows.twords, row)
+  if codes[2]:
+    ow = linear_skipped(t, prev) * hf[h, F_OPP_OWN]
+  else:
+    ow = (t - prev) * hf[h, F_OPP_OWN]
+  a0 = r0 + rows.a_step * c
+  for j in range(c):
+    acells[a0 + j] += ow * np.float64(scells[s0 + j])
+  if game is not None:
+    rows.twords[row] = t
+  if eng is not None:
+    hashed.set_stamp(rows.twords, row, t)
+  return num_rows
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def state_values(code, game, eng, rows, work, codes, lo, hi, q, d, i, t,
+                  stamp, utility_sum, learn_baselines, study, records, e,
+                  num_rows, num_edges):
+  """The way up at one visited public state S (histories lo .. hi - 1),
+  for every non-terminal h in S (docs/pages/algorithms.md, "Public-state
+  sampling"; Schmid et al. 2019, the VR-MCCFR estimates in vector form):
+    u(h, a) = u_i(h a)                                     if h a is terminal,
+    u(h, a) = u(h a)                       if pub(h a) was visited with xi = 1,
+    u(h, a) = b(h, a) + [pub(h a) visited] (u(h a) - b(h, a)) / xi  otherwise,
+    u(h) = sum_a sigma^t(h, a) u(h, a)                  (into hf[h, F_VALUE]),
+    R_I(a) += pi_{-i}(h) / q(S) (u(h, a) - u(h))   (I of player i),
+  into the tree's `increment` with `study` or `records`. History
+  baselines of the edges into visited public states learn from u(h a)
+  after their use (`edge_estimate`); optimistic averaging runs once per
+  opponent infoset (`_average_opponent`). Returns the records' row and
+  edge counts."""
+  averaging = codes[1]
+  per_history = codes[0] == RULE_CHILD or codes[0] == RULE_PREDICTIVE
+  frozen = study is not None
+  hf, child_est = work.hf, work.child_est
+  for k in range(lo, hi):
+    h, p, c, row, r0 = _history(game, eng, rows, k)
+    if p == protocol.TERMINAL:
+      continue
+    s0 = r0 + rows.s_step * c
+    b0, c0 = _baseline_row(game, eng, rows, per_history, codes[0], k, h, c)
+    v = 0.0
+    for j in range(c):
+      est, num_edges = edge_estimate(game, eng, rows, work, codes, h, j, b0,
+                                      c0, i, utility_sum, learn_baselines,
+                                      records, e, num_edges)
+      if p != protocol.CHANCE:
+        sj = _sigma(rows.scells, s0, row, j, c)
+      else:
+        sj = _chance(code, game, eng, h, j)
+      v += sj * est
+      child_est[j] = est
+    hf[h, F_VALUE] = v
+    if study is not None:
+      start_stats = study.start_stats
+      if d == 0 and start_stats.shape[0] > 0 and p == i:
+        r = k - lo
+        for j in range(c):
+          start_stats[r, 0, j] += child_est[j]
+          start_stats[r, 1, j] += child_est[j] * child_est[j]
+        start_stats[r, 0, start_stats.shape[2] - 1] += v
+        start_stats[r, 1, start_stats.shape[2] - 1] += v * v
+    if p < 0 or row < 0:
+      continue
+    if p == i:
+      w = hf[h, F_OPP] / q
+      for j in range(c):
+        x = w * (child_est[j] - v)
+        if frozen or records is not None:
+          if game is not None:
+            game.increment[row, j] += x
+        else:
+          rows.rcells[r0 + j] += x
+    elif not frozen and averaging == 1:
+      num_rows = _average_opponent(game, eng, rows, work, codes, h, row, r0,
+                                   s0, c, t, stamp, records, e, num_rows)
+  return num_rows, num_edges
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def update_infosets(game, eng, rows, work, codes, lo, hi, q, i, avg_w,
+                     stamp, study, records, e, num_rows):
+  """Once per infoset of the update player i in a visited public state
+  (marked `stamp`): RM+ clips its regrets at 0 (if regret_plus),
+  stochastic averaging adds w_t pi_i(I) sigma^t(I, a) / q(S), w_t = t if
+  regret_plus else 1, and an engine's row takes sigma^{t+1}; or, with
+  `study`, the summed increments and their squares go to its sums; or,
+  with `records`, they are recorded. Returns the records' row count."""
+  regret_plus, averaging = codes[2], codes[1]
+  rcells, scells, mwords = rows.rcells, rows.scells, rows.mwords
+  hf = work.hf
+  for k in range(lo, hi):
+    h, p, c, row, r0 = _history(game, eng, rows, k)
+    if p != i or row < 0 or mwords[row + rows.m_off] == stamp:
+      continue
+    mwords[row + rows.m_off] = stamp
+    if study is not None:
+      for j in range(c):
+        x = game.increment[row, j]
+        study.regret_sum[row, j] += x
+        study.regret_sq[row, j] += x * x
+        game.increment[row, j] = 0.0
+      continue
+    s0 = r0 + rows.s_step * c
+    if records is not None:
+      records.rows[e, num_rows] = 2 * row + 1
+      for j in range(c):
+        records.value[e, num_rows, j] = game.increment[row, j]
+        game.increment[row, j] = 0.0
+        if averaging == 0:
+          records.avg[e, num_rows, j] = avg_w * (hf[h, F_OWN] * scells[s0 + j]
+                                                / q)
+      num_rows += 1
+      continue
+    if regret_plus:
+      for j in range(c):
+        if rcells[r0 + j] < 0.0:
+          rcells[r0 + j] = 0.0
+    if averaging == 0:
+      a0 = r0 + rows.a_step * c
+      for j in range(c):
+        rows.acells[a0 + j] += avg_w * (
+            hf[h, F_OWN] * np.float64(scells[s0 + j]) / q)
+    if eng is not None:
+      match_into(rcells, r0, c, scells, s0)  # sigma^{t+1}(I).
+  return num_rows
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def predictive_pass(code, game, eng, rows, work, lo, hi, i, utility_sum,
+                    records):
+  """The predictive baseline at a visited public state, after its regret
+  update, children first (Davis et al. 2020): under sigma^{t+1}, b(h, a)
+  <- v'(h a) for every edge into a visited public state and v'(h) =
+  sum_a sigma^{t+1}(h, a) b(h, a) into hf[h, F_PRED] (terminal edges:
+  u(h a)), without 1/xi (Davis et al.'s zero-variance setting).
+  Returns the nodes touched."""
+  hf, bcells, scells = work.hf, rows.bcells, rows.scells
+  touched = 0
+  for k in range(lo, hi):
+    h, p, c, row, r0 = _history(game, eng, rows, k)
+    if p == protocol.TERMINAL:
+      continue
+    touched += c
+    if records is not None:
+      continue
+    s0 = r0 + rows.s_step * c
+    b0 = -1
+    if game is not None:
+      b0 = game.child_start[h]
+      if p == i and rows.mwords[row] != 3:
+        # sigma^{t+1} differs from sigma^t only where regrets changed.
+        rows.mwords[row] = 3
+        match_into(rows.rcells, r0, c, scells, s0)
+    if eng is not None:
+      b0 = eng.pool_i[k, I_HROW]
+    v = 0.0
+    for j in range(c):
+      slot, terminal, util, xi = _edge(game, eng, work.ps_f, h, j)
+      if terminal:
+        est = _stored(i, utility_sum, util)
+      else:
+        stored = 0.0
+        if b0 >= 0:
+          if xi > 0.0:
+            bcells[b0 + j] = _stored(i, utility_sum, hf[slot, F_PRED])
+          stored = np.float64(bcells[b0 + j])
+        elif xi > 0.0:
+          stored = _stored(i, utility_sum, hf[slot, F_PRED])
+        est = _stored(i, utility_sum, stored)
+      if p != protocol.CHANCE:
+        sj = _sigma(scells, s0, row, j, c)
+      else:
+        sj = _chance(code, game, eng, h, j)
+      v += sj * est
+    hf[h, F_PRED] = v
+  return touched
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _clear_marks(game, eng, rows, work, nvis, npool):
+  """The marks (and a tree's xi) back to zero for the next episode."""
+  if game is not None:
+    for d in range(nvis):
+      s = work.visited[d]
+      work.ps_f[s, S_XI] = 0.0
+      for k in range(game.ps_history_start[s], game.ps_history_start[s + 1]):
+        h = game.ps_histories[k]
+        if game.kind[h] == 1:
+          rows.mwords[game.infoset[h]] = 0
+  if eng is not None:
+    for k in range(npool):
+      row = eng.pool_i[k, I_ROW]
+      if row >= 0:
+        rows.mwords[row + rows.m_off] = 0
+
+
 @njit(cache=True, error_model="numpy")
 def episodes(code, game, eng, utility_sum, table, bl, codes, first_iteration,
               first_episode, num_episodes, learn_baselines, rng_state, key,
@@ -218,101 +903,31 @@ def episodes(code, game, eng, utility_sum, table, bl, codes, first_iteration,
   tree, and then update the player of its first history, with q(start_ps)
   = 1 and the reaches of its histories as the caller left them in `hf`.
 
-  Down the public tree, in preorder from the root's public state (q = 1):
-  every history h of a visited public state S gets sigma^t(h) (a tree's:
-  regret matching, once per infoset; an engine's row holds it; chance: its
-  probabilities). The non-terminal child public states of S, ascending (=
-  in order of first appearance over h ascending, a ascending), are the
-  candidates. Sampling 0 and 1 draw one, S', with one uniform and xi(S ->
-  S') uniform or on-policy (eps / n + (1 - eps) m(S') / sum m, where m(S')
-  sums pi(h) sigma(h, a) over the edges into S', pi the full reach);
-  sampling 2 visits every candidate (xi = 1) of a public state of decision
-  nodes and draws one of a public state of chance nodes uniformly. q(S') =
-  q(S) xi(S -> S'); the reaches of the histories of S' follow from their
-  parents'.
-
-  Up, over the visited public states in reverse preorder (children first),
-  for every non-terminal h in S (docs/pages/algorithms.md, "Public-state
-  sampling"):
-    u(h, a) = u_i(h a)                                     if h a is terminal,
-    u(h, a) = u(h a)                       if pub(h a) was visited with xi = 1,
-    u(h, a) = b(h, a) + [pub(h a) visited] (u(h a) - b(h, a)) / xi  otherwise,
-    u(h) = sum_a sigma^t(h, a) u(h, a),
-    R_I(a) += pi_{-i}(h) / q(S) (u(h, a) - u(h))   (I of player i),
-  then, once per infoset of player i in S: RM+ clips R_I at 0 (if
-  regret_plus) and stochastic averaging adds w_t pi_i(I) sigma^t(I, a) /
-  q(S), with w_t = t if regret_plus else 1 (an engine's row then takes
-  sigma^{t+1}). Optimistic averaging adds, once per opponent infoset in S,
-  the skipped iterations' weights (t - c_I, or (t (t + 1) - c_I (c_I + 1))
-  / 2 with regret_plus) times pi_owner(I) sigma^t(I) and sets c_I = t.
-  History baselines of the edges into visited public states learn from
-  u(h a) after their use. The predictive baseline then redoes each visited
-  public state (after its regret update, children first) under
-  sigma^{t+1}: b(h, a) <- v'(h a) for every edge into a visited public
-  state, v'(h) = sum_a sigma^{t+1}(h, a) b(h, a) (terminal edges: u(h a)),
-  without 1/xi (Davis et al.'s zero-variance setting).
+  An episode goes down the public tree (`tree_down`, `engine_down`: the
+  public states it visits, in preorder, with q and xi), then up over them
+  in reverse preorder, written once for both representations:
+  `state_values` (the estimates u(h, a), u(h) and the regret terms),
+  `update_infosets` (RM+ and stochastic averaging, once per infoset) and
+  `predictive_pass` (the predictive baseline).
 
   Args:
     code: the engine's code (a compile-time constant: call with
       games/engines/common.py's `call_literal`); on a tree, unread
       (protocol.TREE, a plain integer: a plain call from Python).
-    game: None on an engine, or a tree's (kind, player, infoset,
-      child_start, num_children, edge_prob, utility, num_actions, node_ps,
-      ps_history_start, ps_histories, node_parent, ps_child_start,
-      ps_children, mass, strategy_scratch, increment, start_ps): node_ps,
-      ps_history_start, ps_histories are the `PublicTree` arrays;
-      node_parent int32[N] the parent of every node (-1 at the root);
-      ps_child_start, ps_children CSR lists of the non-terminal child
-      public states of every public state, ascending (the candidates);
-      mass: float64[P] scratch; strategy_scratch: float64[I, A] (oracle);
-      increment: float64[I, A] (with `study` or `records`; zero).
-    eng: None on a tree, or (params, tab, history, allow_insert,
-      pool_state, pool_i, pool_key, e_child, e_util, e_group, ps_i, gkeys,
-      gstamp, gval, groups, gxi, scratch, ctl, allow_history): the infoset
-      rows' and the per-history baselines' tables' (index, meta, words,
-      cells, layout) (fields FIELDS, header HEADER; the history rows' field
-      0 the value, field 1 the running mean's count); pool_state: int64[H,
-      state size]; pool_i: int64[H, POOL_INTS]; pool_key: uint64[H, 2];
-      e_child, e_group: int64[E], e_util: float64[E] (edges); ps_i:
-      int64[P, 2]; gkeys: uint64[G2, 2], gstamp, gval: int64[G2] (the
-      grouping hash table, G2 a power of 2 >= 2 G); groups: int64[G, 4]
-      (per group of one public state's children: 1 if it holds a
-      non-terminal child, its non-terminal children, the next pool index to
-      fill, its public state or -1); gxi: float64[G]; scratch: int64[state
-      size]; ctl: int64[CTL_SIZE].
+    game: None on an engine, or a tree's `TreeArgs`.
+    eng: None on a tree, or an engine's `EngineArgs`.
     table: (rcells, acells, scells, mwords, twords, width, a_step, s_step,
-      m_off): a row's regrets at rcells[r0 + a], average sums at acells[a0
-      + a], sigma^t at scells[s0 + a] (a0 = r0 + a_step c, s0 = r0 + s_step
-      c), its mark at mwords[row + m_off] (zero on entry and exit) and its
-      optimistic averaging's c_I in twords (a tree's avg_last[row], an
-      engine's row stamp). A tree's rows start at r0 = row width.
-    bl: (bcells, ccells): the baselines of history h's edges at bcells[b0 +
-      a] and their counts at ccells[c0 + a]: a tree's by child node id (b0 =
-      c0 = child_start[h]), an engine's in h's history row (c0 = b0 + c).
-    codes: (rule, averaging, regret_plus, sampling, epsilon,
-      decay).
+      m_off) and bl: (bcells, ccells), the fields of `Rows`.
+    codes: (rule, averaging, regret_plus, sampling, epsilon, decay).
     learn_baselines: False leaves the baseline tables untouched.
     rng_state: uint64[4], the solver's PCG64 state (kernels/rng.py),
       advanced in place (but with `records`).
     key: with `records`, episode e draws from the stream `stream_start(key,
       e)`.
-    scratch: (hf, ps_f, visited, stack, child_est): hf float64[slots,
-      POOL_FLOATS] per history slot (a tree's node), ps_f float64[P, 2] (q
-      and xi; xi zero on entry and exit on a tree), visited and stack
-      int64[P], child_est float64[A].
-    study: None, or a tree's frozen episodes (studies: the tables stay
-      untouched): (regret_sum, regret_sq, root_values, start_stats): the
-      regret increment of each infoset of player i in each visited public
-      state (summed over its histories) and its square go to regret_sum,
-      regret_sq (float64[I, A]), u(root) of episode e to root_values[e];
-      start_stats: float64[H, 2, A + 1], or empty: if not empty, every
-      episode adds, for the k-th history h of `start_ps` (row k) if it is a
-      decision node of the update player, u(h, a) (column a) and u(h)
-      (column A), in the update player's utility, to [k, 0] and their
-      squares to [k, 1].
-    records: None, or phase 1 of `public_batches`'s records of episode e
-      (rec_rows, rec_value, rec_avg, rec_scalar, rec_edges, rec_target,
-      rec_ps, rec_counts).
+    scratch: (hf, ps_f, visited, stack, child_est), `Work`'s fields.
+    study: None, or a tree's frozen episodes (the tables stay untouched):
+      their sums, a `Study`.
+    records: None, or phase 1 of `public_batches`: its `Records`.
 
   Returns:
     (the episode to run next: num_episodes unless an engine's was short of
@@ -320,86 +935,44 @@ def episodes(code, game, eng, utility_sum, table, bl, codes, first_iteration,
     of its histories (every one is evaluated), again for the predictive
     pass, and the whole tree per oracle refill).
   """
-  # Every array the loops touch, borrowed (tables/atomics.py): the inlined
-  # helpers that take them cost no reference counts.
+  # Every array the pieces touch, borrowed (tables/atomics.py), so the
+  # inlined pieces count no references. `x = borrowed(arg) if arg is not
+  # None else arg` keeps the argument's type (an `x = None` first would
+  # make x optional) and lets numba prune the pieces' code for an argument
+  # that is None; this function's own branches test the arguments, which
+  # numba prunes first.
+  tree = _borrowed_tree(game) if game is not None else game
+  pool = _borrowed_engine(eng) if eng is not None else eng
+  sums = _borrowed_study(study) if study is not None else study
+  recs = _borrowed_records(records) if records is not None else records
   rcells, acells, scells, mwords, twords, width, a_step, s_step, m_off = (
       table)
-  rcells = borrow(rcells)
-  acells = borrow(acells)
-  scells = borrow(scells)
-  mwords = borrow(mwords)
-  twords = borrow(twords)
-  bcells = borrow(bl[0])
-  ccells = borrow(bl[1])
-  (rule, averaging, regret_plus, sampling, epsilon, decay) = codes
-  hf = borrow(scratch[0])
-  ps_f = borrow(scratch[1])
-  visited = borrow(scratch[2])
-  stack = borrow(scratch[3])
-  child_est = borrow(scratch[4])
-  frozen = study is not None
-  record = records is not None
-  start_ps = 0
-  if game is not None:
-    (kind, player, infoset, child_start, num_children, edge_prob, utility,
-     num_actions, node_ps, ps_history_start, ps_histories, node_parent,
-     ps_child_start, ps_children, mass, strategy_scratch, increment,
-     start_ps) = game
-    (kind, player, infoset, child_start, num_children, edge_prob,
-     utility) = borrowed_tree(kind, player, infoset, child_start,
-                              num_children, edge_prob, utility)
-    node_ps = borrow(node_ps)
-    ps_history_start = borrow(ps_history_start)
-    ps_histories = borrow(ps_histories)
-    node_parent = borrow(node_parent)
-    ps_child_start = borrow(ps_child_start)
-    ps_children = borrow(ps_children)
-    mass = borrow(mass)
-    increment = borrow(increment)
-  if study is not None:
-    regret_sum, regret_sq, root_values, start_stats = study
-  if records is not None:
-    (rec_rows, rec_value, rec_avg, rec_scalar, rec_edges, rec_target,
-     rec_ps, rec_counts) = records
+  header = 0
+  per_word = 0
   if eng is not None:
     # An engine's code is a compile-time constant (a tree's is unread: a
     # plain integer, and the kernel a plain call from Python).
     numba.literally(code)
-    (params, tab, history, allow_insert, pool_state, pool_i, pool_key,
-     e_child, e_util, e_group, ps_i, gkeys, gstamp, gval, groups, gxi,
-     st_scratch, ctl, allow_history) = eng
-    params = borrow(params)
-    index, meta, words, cells, layout = hashed.borrowed(tab)
-    h_index, h_meta, h_words, h_cells, h_layout = hashed.borrowed(history)
-    pool_state = borrow(pool_state)
-    pool_i = borrow(pool_i)
-    pool_key = borrow(pool_key)
-    e_child = borrow(e_child)
-    e_util = borrow(e_util)
-    ps_i = borrow(ps_i)
-    # The engine's down pass gets them borrowed too.
-    down = (params, (index, meta, words, cells, layout),
-            (h_index, h_meta, h_words, h_cells, h_layout), allow_insert,
-            pool_state, pool_i, pool_key, e_child, e_util, borrow(e_group),
-            ps_i, borrow(gkeys), borrow(gstamp), borrow(gval),
-            borrow(groups), borrow(gxi), borrow(st_scratch), borrow(ctl),
-            allow_history)
-    header = layout[hashed.L_HEADER]
-    per_word = layout[hashed.L_PER_WORD]
-    h_header = h_layout[hashed.L_HEADER]
-    h_per_word = h_layout[hashed.L_PER_WORD]
-    max_moves = child_est.shape[0]
+    layout, h_layout = pool.tab[4], pool.history[4]
+    header, per_word = layout[hashed.L_HEADER], layout[hashed.L_PER_WORD]
+    max_moves = scratch[4].shape[0]
     widest = hashed.row_words(max_moves, header, layout[hashed.L_FIELDS],
                               per_word)
-    h_widest = hashed.row_words(max_moves, h_header,
-                                h_layout[hashed.L_FIELDS], h_per_word)
-    no_block = meta[:0]
-    ctl[C_STATUS] = DONE
-  per_history = rule == RULE_CHILD or rule == RULE_PREDICTIVE
-  s_hi = rng_state[0]
-  s_lo = rng_state[1]
-  inc_hi = rng_state[2]
-  inc_lo = rng_state[3]
+    h_widest = hashed.row_words(max_moves, h_layout[hashed.L_HEADER],
+                                h_layout[hashed.L_FIELDS],
+                                h_layout[hashed.L_PER_WORD])
+    pool.ctl[C_STATUS] = DONE
+  rows = Rows(borrow(rcells), borrow(acells), borrow(scells), borrow(mwords),
+              borrow(twords), width, a_step, s_step, m_off, borrow(bl[0]),
+              borrow(bl[1]), header, per_word)
+  work = Work(borrow(scratch[0]), borrow(scratch[1]), borrow(scratch[2]),
+              borrow(scratch[3]), borrow(scratch[4]))
+  rule, _, regret_plus, sampling, epsilon, _ = codes
+  frozen = study is not None
+  record = records is not None
+  hf, ps_f, visited = work.hf, work.ps_f, work.visited
+  s_hi, s_lo, inc_hi, inc_lo = (rng_state[0], rng_state[1], rng_state[2],
+                                rng_state[3])
   touched = 0
   span = num_episodes - first_episode
   e = first_episode + worker * span // workers
@@ -416,109 +989,23 @@ def episodes(code, game, eng, utility_sum, table, bl, codes, first_iteration,
     num_edges = 0
     episode_touched = 0
     nvis = 0
-    status = DONE
+    npool = 0
     if game is not None:
-      # The tree's down pass.
-      if start_ps > 0:
-        i = player[ps_histories[ps_history_start[start_ps]]]
-      if rule == RULE_ORACLE and not record and (not frozen or e == 0):
-        regret_matching(rcells.reshape((rcells.size // width, width)),
-                        num_actions, strategy_scratch)
-        node_values(kind, player, infoset, child_start, num_children,
-                    edge_prob, utility, strategy_scratch, bcells)
-        episode_touched += kind.shape[0]
-      if start_ps == 0:
-        hf[0, F_OWN] = 1.0
-        hf[0, F_OPP] = 1.0
-        hf[0, F_OPP_OWN] = 1.0
-      ps_f[start_ps, S_Q] = 1.0
-      stack[0] = start_ps
-      top = 1
-      while top > 0:
-        top -= 1
-        s = stack[top]
-        visited[nvis] = s
-        nvis += 1
-        q = ps_f[s, S_Q]
-        for k in range(ps_history_start[s], ps_history_start[s + 1]):
-          h = ps_histories[k]
-          episode_touched += num_children[h]
-          if kind[h] == 1 and mwords[infoset[h]] == 0:
-            mwords[infoset[h]] = 1
-            match_into(rcells, infoset[h] * width, num_children[h], scells,
-                       infoset[h] * width)
-        first = ps_child_start[s]
-        num_candidates = ps_child_start[s + 1] - first
-        if num_candidates == 0:
-          continue
-        if sampling == 2 and kind[ps_histories[ps_history_start[s]]] != 0:
-          # Pushed in descending order, so they are visited ascending.
-          for m in range(num_candidates - 1, -1, -1):
-            stack[top] = ps_children[first + m]
-            top += 1
-            ps_f[ps_children[first + m], S_XI] = 1.0
-        else:
-          total = 0.0
-          for m in range(num_candidates):
-            mass[m] = 1.0 / num_candidates
-            if sampling == 1:
-              child_ps = ps_children[first + m]
-              flow = 0.0
-              for k in range(ps_history_start[child_ps],
-                             ps_history_start[child_ps + 1]):
-                child = ps_histories[k]
-                h = node_parent[child]
-                if kind[h] == 0:
-                  sj = edge_prob[child]
-                else:
-                  sj = scells[infoset[h] * width + child - child_start[h]]
-                flow += hf[h, F_OWN] * hf[h, F_OPP] * sj
-              mass[m] = flow
-              total += flow
-          if sampling == 1:
-            for m in range(num_candidates):
-              if total > 0.0:
-                mass[m] = (epsilon / num_candidates
-                           + (1.0 - epsilon) * mass[m] / total)
-              else:
-                mass[m] = 1.0 / num_candidates
-          if record:
-            state, u = stream_uniform(state)
-          else:
-            s_hi, s_lo, u = pcg64_next(s_hi, s_lo, inc_hi, inc_lo)
-          chosen = sample_index(mass, 0, num_candidates, u, 0.0)
-          stack[top] = ps_children[first + chosen]
-          top += 1
-          ps_f[ps_children[first + chosen], S_XI] = mass[chosen]
-        for m in range(num_candidates):
-          nxt = ps_children[first + m]
-          if ps_f[nxt, S_XI] == 0.0:
-            continue
-          ps_f[nxt, S_Q] = q * ps_f[nxt, S_XI]
-          for k in range(ps_history_start[nxt], ps_history_start[nxt + 1]):
-            child = ps_histories[k]
-            h = node_parent[child]
-            hf[child, F_OWN] = hf[h, F_OWN]
-            hf[child, F_OPP] = hf[h, F_OPP]
-            hf[child, F_OPP_OWN] = hf[h, F_OPP_OWN]
-            if kind[h] == 0:
-              hf[child, F_OPP] *= edge_prob[child]
-            else:
-              sj = scells[infoset[h] * width + child - child_start[h]]
-              if player[h] == i:
-                hf[child, F_OWN] *= sj
-              else:
-                hf[child, F_OPP] *= sj
-                hf[child, F_OPP_OWN] *= sj
+      i, start_touched = _tree_start(tree, rows, hf, i, rule, record, frozen,
+                                     e)
+      nvis, down_touched, state, s_hi, s_lo = tree_down(
+          tree, rows, work, i, sampling, epsilon, record, state, s_hi, s_lo,
+          inc_hi, inc_lo)
+      episode_touched += start_touched + down_touched
     if eng is not None:
-      nvis, status, episode_touched, npool, s_hi, s_lo = _engine_down(
-          code, down, down[1], hf, ps_f, visited, stack, i, sampling, epsilon,
-          header, per_word, widest, no_block, s_hi, s_lo, inc_hi, inc_lo)
-      if status == DONE and allow_history and not hashed.has_room(
-          h_meta, h_index, npool, npool * h_widest):
+      nvis, status, episode_touched, npool, s_hi, s_lo = engine_down(
+          code, pool, hf, ps_f, visited, work.stack, i, sampling, epsilon,
+          header, per_word, widest, s_hi, s_lo, inc_hi, inc_lo)
+      if status == DONE and pool.allow_history and not hashed.has_room(
+          pool.history[1], pool.history[0], npool, npool * h_widest):
         status = SHORT_HISTORY
       if status != DONE:
-        ctl[C_STATUS] = status
+        pool.ctl[C_STATUS] = status
         rng_state[0] = start_hi
         rng_state[1] = start_lo
         return e, touched
@@ -526,239 +1013,24 @@ def episodes(code, game, eng, utility_sum, table, bl, codes, first_iteration,
     for d in range(nvis - 1, -1, -1):
       s = visited[d]
       q = ps_f[s, S_Q]
-      if game is not None:
-        lo = ps_history_start[s]
-        hi = ps_history_start[s + 1]
-      if eng is not None:
-        lo = ps_i[s, S_START]
-        hi = ps_i[s, S_END]
-      for k in range(lo, hi):
-        if game is not None:
-          h, p, c, row, r0 = _tree_history(kind, player, infoset,
-                                           num_children, ps_histories, k,
-                                           width)
-        if eng is not None:
-          h, p, c, row, r0 = _pool_history(pool_i, k, header, per_word)
-        if p == protocol.TERMINAL:
-          continue
-        s0 = r0 + s_step * c
-        b0 = -1
-        c0 = -1
-        if game is not None and rule != RULE_NONE:
-          b0 = child_start[h]
-          c0 = b0
-        if eng is not None:
-          if per_history:
-            hrow, _ = hashed.row_of(h_index, h_meta, h_words, h_cells,
-                                    h_layout, pool_key[k, 0], pool_key[k, 1],
-                                    c, allow_history, no_block, False)
-            if hrow >= 0:
-              b0 = hashed.first_cell(hrow, h_header, h_per_word)
-          pool_i[k, I_HROW] = b0
-          c0 = b0 + c
-        v = 0.0
-        for j in range(c):
-          if game is not None:
-            slot, terminal, util, xi = _tree_edge(kind, child_start, utility,
-                                                  node_ps, ps_f, h, j)
-          if eng is not None:
-            slot, terminal, util, xi = _pool_edge(pool_i, e_child, e_util,
-                                                  ps_f, h, j)
-          if terminal:
-            est = _stored(i, utility_sum, util)
-          elif xi == 1.0:
-            est = hf[slot, F_VALUE]
-          else:
-            b = 0.0
-            if rule != RULE_NONE and b0 >= 0:
-              b = _stored(i, utility_sum, np.float64(bcells[b0 + j]))
-            est = b
-            if xi > 0.0:
-              est = b + (hf[slot, F_VALUE] - b) / xi
-          if (not terminal and xi > 0.0 and learn_baselines
-              and rule == RULE_CHILD and b0 >= 0):
-            target = _stored(i, utility_sum, hf[slot, F_VALUE])
-            if records is not None:
-              rec_edges[e, num_edges] = b0 + j
-              rec_target[e, num_edges] = target
-              num_edges += 1
-            else:
-              # A tree counts always; an engine's row has a count only
-              # for a running mean.
-              counted = game is not None or decay <= 0.0
-              count = np.float64(ccells[c0 + j]) if counted else 0.0
-              bcells[b0 + j] = averaged(np.float64(bcells[b0 + j]), count,
-                                        target, decay)
-              if counted:
-                ccells[c0 + j] += 1
-          if p != protocol.CHANCE:
-            sj = _sigma(scells, s0, row, j, c)
-          else:
-            if game is not None:
-              sj = edge_prob[child_start[h] + j]
-            if eng is not None:
-              sj = protocol.chance_prob(code, params, pool_state[h], j)
-          v += sj * est
-          child_est[j] = est
-        hf[h, F_VALUE] = v
-        if study is not None:
-          if d == 0 and start_stats.shape[0] > 0 and p == i:
-            r = k - ps_history_start[s]
-            for j in range(c):
-              start_stats[r, 0, j] += child_est[j]
-              start_stats[r, 1, j] += child_est[j] * child_est[j]
-            start_stats[r, 0, start_stats.shape[2] - 1] += v
-            start_stats[r, 1, start_stats.shape[2] - 1] += v * v
-        if p < 0 or row < 0:
-          continue
-        if p == i:
-          w = hf[h, F_OPP] / q
-          for j in range(c):
-            x = w * (child_est[j] - v)
-            if frozen or record:
-              if game is not None:
-                increment[row, j] += x
-            else:
-              rcells[r0 + j] += x
-        elif not frozen and averaging == 1 and mwords[row + m_off] != stamp:
-          mwords[row + m_off] = stamp
-          if records is not None:
-            rec_rows[e, num_rows] = 2 * row
-            rec_scalar[e, num_rows] = hf[h, F_OPP_OWN]
-            for j in range(c):
-              rec_avg[e, num_rows, j] = scells[s0 + j]
-            num_rows += 1
-            continue
-          if game is not None:
-            prev = twords[row]
-          if eng is not None:
-            prev = hashed.stamp_of(twords, row)
-          if regret_plus:
-            ow = linear_skipped(t, prev) * hf[h, F_OPP_OWN]
-          else:
-            ow = (t - prev) * hf[h, F_OPP_OWN]
-          a0 = r0 + a_step * c
-          for j in range(c):
-            acells[a0 + j] += ow * np.float64(scells[s0 + j])
-          if game is not None:
-            twords[row] = t
-          if eng is not None:
-            hashed.set_stamp(twords, row, t)
-      # Once per infoset of player i in S.
-      for k in range(lo, hi):
-        if game is not None:
-          h, p, c, row, r0 = _tree_history(kind, player, infoset,
-                                           num_children, ps_histories, k,
-                                           width)
-        if eng is not None:
-          h, p, c, row, r0 = _pool_history(pool_i, k, header, per_word)
-        if p != i or row < 0 or mwords[row + m_off] == stamp:
-          continue
-        mwords[row + m_off] = stamp
-        if study is not None:
-          for j in range(c):
-            x = increment[row, j]
-            regret_sum[row, j] += x
-            regret_sq[row, j] += x * x
-            increment[row, j] = 0.0
-          continue
-        s0 = r0 + s_step * c
-        if records is not None:
-          rec_rows[e, num_rows] = 2 * row + 1
-          for j in range(c):
-            rec_value[e, num_rows, j] = increment[row, j]
-            increment[row, j] = 0.0
-            if averaging == 0:
-              rec_avg[e, num_rows, j] = avg_w * (hf[h, F_OWN] * scells[s0 + j]
-                                                 / q)
-          num_rows += 1
-          continue
-        if regret_plus:
-          for j in range(c):
-            if rcells[r0 + j] < 0.0:
-              rcells[r0 + j] = 0.0
-        if averaging == 0:
-          a0 = r0 + a_step * c
-          for j in range(c):
-            acells[a0 + j] += avg_w * (
-                hf[h, F_OWN] * np.float64(scells[s0 + j]) / q)
-        if eng is not None:
-          match_into(rcells, r0, c, scells, s0)  # sigma^{t+1}(I).
-      if rule != RULE_PREDICTIVE or not learn_baselines:
-        continue
-      # Predictive baseline: v'(h) under sigma^{t+1}, children first.
-      for k in range(lo, hi):
-        if game is not None:
-          h, p, c, row, r0 = _tree_history(kind, player, infoset,
-                                           num_children, ps_histories, k,
-                                           width)
-        if eng is not None:
-          h, p, c, row, r0 = _pool_history(pool_i, k, header, per_word)
-        if p == protocol.TERMINAL:
-          continue
-        episode_touched += c
-        if records is not None:
-          continue
-        s0 = r0 + s_step * c
-        b0 = -1
-        if game is not None:
-          b0 = child_start[h]
-          if p == i and mwords[row] != 3:
-            # sigma^{t+1} differs from sigma^t only where regrets changed.
-            mwords[row] = 3
-            match_into(rcells, r0, c, scells, s0)
-        if eng is not None:
-          b0 = pool_i[k, I_HROW]
-        v = 0.0
-        for j in range(c):
-          if game is not None:
-            slot, terminal, util, xi = _tree_edge(kind, child_start, utility,
-                                                  node_ps, ps_f, h, j)
-          if eng is not None:
-            slot, terminal, util, xi = _pool_edge(pool_i, e_child, e_util,
-                                                  ps_f, h, j)
-          if terminal:
-            est = _stored(i, utility_sum, util)
-          else:
-            stored = 0.0
-            if b0 >= 0:
-              if xi > 0.0:
-                bcells[b0 + j] = _stored(i, utility_sum, hf[slot, F_PRED])
-              stored = np.float64(bcells[b0 + j])
-            elif xi > 0.0:
-              stored = _stored(i, utility_sum, hf[slot, F_PRED])
-            est = _stored(i, utility_sum, stored)
-          if p != protocol.CHANCE:
-            sj = _sigma(scells, s0, row, j, c)
-          else:
-            if game is not None:
-              sj = edge_prob[child_start[h] + j]
-            if eng is not None:
-              sj = protocol.chance_prob(code, params, pool_state[h], j)
-          v += sj * est
-        hf[h, F_PRED] = v
+      lo, hi = _state_bounds(tree, pool, s)
+      num_rows, num_edges = state_values(
+          code, tree, pool, rows, work, codes, lo, hi, q, d, i, t, stamp,
+          utility_sum, learn_baselines, sums, recs, e, num_rows, num_edges)
+      num_rows = update_infosets(tree, pool, rows, work, codes, lo, hi, q,
+                                  i, avg_w, stamp, sums, recs, e, num_rows)
+      if rule == RULE_PREDICTIVE and learn_baselines:
+        episode_touched += predictive_pass(code, tree, pool, rows, work, lo,
+                                           hi, i, utility_sum, recs)
     if study is not None:
-      root_values[e] = hf[0, F_VALUE]
+      sums.root_values[e] = hf[0, F_VALUE]
     if records is not None:
       for d in range(nvis):
-        rec_ps[e, d] = visited[d]
-      rec_counts[e, 0] = num_rows
-      rec_counts[e, 1] = num_edges
-      rec_counts[e, 2] = nvis
-    # Leave the marks (and a tree's xi) at zero for the next episode.
-    if game is not None:
-      for d in range(nvis):
-        s = visited[d]
-        ps_f[s, S_XI] = 0.0
-        for k in range(ps_history_start[s], ps_history_start[s + 1]):
-          h = ps_histories[k]
-          if kind[h] == 1:
-            mwords[infoset[h]] = 0
-    if eng is not None:
-      for k in range(npool):
-        row = pool_i[k, I_ROW]
-        if row >= 0:
-          mwords[row + m_off] = 0
+        recs.ps[e, d] = visited[d]
+      recs.counts[e, 0] = num_rows
+      recs.counts[e, 1] = num_edges
+      recs.counts[e, 2] = nvis
+    _clear_marks(tree, pool, rows, work, nvis, npool)
     touched += episode_touched
     e += 1
   if not record:
@@ -767,13 +1039,179 @@ def episodes(code, game, eng, utility_sum, table, bl, codes, first_iteration,
   return e, touched
 
 
+@njit(cache=True, error_model="numpy", inline="always")
+def _state_rows(code, params, tab, allow_insert, pool_state, pool_i, gkeys,
+                gstamp, gval, groups, ctl, hs, he, nedge, no_block):
+  """The rows of the infosets of an engine's public state (histories hs ..
+  he - 1 in the pool), sigma^t in their strategy field: one lookup per
+  infoset (its histories grouped by key first), inserted while
+  `allow_insert` holds; each history's player, moves, first edge and row
+  into pool_i. Returns the histories' children (their edges)."""
+  index, meta, words, cells, layout = tab
+  header = layout[hashed.L_HEADER]
+  per_word = layout[hashed.L_PER_WORD]
+  mask = gkeys.shape[0] - 1
+  ctl[C_STAMP] += 1
+  gs = ctl[C_STAMP]
+  nloc = 0
+  children = 0
+  if he - hs > 1:
+    # The index slots of the histories' infosets first: independent
+    # loads whose misses overlap (the lookups below then wait little).
+    for k in range(hs, he):
+      st = pool_state[k]
+      p = protocol.player(code, params, st)
+      if p >= 0:
+        h1, _ = protocol.infoset_hash(code, params, st, p)
+        hashed.slot_hint(index, h1)
+  for k in range(hs, he):
+    st = pool_state[k]
+    p = protocol.player(code, params, st)
+    c = protocol.num_moves(code, params, st)
+    pool_i[k, I_PLAYER] = p
+    pool_i[k, I_MOVES] = c
+    pool_i[k, I_EDGE] = nedge + children
+    children += c
+    row = -1
+    if p >= 0:
+      h1, h2 = protocol.infoset_hash(code, params, st, p)
+      loc = group_probe(gkeys, gstamp, gval, mask, gs, h1, h2, nloc)
+      if loc == nloc:
+        row, _ = hashed.row_of(index, meta, words, cells, layout, h1, h2, c,
+                               allow_insert, no_block, False)
+        if row >= 0:
+          prefetch(cells, hashed.first_cell(row, header, per_word))
+        groups[nloc, 3] = row
+        nloc += 1
+      else:
+        row = groups[loc, 3]
+    pool_i[k, I_ROW] = row
+  return children
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _group_children(code, params, pool_state, pool_i, e_child, e_util,
+                    e_group, gkeys, gstamp, gval, groups, scratch, ctl, hs,
+                    he):
+  """Every child of the histories hs .. he - 1, played on `scratch`, into
+  its edge (terminal: its utility; else UNSAMPLED) and grouped by
+  `protocol.public_hash` in order of first appearance (groups[g, 0]: 1 if
+  the group holds a non-terminal child, groups[g, 1]: how many). Returns
+  the number of groups."""
+  mask = gkeys.shape[0] - 1
+  ctl[C_STAMP] += 1
+  gs = ctl[C_STAMP]
+  ng = 0
+  for k in range(hs, he):
+    st = pool_state[k]
+    for j in range(pool_i[k, I_MOVES]):
+      edge = pool_i[k, I_EDGE] + j
+      for w in range(st.shape[0]):
+        scratch[w] = st[w]
+      protocol.apply(code, params, scratch, j)
+      terminal = protocol.player(code, params, scratch) == protocol.TERMINAL
+      if terminal:
+        e_child[edge] = TERMINAL_EDGE
+        e_util[edge] = protocol.returns0(code, params, scratch)
+      else:
+        e_child[edge] = UNSAMPLED
+      a, b = protocol.public_hash(code, params, scratch)
+      g = group_probe(gkeys, gstamp, gval, mask, gs, a, b, ng)
+      if g == ng:
+        groups[g, 0] = 0
+        groups[g, 1] = 0
+        groups[g, 2] = -1
+        ng += 1
+      e_group[edge] = g
+      if not terminal:
+        groups[g, 0] = 1
+        groups[g, 1] += 1
+  return ng
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _keep_groups(groups, gxi, ps_i, ps_f, stack, ng, npool, nps, top, q):
+  """The kept groups (a non-terminal child and xi > 0) become public
+  states, in group order, their histories from pool index `npool` on
+  (groups[g, 2]: the next to fill; groups[g, 3]: the public state, -1 if
+  not kept), q(S') = q(S) xi; pushed in descending order so that they are
+  visited ascending. Returns (the pool's and the public states' new ends,
+  the stack's top)."""
+  offset = npool
+  for g in range(ng):
+    if groups[g, 0] == 1 and gxi[g] > 0.0:
+      groups[g, 2] = offset
+      groups[g, 3] = nps
+      ps_i[nps, S_START] = offset
+      ps_i[nps, S_END] = offset + groups[g, 1]
+      ps_f[nps, S_Q] = q * gxi[g]
+      ps_f[nps, S_XI] = gxi[g]
+      offset += groups[g, 1]
+      nps += 1
+    else:
+      groups[g, 3] = -1
+  for g in range(ng - 1, -1, -1):
+    if groups[g, 3] >= 0:
+      stack[top] = groups[g, 3]
+      top += 1
+  return offset, nps, top
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _build_children(code, params, cells, header, per_word, pool_state,
+                    pool_i, pool_key, e_child, e_group, groups, hf, hs, he,
+                    i):
+  """The children of histories hs .. he - 1 in kept groups, into the pool
+  (their state, public state, history key and reaches: pi_i times
+  sigma^t(h, a) at i's histories, pi_{-i} times sigma^t or chance's
+  probability elsewhere), their pool index into the edge."""
+  for k in range(hs, he):
+    st = pool_state[k]
+    p = pool_i[k, I_PLAYER]
+    c = pool_i[k, I_MOVES]
+    row = pool_i[k, I_ROW]
+    start = hashed.first_cell(row, header, per_word) if row >= 0 else 0
+    for j in range(c):
+      edge = pool_i[k, I_EDGE] + j
+      g = e_group[edge]
+      if e_child[edge] != UNSAMPLED or groups[g, 3] < 0:
+        continue
+      n = groups[g, 2]
+      groups[g, 2] = n + 1
+      e_child[edge] = n
+      child = pool_state[n]
+      for w in range(st.shape[0]):
+        child[w] = st[w]
+      protocol.apply(code, params, child, j)
+      pool_i[n, I_PS] = groups[g, 3]
+      pool_key[n, 0], pool_key[n, 1] = history_step(
+          pool_key[k, 0], pool_key[k, 1], j)
+      hf[n, F_OWN] = hf[k, F_OWN]
+      hf[n, F_OPP] = hf[k, F_OPP]
+      hf[n, F_OPP_OWN] = hf[k, F_OPP_OWN]
+      if p == protocol.CHANCE:
+        sj = protocol.chance_prob(code, params, st, j)
+      else:
+        sj = _sigma(cells, start + 2 * c, row, j, c)
+      if p == protocol.CHANCE:
+        hf[n, F_OPP] *= sj
+      elif p == i:
+        hf[n, F_OWN] *= sj
+      else:
+        hf[n, F_OPP] *= sj
+        hf[n, F_OPP_OWN] *= sj
+
+
 @njit(cache=True, error_model="numpy")
-def _engine_down(code, eng, tab, hf, ps_f, visited, stack, i, sampling,
-                 epsilon, header, per_word, widest, no_block, s_hi, s_lo,
-                 inc_hi, inc_lo):
+def engine_down(code, eng, hf, ps_f, visited, stack, i, sampling, epsilon,
+                 header, per_word, widest, s_hi, s_lo, inc_hi, inc_lo):
   """An engine's down pass of one episode (`episodes`): from the root,
   the public states visited, in preorder, built in the pool as they are
-  reached (the module docstring).
+  reached (the module docstring; sampling and xi as `tree_down`'s).
+
+  Args:
+    eng: `EngineArgs`, borrowed (`episodes`); the rest as `episodes` has
+      them.
 
   Returns:
     (public states visited, status (DONE, or what was short of room:
@@ -781,10 +1219,13 @@ def _engine_down(code, eng, tab, hf, ps_f, visited, stack, i, sampling,
     the generator's state words).
   """
   numba.literally(code)
-  (params, _, _, allow_insert, pool_state, pool_i, pool_key, e_child,
-   e_util, e_group, ps_i, gkeys, gstamp, gval, groups, gxi, scratch, ctl,
-   _) = eng
-  index, meta, words, cells, layout = tab
+  params, tab, allow_insert = eng.params, eng.tab, eng.allow_insert
+  pool_state, pool_i, pool_key = eng.pool_state, eng.pool_i, eng.pool_key
+  e_child, e_util, e_group = eng.e_child, eng.e_util, eng.e_group
+  ps_i, groups, gxi, ctl = eng.ps_i, eng.groups, eng.gxi, eng.ctl
+  gkeys, gstamp, gval = eng.gkeys, eng.gstamp, eng.gval
+  index, meta, cells = tab[0], tab[1], tab[3]
+  no_block = meta[:0]
   touched = 0
   protocol.reset(code, params, pool_state[0])
   hf[0, F_OWN] = 1.0
@@ -805,15 +1246,9 @@ def _engine_down(code, eng, tab, hf, ps_f, visited, stack, i, sampling,
   nvis = 0
   status = DONE
   while top > 0:
-    top -= 1
-    s = stack[top]
-    visited[nvis] = s
-    nvis += 1
-    q = ps_f[s, S_Q]
+    s, q, top, nvis = _next_state(stack, top, visited, nvis, ps_f)
     hs = ps_i[s, S_START]
     he = ps_i[s, S_END]
-    # The rows of the histories' infosets, sigma^t in their strategy:
-    # one lookup per infoset of S (its histories grouped by key first).
     if allow_insert and not hashed.has_room(meta, index, he - hs,
                                             (he - hs) * widest):
       status = SHORT_TABLE
@@ -823,43 +1258,10 @@ def _engine_down(code, eng, tab, hf, ps_f, visited, stack, i, sampling,
       ctl[C_NEED_GROUPS] = he - hs
       status = SHORT_POOL
       break
-    mask = gkeys.shape[0] - 1
-    ctl[C_STAMP] += 1
-    gs = ctl[C_STAMP]
-    nloc = 0
-    children = 0
-    if he - hs > 1:
-      # The index slots of the histories' infosets first: independent
-      # loads whose misses overlap (the lookups below then wait little).
-      for k in range(hs, he):
-        st = pool_state[k]
-        p = protocol.player(code, params, st)
-        if p >= 0:
-          h1, _ = protocol.infoset_hash(code, params, st, p)
-          hashed.slot_hint(index, h1)
-    for k in range(hs, he):
-      st = pool_state[k]
-      p = protocol.player(code, params, st)
-      c = protocol.num_moves(code, params, st)
-      pool_i[k, I_PLAYER] = p
-      pool_i[k, I_MOVES] = c
-      pool_i[k, I_EDGE] = nedge + children
-      children += c
-      touched += c
-      row = -1
-      if p >= 0:
-        h1, h2 = protocol.infoset_hash(code, params, st, p)
-        loc = group_probe(gkeys, gstamp, gval, mask, gs, h1, h2, nloc)
-        if loc == nloc:
-          row, _ = hashed.row_of(index, meta, words, cells, layout, h1,
-                                 h2, c, allow_insert, no_block, False)
-          if row >= 0:
-            prefetch(cells, hashed.first_cell(row, header, per_word))
-          groups[nloc, 3] = row
-          nloc += 1
-        else:
-          row = groups[loc, 3]
-      pool_i[k, I_ROW] = row
+    children = _state_rows(code, params, tab, allow_insert, pool_state,
+                           pool_i, gkeys, gstamp, gval, groups, ctl, hs, he,
+                           nedge, no_block)
+    touched += children
     if nedge + children > e_child.shape[0]:
       ctl[C_NEED_EDGES] = nedge + children
       status = SHORT_POOL
@@ -869,35 +1271,9 @@ def _engine_down(code, eng, tab, hf, ps_f, visited, stack, i, sampling,
       ctl[C_NEED_GROUPS] = children
       status = SHORT_POOL
       break
-    # The children, grouped by public state in order of first appearance.
-    ctl[C_STAMP] += 1
-    gs = ctl[C_STAMP]
-    ng = 0
-    for k in range(hs, he):
-      st = pool_state[k]
-      for j in range(pool_i[k, I_MOVES]):
-        edge = pool_i[k, I_EDGE] + j
-        for w in range(st.shape[0]):
-          scratch[w] = st[w]
-        protocol.apply(code, params, scratch, j)
-        terminal = protocol.player(code, params, scratch) == (
-            protocol.TERMINAL)
-        if terminal:
-          e_child[edge] = TERMINAL_EDGE
-          e_util[edge] = protocol.returns0(code, params, scratch)
-        else:
-          e_child[edge] = UNSAMPLED
-        a, b = protocol.public_hash(code, params, scratch)
-        g = group_probe(gkeys, gstamp, gval, mask, gs, a, b, ng)
-        if g == ng:
-          groups[g, 0] = 0
-          groups[g, 1] = 0
-          groups[g, 2] = -1
-          ng += 1
-        e_group[edge] = g
-        if not terminal:
-          groups[g, 0] = 1
-          groups[g, 1] += 1
+    ng = _group_children(code, params, pool_state, pool_i, e_child, e_util,
+                         e_group, gkeys, gstamp, gval, groups, eng.scratch,
+                         ctl, hs, he)
     # Candidates: the groups with a non-terminal child, in group order.
     ncand = 0
     for g in range(ng):
@@ -930,60 +1306,11 @@ def _engine_down(code, eng, tab, hf, ps_f, visited, stack, i, sampling,
       ctl[C_NEED_STATES] = nps + kept_states
       status = SHORT_POOL
       break
-    # Kept groups become public states, in group order; pushed in
-    # descending order so that they are visited ascending.
-    offset = npool
-    for g in range(ng):
-      if groups[g, 0] == 1 and gxi[g] > 0.0:
-        groups[g, 2] = offset
-        groups[g, 3] = nps
-        ps_i[nps, S_START] = offset
-        ps_i[nps, S_END] = offset + groups[g, 1]
-        ps_f[nps, S_Q] = q * gxi[g]
-        ps_f[nps, S_XI] = gxi[g]
-        offset += groups[g, 1]
-        nps += 1
-      else:
-        groups[g, 3] = -1
-    for g in range(ng - 1, -1, -1):
-      if groups[g, 3] >= 0:
-        stack[top] = groups[g, 3]
-        top += 1
-    for k in range(hs, he):
-      st = pool_state[k]
-      p = pool_i[k, I_PLAYER]
-      c = pool_i[k, I_MOVES]
-      row = pool_i[k, I_ROW]
-      start = hashed.first_cell(row, header, per_word) if row >= 0 else 0
-      for j in range(c):
-        edge = pool_i[k, I_EDGE] + j
-        g = e_group[edge]
-        if e_child[edge] != UNSAMPLED or groups[g, 3] < 0:
-          continue
-        n = groups[g, 2]
-        groups[g, 2] = n + 1
-        e_child[edge] = n
-        child = pool_state[n]
-        for w in range(st.shape[0]):
-          child[w] = st[w]
-        protocol.apply(code, params, child, j)
-        pool_i[n, I_PS] = groups[g, 3]
-        pool_key[n, 0], pool_key[n, 1] = history_step(
-            pool_key[k, 0], pool_key[k, 1], j)
-        hf[n, F_OWN] = hf[k, F_OWN]
-        hf[n, F_OPP] = hf[k, F_OPP]
-        hf[n, F_OPP_OWN] = hf[k, F_OPP_OWN]
-        if p == protocol.CHANCE:
-          sj = protocol.chance_prob(code, params, st, j)
-        else:
-          sj = _sigma(cells, start + 2 * c, row, j, c)
-        if p == protocol.CHANCE:
-          hf[n, F_OPP] *= sj
-        elif p == i:
-          hf[n, F_OWN] *= sj
-        else:
-          hf[n, F_OPP] *= sj
-          hf[n, F_OPP_OWN] *= sj
+    offset, nps, top = _keep_groups(groups, gxi, ps_i, ps_f, stack, ng,
+                                    npool, nps, top, q)
+    _build_children(code, params, cells, header, per_word, pool_state,
+                    pool_i, pool_key, e_child, e_group, groups, hf, hs, he,
+                    i)
     npool = offset
   return nvis, status, touched, npool, s_hi, s_lo
 
@@ -999,8 +1326,8 @@ def _group_xi(code, eng, hf, header, per_word, cells, hs, he, ng, ncand,
   order: the histories of the child public state ascending = history,
   move)."""
   numba.literally(code)
-  params, pool_state, pool_i = eng[0], eng[4], eng[5]
-  e_group, groups, xi = eng[9], eng[14], eng[15]
+  params, pool_state, pool_i = eng.params, eng.pool_state, eng.pool_i
+  e_group, groups, xi = eng.e_group, eng.groups, eng.gxi
   for g in range(ng):
     xi[g] = 0.0
   if explore:
@@ -1121,17 +1448,19 @@ def public_batches(kind, player, infoset, child_start, num_children,
       # The tuples are built here: a parfor takes no tuple of arrays from
       # outside it.
       touched += episodes(
-          3, (kind, player, infoset, child_start, num_children, edge_prob,
-              utility, num_actions, node_ps, ps_history_start, ps_histories,
-              node_parent, ps_child_start, ps_children, mass[w],
-              strategy_scratch[w], increment[w], 0), None, utility_sum,
+          3, TreeArgs(kind, player, infoset, child_start, num_children,
+                      edge_prob, utility, num_actions, node_ps,
+                      ps_history_start, ps_histories, node_parent,
+                      ps_child_start, ps_children, mass[w],
+                      strategy_scratch[w], increment[w], 0), None,
+          utility_sum,
           _dense(regrets, avg, sigma[w], infoset_mark[w], avg_last),
           (baseline, baseline_count),
           (rule, averaging, regret_plus, sampling, epsilon, decay),
           t0, 0, count, True, rng_state, key, w, workers,
           (hf[w], ps_f[w], visited[w], stack[w], child_est[w]), None,
-          (rec_rows, rec_value, rec_avg, rec_scalar, rec_edges, rec_target,
-           rec_ps, rec_counts))[1]
+          Records(rec_rows, rec_value, rec_avg, rec_scalar, rec_edges,
+                  rec_target, rec_ps, rec_counts))[1]
     for part in prange(workers):
       _apply_public(regrets, avg, avg_last, baseline, baseline_count,
                     num_actions, averaging, regret_plus, decay, t0, count,

@@ -311,9 +311,9 @@ class PublicSamplingSolver(base.TabularSolverBase):
       words, cells = tab[2], tab[3]
       reached, touched = call_literal(
           public_kernel.episodes, e.code, None,
-          (e.params, tab, history, not t.frozen,
-           *(b[name] for name in _PUB_BUFFERS),
-           h is not None and not h.frozen),
+          public_kernel.EngineArgs(e.params, tab, history, not t.frozen,
+                                   *(b[name] for name in _PUB_BUFFERS),
+                                   h is not None and not h.frozen),
           e.utility_sum,
           (cells, cells, cells, words, words, 0, public_kernel.P_AVG,
            public_kernel.P_STRATEGY, public_kernel.H_MARK),
@@ -373,12 +373,13 @@ class PublicSamplingSolver(base.TabularSolverBase):
      strategy_scratch, increment) = self._scratch
     study = None
     if frozen:
-      study = (*stats,
-               _EMPTY_STATS if start_stats is None else start_stats)
+      study = public_kernel.Study(
+          *stats, _EMPTY_STATS if start_stats is None else start_stats)
     return int(public_kernel.episodes(
         protocol.TREE,
-        (*self._tree_arrays(), mass, strategy_scratch, increment,
-         int(start_ps)), None, self._tree.utility_sum,
+        public_kernel.TreeArgs(*self._tree_arrays(), mass, strategy_scratch,
+                               increment, int(start_ps)), None,
+        self._tree.utility_sum,
         (regrets.reshape(-1), self._avg.reshape(-1), sigma.reshape(-1),
          infoset_mark, self._avg_last, regrets.shape[1], 0, 0, 0),
         (baseline, baseline_count), self._codes(), first_iteration, 0,
