@@ -32,12 +32,12 @@ The down pass (finding the candidates and drawing one) is written for each
 (`tree_down`, `engine_down`); the up pass, where every estimator, baseline
 and averaging lives, is written once (`state_values`, `update_infosets`,
 `predictive_pass`; the arguments travel in named tuples, `TreeArgs`,
-`EngineArgs`, `Rows`, `Work`), reading a row's cells (regrets at rcells[r0 + a], the
-average's sums at acells[a0 + a], sigma^t at scells[s0 + a]) and a
-history's baselines (bcells[b0 + a]). So on a game that compiles, an
-engine's episode draws the same uniforms, visits the same public states
-and adds the same terms in the same order as the tree's: the tables are
-equal bit for bit (tests/test_public_engine.py).
+`EngineArgs`, `Rows`, `Work`), reading a row's cells (regrets at
+rcells[r0 + a], the average's sums at acells[a0 + a], sigma^t at
+scells[s0 + a]) and a history's baselines (bcells[b0 + a]). So on a game
+that compiles, an engine's episode draws the same uniforms, visits the
+same public states and adds the same terms in the same order as the
+tree's: the tables are equal bit for bit (tests/test_public_engine.py).
 
 Variant codes, shared with kernels/outcome.py:
   rule: the history-keyed baseline's learning rule (kernels/baselines.py):
@@ -82,6 +82,7 @@ from mccfrb.kernels.exact import regret_matching
 from mccfrb.kernels.exact import regret_matching_row
 from mccfrb.kernels.outcome import sample_index
 from mccfrb.kernels.outcome import HISTORY_SEED
+from mccfrb.kernels.outcome import catch_up_average
 from mccfrb.kernels.outcome import history_step
 from mccfrb.kernels.rng import batch_end
 from mccfrb.kernels.rng import batch_key
@@ -672,9 +673,10 @@ def _average_opponent(game, eng, rows, work, codes, h, row, r0, s0, c, t,
   """Optimistic averaging at an opponent's infoset, once per episode
   (marked `stamp`; Lanctot 2013, section 4): the skipped iterations'
   weights (t - c_I, or (t (t + 1) - c_I (c_I + 1)) / 2 with regret_plus)
-  times pi_owner(I) sigma^t(I) added to the average sums, c_I = t; or,
-  with `records`, sigma and the opponent's own reach recorded. Returns the
-  records' row count."""
+  times pi_owner(I) sigma^t(I) added to the average sums
+  (kernels/outcome.py's `catch_up_average`), c_I = t; or, with `records`,
+  sigma and the opponent's own reach recorded. Returns the records' row
+  count."""
   mwords, scells, acells = rows.mwords, rows.scells, rows.acells
   hf = work.hf
   if mwords[row + rows.m_off] == stamp:
@@ -690,13 +692,8 @@ def _average_opponent(game, eng, rows, work, codes, h, row, r0, s0, c, t,
     prev = rows.twords[row]
   if eng is not None:
     prev = hashed.stamp_of(rows.twords, row)
-  if codes[2]:
-    ow = linear_skipped(t, prev) * hf[h, F_OPP_OWN]
-  else:
-    ow = (t - prev) * hf[h, F_OPP_OWN]
-  a0 = r0 + rows.a_step * c
-  for j in range(c):
-    acells[a0 + j] += ow * np.float64(scells[s0 + j])
+  catch_up_average(acells, r0 + rows.a_step * c, c, scells, s0, t, prev,
+                   hf[h, F_OPP_OWN], codes[2], (0, 0.0, 0.0, 0))
   if game is not None:
     rows.twords[row] = t
   if eng is not None:
