@@ -296,3 +296,26 @@ def test_threads(name):
       np.testing.assert_array_equal(one.tables.field(o, field),
                                     two.tables.field(b[key], field))
   assert one.nash_conv() == two.nash_conv()
+
+
+def test_exploitability_of_an_engine_policy_walks_on_the_threads_asked(
+    monkeypatch):
+  """`mccfrb.exploitability(..., threads=2)` of an `EnginePolicy` hands the
+  threads to the streaming walk (they were dropped before) and gives the
+  value of one thread."""
+  name = GOOFSPIELS[0]
+  solver = mccfrb.MCCFRbSolver(name, seed=0, representation="engine")
+  solver.run(2000, progress=False)
+  policy = solver.average_policy()
+  asked = []
+  walk = stream.engine_nash_conv
+
+  def spy(*args, **kwargs):
+    asked.append(kwargs.get("threads"))
+    return walk(*args, **kwargs)
+
+  monkeypatch.setattr(stream, "engine_nash_conv", spy)
+  one = mccfrb.exploitability(name, policy)
+  two = mccfrb.exploitability(name, policy, threads=2)
+  assert asked == [1, 2]
+  assert two == one > 0.0

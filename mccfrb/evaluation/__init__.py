@@ -128,14 +128,15 @@ def nash_conv(game_or_tree, policy, threads=1):
     game_or_tree: game string, `pyspiel.Game` or compiled `GameTree`.
     policy: an mccfrb table, an OpenSpiel `TabularPolicy`, a pyspiel policy
       or a dict {information state string: [(action, prob)]}.
-    threads: numba threads (see `best_response_values`); the value does not
-      depend on it.
+    threads: numba threads (see `best_response_values`); for an
+      `EnginePolicy`, the streaming walk's Python threads, each walking
+      public subtrees. The value does not depend on it.
   """
   base.check_threads(threads, None)
   if isinstance(policy, engine_solvers.EnginePolicy):
     # A policy of an engine solver: the streaming walk of the public tree,
     # no compiled tree (mccfrb/solvers/stream.py), on games of any size.
-    return engine_solvers.engine_policy_nash_conv(policy)
+    return engine_solvers.engine_policy_nash_conv(policy, threads=threads)
   game, tree = _game_and_tree(game_or_tree)
   strategy = policy_lib.table_from_policy(tree, policy, game=game)
   best = best_response_values(tree, strategy, threads).sum()

@@ -360,14 +360,15 @@ class EngineConditionalVariance(NamedTuple):
   mean_weight: float
 
 
-def engine_policy_nash_conv(policy, progress=True):
+def engine_policy_nash_conv(policy, progress=True, threads=1):
   """NashConv of an `EnginePolicy` by the streaming walk (mccfrb/solvers/stream.py):
   the average strategy with its optimistic catch-up, or the current
-  strategy (read as an average with no catch-up)."""
+  strategy (read as an average with no catch-up); `threads` Python threads
+  walk public subtrees at once (the value does not depend on it)."""
   from mccfrb.solvers import stream  # pylint: disable=import-outside-toplevel
   return stream.engine_nash_conv(policy.engine, policy.tables, policy.flush,
                                  policy.iterations, progress=progress,
-                                 current=policy.current)
+                                 threads=threads, current=policy.current)
 
 
 def flush_code(averaging_code, regret_code):
