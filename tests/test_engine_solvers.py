@@ -429,6 +429,19 @@ def test_cfr_solver_streams_on_an_engine(variant, tmp_path):
   assert on_engine.memory()["infosets"] > 0
 
 
+def test_cfr_solver_on_an_engine_walks_on_two_threads_to_the_same_tables():
+  """threads=2 reaches the streaming walk (it was refused before) and
+  changes nothing: the average policy's NashConv is the one thread's."""
+  one = mccfrb.CFRSolver(G4, variant="cfr+", representation="engine")
+  two = mccfrb.CFRSolver(G4, variant="cfr+", representation="engine",
+                         threads=2)
+  assert (one._stream.threads, two._stream.threads) == (1, 2)  # pylint: disable=protected-access
+  for solver in (one, two):
+    solver.run(4)
+  assert mccfrb.nash_conv(G4, two.average_policy()) == mccfrb.nash_conv(
+      G4, one.average_policy())
+
+
 def test_openspiel_cpp_policy_is_evaluated_on_the_engine_as_by_openspiel():
   """The C++ outcome sampling's average, read from its serialised table
   into engine keys, has the exploitability pyspiel computes for it."""

@@ -72,7 +72,8 @@ class CFRSolver(base.TabularSolverBase):
     threads: numba threads for one solve (default 1; at most numba's pool,
       NUMBA_NUM_THREADS): the subtrees below the schedule's frontier
       (mccfrb/kernels/schedule.py) and the infosets of the updating player are
-      shared out; the tables do not depend on it.
+      shared out; on an engine, Python threads walking public subtrees
+      (`stream.StreamingCFR`). The tables do not depend on it.
     passes: "sweeps" (two sweeps of the tree per player and iteration that
       skip zero-reach subtrees, on any number of threads), "four_sweeps"
       (the former kernel's four sweeps of the tree per player and
@@ -133,12 +134,12 @@ class CFRSolver(base.TabularSolverBase):
           f"(passes='auto' or 'four_sweeps', threads=1); got "
           f"threads={threads}, passes={passes!r}.")
     if kind == "engine":
-      if threads != 1 or passes not in ("auto", "sweeps"):
-        raise ValueError("CFRSolver on an engine streams on one thread; "
-                         f"got threads={threads}, passes={passes!r}.")
+      if passes not in ("auto", "sweeps"):
+        raise ValueError("CFRSolver on an engine streams two walks a "
+                         f"player (passes='auto'); got passes={passes!r}.")
       from mccfrb.solvers import stream  # pylint: disable=import-outside-toplevel
       self._stream = stream.StreamingCFR(
-          engine, self._rule, max_memory,
+          engine, self._rule, max_memory, threads=threads,
           alternating_updates=not self._simultaneous)
       # The streaming walk's tables; averages have no catch-up.
       self._init_backend(loaded, engine_lib.EngineBackend(
