@@ -107,6 +107,10 @@ _BOUND_SECONDS = flags.DEFINE_float(
 _BOUND_EPISODES = flags.DEFINE_integer(
     "bound_episodes", 1_000_000, "With --evaluator=bound: scoring episodes "
     "per player of each bound.")
+_EVAL_THREADS = flags.DEFINE_integer(
+    "eval_threads", 1, "With --evaluator=exploitability: threads of the "
+    "streaming walk that scores each checkpoint (the same value; training "
+    "stays on one thread).", lower_bound=1)
 
 
 def _seeds():
@@ -301,7 +305,8 @@ def main(argv):
     for algorithm in _ALGORITHMS.value:
       for seed in _seeds():
         wallclock.timed_run(game, algorithm, seed, targets, on_row,
-                            clock=head_to_head.CLOCKS[_CLOCK.value])
+                            clock=head_to_head.CLOCKS[_CLOCK.value],
+                            eval_threads=_EVAL_THREADS.value)
   frame = pd.read_csv(path)
   for game in games_list:
     plot(frame, game, os.path.join(

@@ -1,5 +1,6 @@
 """Sampling solvers on native engines against the same solvers on the tree."""
 
+import inspect
 import numba
 import numpy as np
 import pytest
@@ -461,6 +462,26 @@ def test_timed_run_writes_a_row_per_checkpoint():
   assert rows[0]["seconds"] >= 0.2 and rows[1]["seconds"] >= 0.4
   assert rows[1]["iterations"] > rows[0]["iterations"] > 0
   assert 0 <= rows[1]["exploitability"] < rows[0]["exploitability"]
+
+
+def test_timed_run_scores_on_the_threads_asked(monkeypatch):
+  """eval_threads reaches the streaming walk of every checkpoint, for
+  mccfrb's runners and OpenSpiel's."""
+  from mccfrb.experiment import wallclock  # pylint: disable=import-outside-toplevel
+  from mccfrb.solvers import stream  # pylint: disable=import-outside-toplevel
+  asked = []
+  walk = stream.engine_nash_conv
+
+  def spy(*args, **kwargs):
+    bound = inspect.signature(walk).bind(*args, **kwargs)
+    asked.append(bound.arguments.get("threads", 1))
+    return walk(*args, **kwargs)
+
+  monkeypatch.setattr(stream, "engine_nash_conv", spy)
+  for algorithm in ("os", "openspiel_os_cpp"):
+    rows = wallclock.timed_run(G3, algorithm, 0, [0.1, 0.2], eval_threads=2)
+    assert all(r["exploitability"] > 0 for r in rows)
+  assert asked == [2] * 4
 
 
 _ONE_ENGINE = """

@@ -551,13 +551,13 @@ G4_ENGINE = ("goofspiel(num_cards=4,imp_info=True,points_order=random,"
 
 
 def test_big_games_takes_seeds_from_first_seed_on_the_cpu_clock(tmp_path):
-  """--first_seed shifts the seeds (so that processes can split them), and
+  """--first_seed shifts the seeds (so that processes can split them),
   --clock=cpu reads the exploitability race's training time on the CPU
-  clock."""
+  clock, and --eval_threads scores on two threads."""
   done = run_binary("experiments.big_games", f"--games={G4_ENGINE}",
                     "--algorithms=mccfrb_plus_none", "--first_seed=5",
                     "--seeds=2", "--checkpoint_seconds=0.2", "--clock=cpu",
-                    f"--out_dir={tmp_path}")
+                    "--eval_threads=2", f"--out_dir={tmp_path}")
   assert done.returncode == 0, done.stderr
   frame = pd.read_csv(tmp_path / "big_games.csv")
   assert sorted(frame.seed) == [5, 6]

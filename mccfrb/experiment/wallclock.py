@@ -119,7 +119,8 @@ ALGORITHMS = {
 
 class _Runner:
   """What `timed_run` asks of a runner besides `run(n)`, `iterations`,
-  `chunk`, `policy()` and `memory_bytes()`."""
+  `chunk`, `policy()`, `memory_bytes()` and `exploitability(threads)` (the
+  exact value by the streaming walk on that many threads)."""
 
   def train_until(self, trained, target, n, clock):
     """Trains until the training seconds reach `target` (module function
@@ -145,9 +146,9 @@ class _SolverRunner(_Runner):
   def run(self, n):
     self.solver.run(n, progress=False)  # Rows per checkpoint, no bar.
 
-  def exploitability(self):
+  def exploitability(self, threads=1):
     return engine_solvers.engine_policy_nash_conv(
-        self.solver.average_policy(), progress=False) / 2.0
+        self.solver.average_policy(), progress=False, threads=threads) / 2.0
 
   def policy(self):
     """The average policy (an OpenSpiel policy), for head-to-head play."""
@@ -180,7 +181,7 @@ class OpenSpielRunner(_Runner):
     """The average policy (a `pyspiel.Policy`), for head-to-head play."""
     return self.solver.average_policy()
 
-  def exploitability(self):
+  def exploitability(self, threads=1):
     if self.engine is None or self.engine.name != "goofspiel":
       raise ValueError("openspiel_os_cpp is evaluated on goofspiel engines "
                        f"only (its strings are parsed); got {self.game}. "
@@ -192,7 +193,8 @@ class OpenSpielRunner(_Runner):
                                                          key)
       r = tables.insert(h1, h2, len(avg))
       tables.field(r, "avg")[:] = avg
-    return stream.engine_exploitability(self.engine, tables, progress=False)
+    return stream.engine_exploitability(self.engine, tables, progress=False,
+                                        threads=threads)
 
   def memory_bytes(self):
     """Growth of the process's resident memory since the solver was made
@@ -271,9 +273,9 @@ class PacedRunner(_Runner):
     """The average policy (an `EnginePolicy` on an engine)."""
     return self.solver.average_policy()
 
-  def exploitability(self):
+  def exploitability(self, threads=1):
     return engine_solvers.engine_policy_nash_conv(
-        self.solver.average_policy(), progress=False) / 2.0
+        self.solver.average_policy(), progress=False, threads=threads) / 2.0
 
   def memory_bytes(self):
     return self.solver.memory()["bytes"]
@@ -389,7 +391,8 @@ def checkpoints(seconds, count):
 
 
 def timed_run(game, algorithm, seed, targets, on_row=None, evaluate=None,
-              representation="engine", clock=time.perf_counter):
+              representation="engine", clock=time.perf_counter,
+              eval_threads=1):
   """Trains `algorithm` on `game`, evaluating when the training time
   (evaluation excluded) reaches each of `targets` (seconds, increasing).
 
@@ -404,6 +407,8 @@ def timed_run(game, algorithm, seed, targets, on_row=None, evaluate=None,
       exploitability needs one; "auto" for head-to-head evaluation).
     clock: what training seconds are read on: the wall clock, or
       `time.process_time` (CPU seconds of the process).
+    eval_threads: threads of the default evaluation's streaming walk (the
+      value does not depend on it; training stays on one).
 
   Returns:
     A list of row dicts: game, algorithm, seed, target (seconds asked),
@@ -416,7 +421,7 @@ def timed_run(game, algorithm, seed, targets, on_row=None, evaluate=None,
                      f"got {targets}.")
   if evaluate is None:
     evaluate = lambda runner, trained: [  # pylint: disable=g-long-lambda
-        dict(exploitability=runner.exploitability())]
+        dict(exploitability=runner.exploitability(eval_threads))]
   factory = factory_of(algorithm)
   if representation == "auto":  # The warm-up compiles the kernels it uses.
     representation, _ = representation_lib.resolve(games.load_game(game),
