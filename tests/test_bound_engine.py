@@ -149,6 +149,25 @@ def test_reproducible_and_independent_of_the_chunks(monkeypatch):
   assert first.values != other.values
 
 
+@pytest.mark.parametrize("game", [G4, "liars_dice(numdice=1,dice_sides=4)"])
+def test_prefetching_the_next_infoset_changes_nothing(game, monkeypatch):
+  """The walks' prefetch of the next decision's infoset (on the engines of
+  respond.HINT_ENGINES: goofspiel) plays a move on the stack's scratch row
+  only: with it on every engine or off, the same responders and bound."""
+  policy = _engine_policy(game, 2_000).average_policy()
+  kwargs = dict(iterations=3_000, episodes=5_000, seed=7, progress=False)
+  results = []
+  for engines in ((), ("goofspiel", "liars_dice")):
+    monkeypatch.setattr(respond, "HINT_ENGINES", engines)
+    results.append(mccfrb.approximate_exploitability(game, policy, **kwargs))
+  off, on = results
+  assert (off._replace(seconds=0, responders=())
+          == on._replace(seconds=0, responders=()))
+  for mine, theirs in zip(off.responders, on.responders):
+    np.testing.assert_array_equal(mine.cells[:mine.meta[1]],
+                                  theirs.cells[:theirs.meta[1]])
+
+
 def test_a_full_table_keeps_training_and_warns_once():
   game = "goofspiel(num_cards=6,imp_info=True)"
   policy = _engine_policy(game, 2_000).average_policy()

@@ -40,6 +40,10 @@ EXPLORE_MOVES = 2
 TRUST = 1.0
 # The uniform share of PUCT's prior (the rest: the policy's own strategy).
 MIX = 0.25
+# Engines whose walks prefetch the next decision's infoset (kernels/
+# respond.py `_hint_next`): 13-card goofspiel 1.25x, phantom_ttt about
+# 0.75x (BUILD_NOTES.md, "Evaluation and bounds").
+HINT_ENGINES = ("goofspiel",)
 # Rows the table is grown by beyond what it holds (a walk that finds no
 # room for a row goes on without it, and the table grows before the next).
 ROOM_ROWS = 1 << 12
@@ -104,6 +108,7 @@ def train_and_score(game, policy, budget, iterations, episodes, streams,
   opts[respond.O_EXPLORE_MOVES] = EXPLORE_MOVES
   opts[respond.O_TRUST] = TRUST
   opts[respond.O_MIX] = MIX
+  opts[respond.O_HINT] = float(engine.name in HINT_ENGINES)
   depth, moves = engine.max_depth + 1, max(engine.max_moves, 1)
   frames = (np.zeros((depth + 1, engine.state_size), dtype=np.int64),
             *(np.zeros(depth, dtype=np.int64) for _ in range(4)),

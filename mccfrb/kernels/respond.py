@@ -104,7 +104,8 @@ O_MIX = 7  # The uniform share of the search's prior.
 O_WALKS = 8  # Walks so far, their returns' mean and sum of squared
 O_MEAN = 9  # deviations (Welford): S is their standard deviation.
 O_M2 = 10
-OPTS_SIZE = 11
+O_HINT = 11  # 1: prefetch the next decision's infoset (`_hint_next`).
+OPTS_SIZE = 12
 
 # Walk statuses of `train`.
 RAN = 0  # All walks done.
@@ -275,10 +276,12 @@ def _insert(resp, h1, h2, c, widest_words):
 @njit(cache=True, error_model="numpy", inline="always")
 def _hint_next(code, params, states, d, q, me, p_index, r_index):
   """Prefetches the index slots of the infoset after move 0 of the node at
-  depth d when the other player moves there. In goofspiel (the bids),
-  phantom_ttt and dark_hex that infoset does not depend on the move, so
-  its misses overlap this node's lookups; elsewhere a wrong guess costs
-  only the prefetch. Plays the move on the stack's last row (scratch)."""
+  depth d when the other player moves there. In goofspiel (the bids) that
+  infoset does not depend on the move, so its misses overlap this node's
+  lookups (walks 1.25x on 13-card goofspiel; on phantom_ttt, whose rows
+  near the root stay in cache, the extra move cost about 0.75x: O_HINT is
+  set per engine, evaluation/respond.py HINT_ENGINES). Plays the move on
+  the stack's last row (scratch)."""
   last = states.shape[0] - 1
   for k in range(states.shape[1]):
     states[last, k] = states[d, k]
@@ -345,7 +348,8 @@ def _walk(code, params, me, pol, pmap, log_pos, log_neg, resp, opts,
       h1, h2 = protocol.infoset_hash(code, params, state, q)
       if q == me:  # Both lookups' first misses at once.
         hashed.slot_hint(r_index, h1)
-      _hint_next(code, params, states, d, q, me, p_index, r_index)
+      if opts[O_HINT] != 0.0:
+        _hint_next(code, params, states, d, q, me, p_index, r_index)
       if c > 1:
         policy_row(p_cells, p_words, _lookup(p_index, p_words, h1, h2, c), c,
                    p_header, p_per_word, pmap, big_t, log_pos, log_neg,
