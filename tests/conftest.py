@@ -2,6 +2,7 @@
 
 import faulthandler
 import hashlib
+import inspect
 import os
 import signal
 import subprocess
@@ -267,6 +268,23 @@ def engine_exploitabilities(make, game, iterations, seeds):
     out.append(mccfrb.exploitability(
         tree, mccfrb.table_from_policy(tree, solver.average_policy())))
   return np.array(out)
+
+
+def streaming_walk_threads(monkeypatch):
+  """The `threads` of every later call of the streaming NashConv
+  (`stream.engine_nash_conv`), appended to the list returned, however the
+  call passes them; the walk itself still runs."""
+  from mccfrb.solvers import stream  # pylint: disable=import-outside-toplevel
+  asked = []
+  walk = stream.engine_nash_conv
+
+  def spy(*args, **kwargs):
+    bound = inspect.signature(walk).bind(*args, **kwargs)
+    asked.append(bound.arguments.get("threads", 1))
+    return walk(*args, **kwargs)
+
+  monkeypatch.setattr(stream, "engine_nash_conv", spy)
+  return asked
 
 
 def printed_with_empty_cache(script, cache_dir):

@@ -1,6 +1,5 @@
 """Sampling solvers on native engines against the same solvers on the tree."""
 
-import inspect
 import numba
 import numpy as np
 import pytest
@@ -14,6 +13,7 @@ from mccfrb.tables import hashed
 from mccfrb.solvers import engine as engine_lib
 from tests.conftest import check_hogwild_converges_as_one_thread
 from tests.conftest import check_unstored_infosets_play_uniform
+from tests.conftest import streaming_walk_threads
 from tests.conftest import printed_with_empty_cache
 
 G3 = "goofspiel(num_cards=3,imp_info=True,points_order=random,returns_type=point_difference)"
@@ -468,16 +468,7 @@ def test_timed_run_scores_on_the_threads_asked(monkeypatch):
   """eval_threads reaches the streaming walk of every checkpoint, for
   mccfrb's runners and OpenSpiel's."""
   from mccfrb.experiment import wallclock  # pylint: disable=import-outside-toplevel
-  from mccfrb.solvers import stream  # pylint: disable=import-outside-toplevel
-  asked = []
-  walk = stream.engine_nash_conv
-
-  def spy(*args, **kwargs):
-    bound = inspect.signature(walk).bind(*args, **kwargs)
-    asked.append(bound.arguments.get("threads", 1))
-    return walk(*args, **kwargs)
-
-  monkeypatch.setattr(stream, "engine_nash_conv", spy)
+  asked = streaming_walk_threads(monkeypatch)
   for algorithm in ("os", "openspiel_os_cpp"):
     rows = wallclock.timed_run(G3, algorithm, 0, [0.1, 0.2], eval_threads=2)
     assert all(r["exploitability"] > 0 for r in rows)

@@ -10,6 +10,7 @@ import mccfrb
 from mccfrb.solvers import stream
 from mccfrb.kernels import stream as kernels
 from mccfrb.tables import HashedTable
+from tests.conftest import streaming_walk_threads
 
 GOOFSPIELS = tuple(
     f"goofspiel(num_cards={n},imp_info={imp},points_order={order},"
@@ -307,14 +308,7 @@ def test_exploitability_of_an_engine_policy_walks_on_the_threads_asked(
   solver = mccfrb.MCCFRbSolver(name, seed=0, representation="engine")
   solver.run(2000, progress=False)
   policy = solver.average_policy()
-  asked = []
-  walk = stream.engine_nash_conv
-
-  def spy(*args, **kwargs):
-    asked.append(kwargs.get("threads"))
-    return walk(*args, **kwargs)
-
-  monkeypatch.setattr(stream, "engine_nash_conv", spy)
+  asked = streaming_walk_threads(monkeypatch)
   one = mccfrb.exploitability(name, policy)
   two = mccfrb.exploitability(name, policy, threads=2)
   assert asked == [1, 2]

@@ -309,6 +309,7 @@ def _walk(code, params, me, pol, pmap, log_pos, log_neg, resp, opts,
   r_layout = resp[4]
   expand = opts[O_EXPAND]
   big_t = opts[O_BIG_T]
+  hint = opts[O_HINT] != 0.0
   widest = np.int64(opts[O_EXPLORE_MOVES])
   row_words = hashed.row_words(cur.shape[0], r_header,
                                r_layout[hashed.L_FIELDS], r_per_word)
@@ -348,7 +349,7 @@ def _walk(code, params, me, pol, pmap, log_pos, log_neg, resp, opts,
       h1, h2 = protocol.infoset_hash(code, params, state, q)
       if q == me:  # Both lookups' first misses at once.
         hashed.slot_hint(r_index, h1)
-      if opts[O_HINT] != 0.0:
+      if hint:
         _hint_next(code, params, states, d, q, me, p_index, r_index)
       if c > 1:
         policy_row(p_cells, p_words, _lookup(p_index, p_words, h1, h2, c), c,
