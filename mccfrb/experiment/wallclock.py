@@ -204,7 +204,7 @@ class OpenSpielRunner(_Runner):
         now - self.start_bytes)
 
 
-class PacedRunner(_Runner):
+class PacedRunner(_SolverRunner):
   """OpenSpiel's outcome sampling at OpenSpiel's speed, in mccfrb's tables.
 
   mccfrb's `OutcomeSamplingSolver` is OpenSpiel's algorithm (epsilon 0.6,
@@ -225,18 +225,13 @@ class PacedRunner(_Runner):
   def __init__(self, game, seed, representation="engine",
                openspiel_seconds=60.0):
     from mccfrb import solvers  # pylint: disable=import-outside-toplevel
+    super().__init__(solvers.OutcomeSamplingSolver(
+        game, seed=seed, representation=representation))
     self.openspiel = OpenSpielRunner(game, seed)
-    self.solver = solvers.OutcomeSamplingSolver(
-        game, seed=seed, representation=representation)
     self.openspiel_seconds = float(openspiel_seconds)
-    self.chunk = None
     self._measured = (0.0, 0)  # OpenSpiel's seconds and iterations.
     self._rate = 0.0  # Its iterations a second in its last chunk.
     self.mccfrb_seconds = 0.0
-
-  @property
-  def iterations(self):
-    return self.solver.num_iterations
 
   def train_until(self, trained, target, n, clock):
     """OpenSpiel's solver trains to `target` of its seconds (at most
@@ -265,20 +260,6 @@ class PacedRunner(_Runner):
                       progress=False)
     self.mccfrb_seconds += clock() - start
     return trained, n
-
-  def run(self, n):
-    self.solver.run(n, progress=False)
-
-  def policy(self):
-    """The average policy (an `EnginePolicy` on an engine)."""
-    return self.solver.average_policy()
-
-  def exploitability(self, threads=1):
-    return engine_solvers.engine_policy_nash_conv(
-        self.solver.average_policy(), progress=False, threads=threads) / 2.0
-
-  def memory_bytes(self):
-    return self.solver.memory()["bytes"]
 
   def row_fields(self):
     """OpenSpiel's iterations a second (its last chunk's), the seconds it
