@@ -6,6 +6,9 @@ from mccfrb import numba_cache as _numba_cache
 _numba_cache.ensure_cache(_os.path.dirname(__file__))
 _numba_cache.lock_cache_files()
 
+from mccfrb import numba_inline as _numba_inline
+_numba_inline.install()
+
 from mccfrb.kernels import notice as _notice
 _notice.install()
 

@@ -8,7 +8,7 @@ For each game, on the representation `representation="auto"` picks for it
 (tree, engine or grown), every solver of `SOLVERS` that runs there is built
 with its default options and runs a few iterations; on a compiled tree the
 exact evaluation (`nash_conv`) runs once too. The first use of a kernel
-compiles it (15-30 s per solver kind) and numba keeps it on disk, so a later
+compiles it (up to about 30 s per solver kind) and numba keeps it on disk, so a later
 process loads it at once; after the warm-up the first `run` of these
 solvers on these games compiles nothing. One line per game says what was
 warmed and how many seconds it took; the exit code is 0. A game that does

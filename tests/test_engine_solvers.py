@@ -366,12 +366,11 @@ def test_hogwild_learns_and_keeps_the_tables_consistent():
   assert hashed.check_rows(*t.args(), t.max_moves) == 0
 
 
-@pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2,
-                    reason="numba's pool has one thread")
 def test_hogwild_workers_run_on_their_own_threads():
   """Whatever thread count the caller left numba at (the experiment
-  binaries set one), both workers run at once: with one numba thread the
-  first worker would claim every iteration before the second started."""
+  binaries set one), both workers run at once, each on its own Python
+  thread: on one thread the first worker would claim every iteration
+  before the second started."""
   previous = numba.get_num_threads()
   numba.set_num_threads(1)
   try:

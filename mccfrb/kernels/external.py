@@ -64,7 +64,8 @@ insert would find the table short of room (meta[STOP] = 1) or after
 `node_budget` nodes: the stack stays in the frames and `progress` records
 where to resume; the caller grows the table (or freezes it) and calls
 again. A run is the same however it is cut into calls. Threads on an
-engine are Hogwild (`hogwild_traversals`): in a block, worker w runs both
+engine are Hogwild (solvers/external.py: one `es_engine_traversals` call
+per worker, each on its own Python thread): in a block, worker w runs both
 traversals of iterations w, w + W, w + 2 W, ..., each from its own
 counter-based stream, against the shared tables with no locks
 (increments may be lost to races; rows are inserted atomically); not
@@ -984,7 +985,7 @@ def traversal_bound(kind, player, infoset, child_start, num_children,
   return bound
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", nogil=True)
 def es_engine_traversals(code, params, utility_sum, tab, h_through,
                          weighting, linear_until, gamma, log_pos, log_neg,
                          pruning, prune_threshold, prune_probability, prune_k,
@@ -1041,36 +1042,3 @@ def es_engine_traversals(code, params, utility_sum, tab, h_through,
        borrow(frame_weight)[worker]),
       borrow(counters)[worker], None, _no_records(),
       np.zeros(2, dtype=np.int64), np.zeros(0, dtype=np.int64), keyed)
-
-
-@njit(cache=True, error_model="numpy", parallel=parallel_phases())
-def hogwild_traversals(code, params, utility_sum, tab, h_through,
-                       weighting, linear_until, gamma, log_pos, log_neg,
-                       pruning, prune_threshold, prune_probability, prune_k,
-                       prune_floor, prune_after, allow_insert, node_budget,
-                       rng_state, workers, progress, streams, states,
-                       frame_row, frame_count, frame_child, frame_sigma,
-                       frame_values, frame_weight, counters):
-  """`es_engine_traversals` on `workers` threads at once, lock-free
-  (Hogwild): worker w runs its share of the block, progress[w], with its
-  own streams (streams[w, KEY] set by the caller). A worker that finds the
-  table short of room sets meta[STOP] and every worker suspends at its
-  next node.
-
-  Returns:
-    True when every block is done.
-  """
-  numba.literally(code)
-  for w in prange(workers):
-    es_engine_traversals(
-        code, params, utility_sum, tab, h_through, weighting, linear_until,
-        gamma, log_pos, log_neg, pruning, prune_threshold, prune_probability,
-        prune_k, prune_floor, prune_after, allow_insert, node_budget,
-        rng_state, w, workers, progress, streams, states, frame_row,
-        frame_count, frame_child, frame_sigma, frame_values, frame_weight,
-        counters, None, 0, False, frame_row, frame_row)
-  done = True
-  for w in range(workers):
-    if progress[w, PENDING] != 0 or progress[w, NEXT] < progress[w, END]:
-      done = False
-  return done

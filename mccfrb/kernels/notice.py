@@ -1,6 +1,6 @@
 """A one-line notice when numba compiles mccfrb's kernels.
 
-The first use of a solver compiles its kernels (2-33 s; the
+The first use of a solver compiles its kernels (1-26 s; the
 getting-started page lists them); later uses load them from numba's
 on-disk cache at once. Numba announces a real compilation (not a cache
 load) with its "numba:compile" event; `install()` registers a
@@ -14,7 +14,7 @@ import threading
 
 from numba.core import event
 
-NOTICE = ("mccfrb: compiling numba kernels for first use (up to about 17 s "
+NOTICE = ("mccfrb: compiling numba kernels for first use (up to about 30 s "
           "per solver kind; cached on disk afterwards)...")
 
 

@@ -23,8 +23,8 @@ is a way down and a way up:
   after the other; the studies), `record_episodes` and `apply_records`
   (a tree's batches: episodes in parallel record their increments, which
   `apply_records` applies with the same pieces), `engine_episodes` (an
-  engine, K episodes in flight, or a Hogwild worker), and the parallel
-  `run_batches` and `hogwild_episodes`.
+  engine, K episodes in flight, or a Hogwild worker: several run at once
+  on Python threads, solvers/outcome.py), and the parallel `run_batches`.
 
 numba prunes the branch of a representation not given (None) before typing,
 so each driver compiles only its own code. On a game that compiles, an
@@ -1744,7 +1744,7 @@ def engine_down(code, eng, keyed, codes, weights, scratch, wk, e, group,
   return s_hi, s_lo
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", nogil=True)
 def engine_episodes(code, eng, keyed, codes, weights, utility_sum,
                     first_iteration, first_episode, num_episodes, rng_state,
                     key, worker, workers, scratch):
@@ -1856,89 +1856,6 @@ def engine_episodes(code, eng, keyed, codes, weights, utility_sum,
     rng_state[0] = rng[0]
     rng_state[1] = rng[1]
   return e, touched, ran
-
-
-@njit(cache=True, error_model="numpy")
-def _hogwild_worker(code, w, workers, keyed, params, index, meta, words,
-                    cells, layout, fmap, allow_insert, allow_keyed,
-                    in_flight, state, path_probs, path_sigma, path_key,
-                    path_brow, start, start_key, lanes, lane_keys, streams,
-                    probes, probe_state, block, claim, codes, weighting,
-                    linear_until, gamma,
-                    log_pos, log_neg, utility_sum, first_iteration,
-                    num_episodes, rng_state, key, row, info, reach,
-                    child_est, incs):
-  """Worker w of `hogwild_episodes`: its `engine_episodes`, the named
-  arguments built here from flat ones (a parfor takes no tuple of arrays
-  from outside it)."""
-  eng = EngineArgs(params, (index, meta, words, cells, layout), fmap,
-                   allow_insert, allow_keyed, in_flight, state, path_probs,
-                   path_sigma, path_key, path_brow, block, claim, start,
-                   start_key, lanes, lane_keys, streams, probes, probe_state)
-  return engine_episodes(
-      code, eng, keyed, codes,
-      Weights(weighting, linear_until, gamma, log_pos, log_neg), utility_sum,
-      first_iteration, 0, num_episodes, rng_state, key, w, workers,
-      Scratch(row, info, reach, child_est, incs))
-
-
-@njit(cache=True, error_model="numpy", parallel=parallel_phases())
-def hogwild_episodes(code, eng, keyed, codes, weights, utility_sum,
-                     first_iteration, num_episodes, rng_state, workers,
-                     scratch, blocks, done):
-  """An engine's episodes on `workers` threads at once, lock-free
-  (Hogwild): each worker claims iterations from a shared counter
-  (max(in_flight // 2, 1) at a time, in flight together) and runs both of
-  their episodes (`engine_episodes`), each episode drawing from its own
-  stream (keyed by the episode's index) under one key drawn from
-  `rng_state`, and taking new rows from its own arena block, blocks[w]
-  (int64[W, BLOCK_SIZE], tables/hashed.py; kept from call to call);
-  done[w] is the number of episodes worker w ran (all of its share unless
-  the table ran short of room, which stops every worker). `eng`'s scratch
-  and state hold W * K slots.
-
-  Returns:
-    Nodes touched.
-  """
-  numba.literally(code)
-  key = batch_key(rng_state)
-  (params, tab, fmap, allow_insert, allow_keyed, in_flight, state,
-   path_probs, path_sigma, path_key, path_brow, _, _, start, start_key,
-   lanes, lane_keys, streams, probes, probe_state) = eng
-  index, meta, words, cells, layout = tab
-  row, info, reach, child_est, incs = scratch
-  weighting, linear_until, gamma, log_pos, log_neg = weights
-  meta[STOP] = 0
-  touched = 0
-  claim = np.zeros(1, dtype=np.int64)
-  # Two loops, so that neither takes the keyed table's tuple from outside.
-  if keyed is None:
-    for w in prange(workers):
-      _, nodes, ran = _hogwild_worker(
-          code, w, workers, None, params, index, meta, words, cells, layout,
-          fmap, allow_insert, allow_keyed, in_flight, state, path_probs,
-          path_sigma, path_key, path_brow, start, start_key, lanes,
-          lane_keys, streams, probes, probe_state, blocks[w], claim, codes,
-          weighting, linear_until, gamma, log_pos, log_neg,
-          utility_sum, first_iteration, num_episodes, rng_state, key, row,
-          info, reach, child_est, incs)
-      done[w] = ran
-      touched += nodes
-  else:
-    k_index, k_meta, k_words, k_cells, k_layout = keyed
-    for w in prange(workers):
-      _, nodes, ran = _hogwild_worker(
-          code, w, workers, (k_index, k_meta, k_words, k_cells, k_layout),
-          params, index, meta, words, cells, layout, fmap, allow_insert,
-          allow_keyed, in_flight, state, path_probs, path_sigma, path_key,
-          path_brow, start, start_key, lanes, lane_keys, streams, probes,
-          probe_state, blocks[w], claim, codes, weighting,
-          linear_until, gamma, log_pos, log_neg, utility_sum,
-          first_iteration, num_episodes, rng_state, key, row, info, reach,
-          child_est, incs)
-      done[w] = ran
-      touched += nodes
-  return touched
 
 
 # ---------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """The solvers' shared interface: game and tree, policies, save and load,
 option checks, and the lazy iteration weighting of the sampling solvers."""
 
+import concurrent.futures
 import contextlib
 import inspect
 import json
@@ -93,6 +94,15 @@ def numba_threads(threads):
     yield
   finally:
     numba.set_num_threads(previous)
+
+
+def on_threads(work, threads):
+  """[work(w) for w in range(threads)], each call on its own Python thread
+  (the kernels it calls release the GIL: `nogil=True`); the first
+  exception of a worker is raised once every worker has ended."""
+  with concurrent.futures.ThreadPoolExecutor(threads) as pool:
+    futures = [pool.submit(work, w) for w in range(threads)]
+  return [f.result() for f in futures]
 
 
 def check_seed(seed, allow_none=False):

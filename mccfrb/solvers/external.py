@@ -377,9 +377,12 @@ class ExternalSamplingSolver(base.TabularSolverBase):
                      h is not None and not h.frozen, k["frame_brow"],
                      k["frame_act"])
       else:
-        with base.numba_threads(workers):
-          call_literal(external.hogwild_traversals, *args, workers,
-                       *frames, self._es_counters)
+        # Hogwild: each worker's share of the block on its own thread.
+        base.on_threads(
+            lambda w: call_literal(
+                external.es_engine_traversals, *args, w, workers, *frames,
+                self._es_counters, None, 0, False, st["frame_row"],
+                st["frame_row"]), workers)
       total = self._es_counters.sum(axis=0)
       self._counters += total
       self._nodes_touched += int(total[external.TOUCHED])

@@ -446,16 +446,8 @@ class MCCFRbSolver(base.TabularSolverBase):
       eng = self._engine_args(not t.frozen, h is not None and not h.frozen)
       scratch = self._engine_scratch[1]
       if self._threads > 1 and self._hogwild:
-        finished = np.zeros(self._threads, dtype=np.int64)
-        # The workers are a prange over self._threads: numba's pool must
-        # run that many whatever the caller set (the experiment binaries
-        # set one thread).
-        with base.numba_threads(self._threads):
-          touched = call_literal(
-              outcome.hogwild_episodes, e.code, eng, keyed,
-              self._kernel_codes(), weighting, e.utility_sum,
-              first + done // 2, end - done, self._rng_words, self._threads,
-              scratch, self._blocks, finished)
+        finished, touched = self._hogwild_run(
+            eng, keyed, weighting, first + done // 2, end - done, scratch)
         self._hogwild_episodes = finished + getattr(
             self, "_hogwild_episodes", 0)  # Per worker, for the tests.
         # A worker claims whole iterations and checks for room before
@@ -473,6 +465,37 @@ class MCCFRbSolver(base.TabularSolverBase):
       done = int(reached)
       self._num_iterations = start_iterations + done // 2
     b.warn_if_stalled()
+
+  def _hogwild_run(self, eng, keyed, weighting, first_iteration,
+                   num_episodes, scratch):
+    """Hogwild (Recht et al. 2011): `engine_episodes` on self._threads
+    Python threads at once, lock-free. Each worker claims iterations from
+    a shared counter (max(in_flight // 2, 1) at a time) and runs both of
+    their episodes, each episode drawing from its own stream under one key
+    drawn from the solver's generator, and takes new rows from its own
+    arena block (self._blocks[w], kept from call to call); `eng`'s scratch
+    holds W * K slots.
+
+    Returns:
+      (episodes each worker ran: all of its claims unless a table ran
+      short of room, which stops every worker; nodes touched).
+    """
+    e = self._backend.engine
+    key = rng_lib.batch_key(self._rng_words)
+    claim = np.zeros(1, dtype=np.int64)
+    codes = self._kernel_codes()
+    threads = self._threads
+
+    def worker(w):
+      return call_literal(
+          outcome.engine_episodes, e.code,
+          eng._replace(block=self._blocks[w], claim=claim), keyed, codes,
+          weighting, e.utility_sum, first_iteration, 0, num_episodes,
+          self._rng_words, key, w, threads, scratch)
+
+    results = base.on_threads(worker, threads)
+    return (np.array([ran for _, _, ran in results], dtype=np.int64),
+            sum(int(nodes) for _, nodes, _ in results))
 
   def _engine_margin(self, table):
     """Rows and arena words a kernel call needs free in `table`
