@@ -29,9 +29,10 @@ def parallel_kernels():
 
 def test_no_parallel_kernel_fuses_its_loops():
   found = parallel_kernels()
-  # The two kernels whose phases numba fused, among the twelve.
+  # The two kernels whose phases numba fused, among the ten (Hogwild's
+  # workers are Python threads, not a parallel kernel).
   assert {"outcome.run_batches", "external.es_batches"} <= set(found)
-  assert len(found) >= 12
+  assert len(found) >= 10
   for name, option in found.items():
     # A dict is emptied by numba at the first compile (fusion on for the
     # next signatures); True fuses.
