@@ -481,7 +481,9 @@ class MCCFRbSolver(base.TabularSolverBase):
       short of room, which stops every worker; nodes touched).
     """
     e = self._backend.engine
-    key = rng_lib.batch_key(self._rng_words)
+    # uint64 as in the one-thread call (a Python int would type the
+    # kernel a second time, as int64).
+    key = np.uint64(rng_lib.batch_key(self._rng_words))
     claim = np.zeros(1, dtype=np.int64)
     codes = self._kernel_codes()
     threads = self._threads
