@@ -566,6 +566,7 @@ def test_big_games_takes_seeds_from_first_seed_on_the_cpu_clock(tmp_path):
   assert frame.exploitability.nunique() == 2
 
 
+@pytest.mark.slow
 def test_engine_variance_binary_ranks_the_situation_key_below_none(
     tmp_path):
   """The binary's rows and table on goofspiel 4's engine: the situation

@@ -1,0 +1,93 @@
+r"""Names for numba's machine code in `perf report`.
+
+`perf record` samples numba's kernels as bare addresses: they are compiled
+at run time into anonymous memory. This binary runs a Python script, then
+writes perf's map of run-time symbols, `/tmp/perf-<pid>.map` (start, size
+and name of each function, in hex), naming every function compiled for
+mccfrb's kernels, so that `perf report` attributes the samples to
+`stream._expand`, `stream._combine`, an engine's `apply`, and so on.
+
+Kernels loaded from numba's disk cache are named too (from the symbols
+the cache keeps):
+
+  perf record -e cpu-clock -F 499 -o perf.data \
+      -- python -m experiments.perf_map --script=walk.py
+  perf report -i perf.data --sort sym --stdio
+
+where walk.py is any Python script (BUILD_NOTES.md, "Streaming walks and
+exact CFR on engines", profiles `mccfrb.exploitability` on goofspiel 6 this
+way). `perf record -e cpu-clock` needs no hardware counters.
+"""
+
+import os
+import pathlib
+import runpy
+import sys
+
+from absl import app
+from absl import flags
+
+_SCRIPT = flags.DEFINE_string("script", None, "The Python script to run.")
+flags.mark_flag_as_required("script")
+
+
+def symbols(dispatchers):
+  """{address: name} of every function defined in the compiled overloads
+  of `dispatchers` (numba CPUDispatchers), callees linked into them
+  included, whether compiled in this process or loaded from numba's
+  cache."""
+  found, seen = {}, set()
+  for dispatcher in dispatchers:
+    for compiled in dispatcher.overloads.values():
+      library = compiled.library
+      for module in (getattr(library, "_final_module", None),
+                     getattr(library, "_shared_module", None)):
+        for function in () if module is None else module.functions:
+          if function.is_declaration or function.name in seen:
+            continue
+          seen.add(function.name)
+          address = library.get_pointer_to_function(function.name)
+          if address:
+            found[address] = function.name
+  return found
+
+
+def mccfrb_dispatchers():
+  """Every numba dispatcher defined in an imported mccfrb module."""
+  from numba.core.registry import CPUDispatcher  # pylint: disable=import-outside-toplevel
+  seen = {}
+  for name, module in list(sys.modules.items()):
+    if name == "mccfrb" or name.startswith("mccfrb."):
+      for value in list(vars(module).values()):
+        if isinstance(value, CPUDispatcher):
+          seen[id(value)] = value
+  return list(seen.values())
+
+
+def write_map(found, path):
+  """Writes `found` ({address: name}) as a perf map at `path`: one line
+  per function, `start size name` with start and size in hex, in address
+  order, each size reaching the next function's start (the last: 64 KiB).
+  Returns the path."""
+  path = pathlib.Path(path)
+  starts = sorted(found)
+  with path.open("w") as out:
+    for i, start in enumerate(starts):
+      size = starts[i + 1] - start if i + 1 < len(starts) else 1 << 16
+      out.write(f"{start:x} {size:x} {found[start]}\n")
+  return path
+
+
+def main(argv):
+  if len(argv) > 1:
+    raise app.UsageError(f"Unexpected arguments: {argv[1:]}")
+  runpy.run_path(_SCRIPT.value, run_name="__main__")
+  dispatchers = mccfrb_dispatchers()
+  found = symbols(dispatchers)
+  path = write_map(found, f"/tmp/perf-{os.getpid()}.map")
+  print(f"{len(found)} functions of {len(dispatchers)} kernels named in "
+        f"{path}")
+
+
+if __name__ == "__main__":
+  app.run(main)
