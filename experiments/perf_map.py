@@ -36,16 +36,15 @@ def symbols(dispatchers):
   of `dispatchers` (numba CPUDispatchers), callees linked into them
   included, whether compiled in this process or loaded from numba's
   cache."""
-  found, seen = {}, set()
+  found = {}
   for dispatcher in dispatchers:
     for compiled in dispatcher.overloads.values():
       library = compiled.library
       for module in (getattr(library, "_final_module", None),
                      getattr(library, "_shared_module", None)):
         for function in () if module is None else module.functions:
-          if function.is_declaration or function.name in seen:
+          if function.is_declaration:
             continue
-          seen.add(function.name)
           address = library.get_pointer_to_function(function.name)
           if address:
             found[address] = function.name
