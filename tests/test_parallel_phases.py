@@ -4,6 +4,7 @@ has not written, and the tables vary from run to run."""
 
 import importlib
 import pkgutil
+import re
 
 from numba.core.cpu import ParallelOptions
 from numba.core.registry import CPUDispatcher
@@ -14,17 +15,23 @@ import mccfrb
 from mccfrb import kernels
 
 
-def parallel_kernels():
-  """{module.name: parallel option} of every parallel kernel."""
+def kernel_dispatchers():
+  """{module.name: dispatcher} of every kernel of mccfrb.kernels."""
   found = {}
   for info in pkgutil.iter_modules(kernels.__path__):
     module = importlib.import_module(f"mccfrb.kernels.{info.name}")
     for name, value in vars(module).items():
       if (isinstance(value, CPUDispatcher)
-          and value.__module__ == module.__name__
-          and value.targetoptions.get("parallel")):
-        found[f"{info.name}.{name}"] = value.targetoptions["parallel"]
+          and value.__module__ == module.__name__):
+        found[f"{info.name}.{name}"] = value
   return found
+
+
+def parallel_kernels():
+  """{module.name: parallel option} of every parallel kernel."""
+  return {name: value.targetoptions["parallel"]
+          for name, value in kernel_dispatchers().items()
+          if value.targetoptions.get("parallel")}
 
 
 def test_no_parallel_kernel_fuses_its_loops():
@@ -58,3 +65,21 @@ def test_a_batched_run_on_two_threads_is_the_same_every_time(cls):
     np.testing.assert_array_equal(solver._regrets, first._regrets)
     np.testing.assert_array_equal(solver._avg, first._avg)
     assert solver.nodes_touched == first.nodes_touched
+
+
+def test_a_parallel_loop_compiles_what_it_calls_once():
+  """numba types a prange index as int64 before its parfor pass and as
+  uint64 in the loop it outlines, so a kernel called with the index was
+  compiled twice per configuration (record_episodes, apply_records,
+  external._traversals, public.episodes, ...: 28 s of a cold first use
+  of the five batched tree solvers). Every such call passes
+  np.int64(index); no kernel may hold two signatures that differ only in
+  int64 / uint64."""
+  for cls in (mccfrb.MCCFRbSolver, mccfrb.OutcomeSamplingSolver,
+              mccfrb.ExternalSamplingSolver, mccfrb.PublicSamplingSolver,
+              mccfrb.SmoothUCTSolver):
+    cls("kuhn_poker", seed=1, threads=2, batch=4).run(8, progress=False)
+  for name, dispatcher in kernel_dispatchers().items():
+    signatures = [str(s) for s in dispatcher.signatures]
+    signed = {re.sub(r"\buint64\b", "int64", s) for s in signatures}
+    assert len(signed) == len(signatures), (name, signatures)

@@ -904,8 +904,8 @@ def es_batches(kind, player, infoset, child_start, num_children, edge_prob,
                   (weighting, linear_until, gamma, log_pos, log_neg),
                   (pruning, prune_threshold, prune_probability, prune_k,
                    prune_floor, prune_after),
-                  averaging, t0, False, 0, rng_state, key, wk, workers,
-                  progress,
+                  averaging, t0, False, 0, rng_state, key, np.int64(wk),
+                  workers, progress,
                   (frame_node[wk], frame_child[wk], frame_sigma[wk],
                    frame_values[wk], frame_weight[wk]),
                   counters[wk], (num_actions, regrets, avg, strategy, reach),
@@ -914,7 +914,7 @@ def es_batches(kind, player, infoset, child_start, num_children, edge_prob,
     for part in prange(workers):
       _apply_traversals(player, infoset, num_children, regrets, avg, through,
                         weighting, linear_until, gamma, log_pos, log_neg, t0,
-                        count, part, workers, num_players, rec_nodes,
+                        count, np.int64(part), workers, num_players, rec_nodes,
                         rec_count, rec_value, rec_sigma)
     if averaging == 1:
       total = 0.0

@@ -311,7 +311,8 @@ def simulation_batches(kind, player, infoset, child_start, num_children,
       state = np.zeros(4, dtype=np.uint64)
       filled = np.zeros(workers, dtype=np.int64)
       steps_w = 0
-      for e in range(w * count // workers, (w + 1) * count // workers):
+      w64 = np.int64(w)  # A prange index is unsigned (numba's parfors).
+      for e in range(w64 * count // workers, (w64 + 1) * count // workers):
         state[0] = stream_start(key, e)
         depth, r0, steps = _simulate(
             kind, player, infoset, child_start, num_children, edge_prob,

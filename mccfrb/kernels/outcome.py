@@ -1376,10 +1376,12 @@ def run_batches(game, codes, weights, utility_sum, first_iteration,
       touched += refill_oracle(game, utility_sum, weights, t0)
     for w in prange(workers):
       touched += record_episodes(game, codes, weights, utility_sum, t0,
-                                 count, key, w, workers, scratch, records)
+                                 count, key, np.int64(w), workers, scratch,
+                                 records)
     for part in prange(workers):
-      apply_records(game, codes, weights, t0, count, part, workers,
-                    num_players, stride, records, row_mark, row_list[part])
+      apply_records(game, codes, weights, t0, count, np.int64(part),
+                    workers, num_players, stride, records, row_mark,
+                    row_list[part])
     if codes.rule == RULE_PREDICTIVE:
       deepest = 0
       for k in range(count):
@@ -1388,7 +1390,8 @@ def run_batches(game, codes, weights, utility_sum, first_iteration,
       for level in range(deepest, 0, -1):
         for part in prange(workers):
           reset_level(game, utility_sum, num_players, stride,
-                      part * count // workers, (part + 1) * count // workers,
+                      np.int64(part) * count // workers,
+                      (np.int64(part) + 1) * count // workers,
                       level, t0, records, reset_mark)
     t0 = t1 + 1
   return touched

@@ -1454,15 +1454,15 @@ def public_batches(kind, player, infoset, child_start, num_children,
           _dense(regrets, avg, sigma[w], infoset_mark[w], avg_last),
           (baseline, baseline_count),
           (rule, averaging, regret_plus, sampling, epsilon, decay),
-          t0, 0, count, True, rng_state, key, w, workers,
+          t0, 0, count, True, rng_state, key, np.int64(w), workers,
           (hf[w], ps_f[w], visited[w], stack[w], child_est[w]), None,
           Records(rec_rows, rec_value, rec_avg, rec_scalar, rec_edges,
                   rec_target, rec_ps, rec_counts))[1]
     for part in prange(workers):
       _apply_public(regrets, avg, avg_last, baseline, baseline_count,
                     num_actions, averaging, regret_plus, decay, t0, count,
-                    part, workers, rec_rows, rec_value, rec_avg, rec_scalar,
-                    rec_edges, rec_target, rec_counts)
+                    np.int64(part), workers, rec_rows, rec_value, rec_avg,
+                    rec_scalar, rec_edges, rec_target, rec_counts)
     if rule == RULE_PREDICTIVE:
       deepest = 0
       for k in range(count):

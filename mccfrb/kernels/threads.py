@@ -11,6 +11,10 @@ the records of episodes that worker 1 has not finished, while worker 1
 still reads the tables that worker 0 is changing: the tables then vary
 from run to run. So every parallel kernel is compiled without fusion;
 the phases are separate loops, and a loop's end is a barrier.
+
+A prange index is typed int64 before the parfor pass and uint64 in the
+loop numba outlines from it: a kernel called with the index compiles
+twice unless the call passes `np.int64(index)`, as every one does.
 """
 
 from numba.core.cpu import ParallelOptions
