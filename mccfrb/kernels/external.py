@@ -390,6 +390,54 @@ def keyed_correct(keyed, row, a_s, c, sigma, s0, value, p, utility_sum):
   return corrected
 
 
+@njit(cache=True, error_model="numpy", inline="always")
+def regret_update(rcells, r0, c, sigma, values, weight, d, regret_w, write,
+                  increments, acc):
+  """The way up at a node h of the update player i, with every explored
+  action's sampled value v(h a) = values[d, a] (Lanctot et al. 2009; the
+  module docstring):
+
+      v(h) = sum_a sigma(I, a) v(h a),
+      R_I(a) += w_t / q_a (v(h a) - v(h)),
+
+  the sums over the explored actions (weight[d, a] = 1 / q_a > 0: 1
+  unless probabilistic pruning explored a with probability q_a; a pruned
+  action, weight 0, gets no increment). w_t = regret_w (weighting).
+  Adds the increments to rcells[r0 + a] if `write` (float32 cells count
+  their rounding in `acc`, rows.count_store) and writes them to
+  increments[a] if it has room (a batch's records, applied by
+  `_apply_traversals`). Returns (v(h), acc)."""
+  v = 0.0
+  for a in range(c):
+    if weight[d, a] > 0.0:
+      v += sigma[d, a] * values[d, a]
+  for a in range(c):
+    x = 0.0
+    if weight[d, a] > 0.0:
+      x = regret_w * weight[d, a] * (values[d, a] - v)
+      if write:
+        old = rcells[r0 + a]
+        rcells[r0 + a] = old + x
+        acc = rows.count_store(acc, rcells, r0 + a, old, x)
+    if increments.shape[0] > 0:
+      increments[a] = x
+  return v, acc
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def average_update(acells, a0, c, sigma, d, w, acc):
+  """Simple averaging at a sampled node of the player averaged in this
+  traversal (the opponent, with two players): avg[I, a] += w'_t
+  sigma(I, a), w'_t = `w` (weighting). Returns `acc` (float32 cells,
+  rows.count_store)."""
+  for a in range(c):
+    inc = w * sigma[d, a]
+    old = acells[a0 + a]
+    acells[a0 + a] = old + inc
+    acc = rows.count_store(acc, acells, a0 + a, old, inc)
+  return acc
+
+
 @njit(cache=True, error_model="numpy")
 def _traversals(mode, code, game, utility_sum, table, eng, weights, prune,
                 averaging, first_iteration, allow_insert, node_budget,
@@ -514,6 +562,7 @@ def _traversals(mode, code, game, utility_sum, table, eng, weights, prune,
                                   k_layout[hashed.L_PER_WORD])
   acc = (0, 0.0, 0.0, 0)  # float32 cells' updates (rows.count_store).
   width = f_sigma.shape[1]
+  no_increments = np.empty(0)  # Unrecorded: `regret_update` keeps none.
   flat_sigma = f_sigma.reshape(f_sigma.size)
   flat_values = f_values.reshape(f_values.size)
   s_hi = rng_state[0]
@@ -668,12 +717,8 @@ def _traversals(mode, code, game, utility_sum, table, eng, weights, prune,
                 for j in range(c):
                   rec_sigma[e, num_records, j] = f_sigma[d, j]
                 num_records += 1
-              elif not dry and stored:  # Eq. 2.
-                for j in range(c):
-                  inc = w * f_sigma[d, j]
-                  old = acells[a0 + j]
-                  acells[a0 + j] = old + inc
-                  acc = rows.count_store(acc, acells, a0 + j, old, inc)
+              elif not dry and stored:
+                acc = average_update(acells, a0, c, f_sigma, d, w, acc)
             f_child[d] = -1
             if eng is not None:
               if keyed is not None:
@@ -764,25 +809,14 @@ def _traversals(mode, code, game, utility_sum, table, eng, weights, prune,
           stored = row >= 0
         if game is not None:
           r0 = infoset[n] * width_a
-        v = 0.0
-        for jj in range(c):
-          if f_weight[d, jj] > 0.0:
-            v += f_sigma[d, jj] * f_values[d, jj]
+        increments = no_increments
         if record:
           rec_nodes[e, num_records] = n
-        for jj in range(c):
-          x = 0.0
-          if f_weight[d, jj] > 0.0:
-            x = regret_w * f_weight[d, jj] * (f_values[d, jj] - v)
-            if not record and not dry and stored:  # Eq. 1.
-              old = rcells[r0 + jj]
-              rcells[r0 + jj] = old + x
-              acc = rows.count_store(acc, rcells, r0 + jj, old, x)
-          if record:
-            rec_value[e, num_records, jj] = x
-        if record:
+          increments = rec_value[e, num_records]
           num_records += 1
-        ret = v
+        write = not record and not dry and stored
+        ret, acc = regret_update(rcells, r0, c, f_sigma, f_values, f_weight,
+                                 d, regret_w, write, increments, acc)
         if d == 0:
           break
         d -= 1
@@ -934,10 +968,14 @@ def _apply_traversals(player, infoset, num_children, regrets, avg, through,
                       num_players, rec_nodes, rec_count, rec_value,
                       rec_sigma):
   """Phase 2 of a batch for the infosets i % parts == part: the records in
-  episode and visiting order, as `_traversals` applies them (regret
-  increments at the update player's nodes, w'_t sigma at the opponent's)."""
+  episode and visiting order, as `_traversals` applies them (the regret
+  increments `regret_update` recorded at the update player's nodes,
+  `average_update` at the opponent's)."""
   regrets, through, log_pos, log_neg = borrowed_discounts(
       regrets, through, log_pos, log_neg)
+  width = avg.shape[1]
+  flat_avg = avg.reshape(avg.size)
+  acc = (0, 0.0, 0.0, 0)  # float64 cells: nothing to count.
   for e in range(num_episodes):
     t = first_iteration + e // num_players
     p = e % num_players
@@ -954,8 +992,7 @@ def _apply_traversals(player, infoset, num_children, regrets, avg, through,
         for j in range(c):
           regrets[i, j] += rec_value[e, r, j]
       else:
-        for j in range(c):
-          avg[i, j] += w * rec_sigma[e, r, j]
+        acc = average_update(flat_avg, i * width, c, rec_sigma[e], r, w, acc)
 
 
 @njit(cache=True, error_model="numpy")
