@@ -1,5 +1,6 @@
 """Sampling solvers on native engines against the same solvers on the tree."""
 
+import itertools
 import numba
 import numpy as np
 import pytest
@@ -480,7 +481,12 @@ def test_openspiel_cpp_policy_is_evaluated_on_the_engine_as_by_openspiel():
 
 def test_timed_run_writes_a_row_per_checkpoint():
   from mccfrb.experiment import wallclock  # pylint: disable=import-outside-toplevel
-  rows = wallclock.timed_run(G3, "os", 0, wallclock.checkpoints(0.4, 2))
+  # A clock that moves 0.05 s a reading, so that a chunk of training
+  # "takes" 0.05 s however loaded the machine is: on the wall clock a
+  # chunk slowed past both checkpoints gives one row (as documented).
+  ticks = itertools.count()
+  rows = wallclock.timed_run(G3, "os", 0, wallclock.checkpoints(0.4, 2),
+                             clock=lambda: 0.05 * next(ticks))
   assert [r["algorithm"] for r in rows] == ["os", "os"]
   assert [r["target"] for r in rows] == [0.2, 0.4]
   assert rows[0]["seconds"] >= 0.2 and rows[1]["seconds"] >= 0.4
