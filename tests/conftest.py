@@ -4,6 +4,7 @@ import faulthandler
 import hashlib
 import inspect
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -38,12 +39,50 @@ _HANG_OUTPUT = pytest.StashKey[int]()
 
 
 # The marker of the tests the fast loop leaves out (`pytest -m "not slow"`,
-# CONTRIBUTING.md): the studies, the long convergence checks and the
-# browser, chosen by their measured durations (docs/pages/tests.md). They
-# stay in the full suite.
-SLOW = ("slow: a study, a long convergence check or the browser test (the "
-        "longest tests of the suite); the fast loop leaves them out: "
-        "pytest -m 'not slow'")
+# CONTRIBUTING.md, docs/pages/tests.md). They stay in the full suite.
+SLOW = ("slow: outside the fast loop's core (a study, a long convergence "
+        "check, the browser, or a test in SLOW_BEYOND_THE_CORE); the fast "
+        "loop leaves them out: pytest -m 'not slow'")
+
+# The fast loop checks the core: every algorithm's kernels at the
+# signatures a default run and the bit-for-bit checks compile, on the
+# compiled tree and on goofspiel's engine. Most of a cold run is numba
+# compiling one kernel signature per engine, float width and option set
+# (about 30 s each for the engine kernels), so the tests that need a
+# signature of their own beyond that core, or that run OpenSpiel's Python
+# solvers or the binaries at length, are marked slow here by what they
+# check (a regular expression on the test's node id) rather than one by
+# one: a new test on liar's dice's engine is slow without a mark.
+SLOW_BEYOND_THE_CORE = {
+    "an engine beyond goofspiel's": r"liars_dice|phantom_ttt|dark_hex|LIARS",
+    "the compiled tree as an engine (goofspiel's engine checks the engine "
+    "kernels against the tree kernels in the fast loop)":
+        r"test_compiled_engine\.py",
+    "threads, batches and Hogwild":
+        r"batched_tables_depend_on_the_seed|hogwild|batches_end_at_multiples|"
+        r"batched_search_equals|_batches\]|"
+        r"test_constructor_counts_are_python_ints|"
+        r"general_edge_baselines_hold_each_players_returns",
+    "narrow and wide integer types": r"narrow_and_wide",
+    "OpenSpiel's Python solvers beyond Kuhn":
+        r"test_cfr_family_equals_openspiel\[[^\]]*leduc|"
+        r"test_simultaneous_updates_equal_openspiel\[goofspiel",
+    "studies": r"probing_cuts_the_variance|balanced_exploration_|"
+               r"sampled_increments_pass_z_tests|chain_learns_far_better|"
+               r"probing_converges_faster",
+    "the binaries end to end":
+        r"test_newcomer\.py|test_play\.py|test_sweep_faults\.py|"
+        r"test_experiments\.py::(?!test_registry_builds_every_algorithm)",
+}
+
+
+def beyond_the_core(nodeid):
+  """The reason in SLOW_BEYOND_THE_CORE that marks the test `nodeid` slow,
+  or None."""
+  for reason, pattern in SLOW_BEYOND_THE_CORE.items():
+    if re.search(pattern, nodeid):
+      return reason
+  return None
 
 
 def pytest_configure(config):
@@ -53,6 +92,13 @@ def pytest_configure(config):
   does)."""
   config.addinivalue_line("markers", SLOW)
   config.stash[_HANG_OUTPUT] = os.dup(2)
+
+
+def pytest_collection_modifyitems(items):
+  """Marks slow the tests of SLOW_BEYOND_THE_CORE."""
+  for item in items:
+    if beyond_the_core(item.nodeid):
+      item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(autouse=True)

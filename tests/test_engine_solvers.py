@@ -266,10 +266,11 @@ def assert_same_arena(a, b):
   np.testing.assert_array_equal(a.offsets(), b.offsets())
 
 
-def test_save_and_load_resume_bit_identically(tmp_path):
-  whole = mccfrb.MCCFRbSolver(LIARS, representation="engine", seed=2)
+@pytest.mark.parametrize("game", [G4, LIARS])
+def test_save_and_load_resume_bit_identically(game, tmp_path):
+  whole = mccfrb.MCCFRbSolver(game, representation="engine", seed=2)
   whole.run(400)
-  half = mccfrb.MCCFRbSolver(LIARS, representation="engine", seed=2)
+  half = mccfrb.MCCFRbSolver(game, representation="engine", seed=2)
   half.run(200)
   path = str(tmp_path / "engine.npz")
   half.save(path)

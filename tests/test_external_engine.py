@@ -141,11 +141,12 @@ def test_runs_in_parts_small_calls_and_tables_equal_one_run(monkeypatch):
     np.testing.assert_array_equal(solver._rng_words, whole._rng_words)
 
 
-def test_save_and_load_resume_bit_identically(tmp_path):
+@pytest.mark.parametrize("game", [G4, LIARS])
+def test_save_and_load_resume_bit_identically(game, tmp_path):
   options = dict(representation="engine", seed=2, weighting="discounted")
-  whole = mccfrb.ExternalSamplingSolver(LIARS, **options)
+  whole = mccfrb.ExternalSamplingSolver(game, **options)
   whole.run(300)
-  half = mccfrb.ExternalSamplingSolver(LIARS, **options)
+  half = mccfrb.ExternalSamplingSolver(game, **options)
   half.run(150)
   path = str(tmp_path / "es_engine.npz")
   half.save(path)

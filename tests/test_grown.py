@@ -154,7 +154,7 @@ def test_a_disagreeing_infoset_is_reported_with_its_string():
     tree._infoset("0", 0, 3)  # pylint: disable=protected-access
 
 
-def test_exact_evaluation_of_a_game_too_large_points_to_head_to_head():
+def test_exact_evaluation_of_phantom_ttt_points_to_head_to_head():
   solver = mccfrb.MCCFRbSolver("phantom_ttt", seed=0)
   solver.run(20, progress=False)
   with pytest.raises(ValueError, match="head to head"):

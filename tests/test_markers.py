@@ -51,3 +51,24 @@ def test_strict_markers_selects_the_slow_tests():
                                   for t in selected["slow"])
   assert selected["not slow"] and all("test_markers.py" in t
                                       for t in selected["not slow"])
+
+
+def test_the_fast_loop_keeps_goofspiels_engine_and_leaves_out_the_others():
+  """SLOW_BEYOND_THE_CORE (tests/conftest.py) on a real collection: the
+  engine runs equal to the tree runs are in the fast loop on goofspiel's
+  engine and slow on liar's dice's, however they are parametrized."""
+  path = str(TESTS / "test_engine_solvers.py")
+  selected = {}
+  for expression in ("slow", "not slow"):
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--co", "-q", "-p",
+         "no:cacheprovider", "-m", expression, path],
+        capture_output=True, text=True, timeout=300, cwd=TESTS.parent)
+    assert done.returncode == 0, done.stdout + done.stderr
+    selected[expression] = [line for line in done.stdout.splitlines()
+                            if "test_engine_run_is_the_tree_run" in line]
+  assert selected["slow"] and all("liars_dice" in t
+                                  for t in selected["slow"])
+  assert selected["not slow"] and all("goofspiel" in t and
+                                      "liars_dice" not in t
+                                      for t in selected["not slow"])
