@@ -35,18 +35,24 @@ def test_every_mark_the_suite_uses_is_registered(pytestconfig):
   assert used - BUILTIN <= registered, used - BUILTIN - registered
 
 
-def test_strict_markers_selects_the_slow_tests():
-  """The browser test is slow; this file's tests are not."""
-  files = [str(TESTS / "test_play_browser.py"), __file__]
+def collected(*files):
+  """{"slow": ids, "not slow": ids}: the test ids pytest collects from
+  `files` under each marker expression, with --strict-markers."""
   selected = {}
   for expression in ("slow", "not slow"):
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "--strict-markers", "--co", "-q",
-         "-p", "no:cacheprovider", "-m", expression, *files],
+         "-p", "no:cacheprovider", "-m", expression, *map(str, files)],
         capture_output=True, text=True, timeout=300, cwd=TESTS.parent)
     assert done.returncode == 0, done.stdout + done.stderr
     selected[expression] = [line for line in done.stdout.splitlines()
                             if "::" in line]
+  return selected
+
+
+def test_strict_markers_selects_the_slow_tests():
+  """The browser test is slow; this file's tests are not."""
+  selected = collected(TESTS / "test_play_browser.py", __file__)
   assert selected["slow"] and all("test_play_browser.py" in t
                                   for t in selected["slow"])
   assert selected["not slow"] and all("test_markers.py" in t
@@ -57,16 +63,10 @@ def test_the_fast_loop_keeps_goofspiels_engine_and_leaves_out_the_others():
   """SLOW_BEYOND_THE_CORE (tests/conftest.py) on a real collection: the
   engine runs equal to the tree runs are in the fast loop on goofspiel's
   engine and slow on liar's dice's, however they are parametrized."""
-  path = str(TESTS / "test_engine_solvers.py")
-  selected = {}
-  for expression in ("slow", "not slow"):
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "--co", "-q", "-p",
-         "no:cacheprovider", "-m", expression, path],
-        capture_output=True, text=True, timeout=300, cwd=TESTS.parent)
-    assert done.returncode == 0, done.stdout + done.stderr
-    selected[expression] = [line for line in done.stdout.splitlines()
-                            if "test_engine_run_is_the_tree_run" in line]
+  selected = {expression: [t for t in ids
+                           if "test_engine_run_is_the_tree_run" in t]
+              for expression, ids in
+              collected(TESTS / "test_engine_solvers.py").items()}
   assert selected["slow"] and all("liars_dice" in t
                                   for t in selected["slow"])
   assert selected["not slow"] and all("goofspiel" in t and
