@@ -67,9 +67,6 @@ SLOW_BEYOND_THE_CORE = {
     "OpenSpiel's Python solvers beyond Kuhn":
         r"test_cfr_family_equals_openspiel\[[^\]]*leduc|"
         r"test_simultaneous_updates_equal_openspiel\[goofspiel",
-    "studies": r"probing_cuts_the_variance|balanced_exploration_|"
-               r"sampled_increments_pass_z_tests|chain_learns_far_better|"
-               r"probing_converges_faster",
     "the binaries end to end":
         r"test_newcomer\.py|test_play\.py|test_sweep_faults\.py|"
         r"test_experiments\.py::(?!test_registry_builds_every_algorithm)",

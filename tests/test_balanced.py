@@ -38,6 +38,7 @@ def test_leducs_balanced_strategy_is_a_strategy_over_the_legal_moves():
                 > 0.05)
 
 
+@pytest.mark.slow
 def test_balanced_exploration_is_unbiased():
   """As tests/test_solvers.py's unbiasedness check, with the balanced
   strategy mixed in: mean sampled regret = exact counterfactual regret."""
@@ -59,6 +60,7 @@ def test_balanced_exploration_is_unbiased():
   assert np.mean(z**2) < 1.0 + 4.0 * np.sqrt(2.0 / (z.size / 2))
 
 
+@pytest.mark.slow
 def test_balanced_exploration_pays_on_leduc():
   """Measured (docs Results, "Balanced exploration"): on Leduc the mean
   exploitability over 5 seeds after 10^6 iterations is 0.032 balanced

@@ -65,6 +65,7 @@ def test_both_links_learn_and_runs_in_parts_equal_one_run(tmp_path):
   assert_same_arena(whole._backend.history, loaded._backend.history)
 
 
+@pytest.mark.slow
 def test_the_chain_learns_far_better_than_no_baseline_per_iteration():
   """Unbiased: after 20,000 iterations on goofspiel 4, 3 seeds, the mean
   exploitability is below 0.8 of no baseline's (measured 0.174 against

@@ -51,6 +51,7 @@ def test_probing_runs_in_parts_equal_one_run(monkeypatch, in_flight, splits):
   assert not np.array_equal(other._backend.tables.words, whole._backend.tables.words)
 
 
+@pytest.mark.slow
 def test_probing_converges_faster_per_iteration_than_no_baseline():
   """Unbiased and of lower variance: after 20,000 iterations on goofspiel
   4, each seed's exploitability is below no baseline's with the same seed
@@ -68,6 +69,7 @@ def test_probing_converges_faster_per_iteration_than_no_baseline():
   assert probe.mean() < 0.6 * plain.mean(), (probe, plain)
 
 
+@pytest.mark.slow
 def test_probing_cuts_the_variance_of_the_sampled_regrets():
   """Measured on goofspiel 4 after 2,000 iterations, 30 trajectories of 50
   continuations: about 50x lower than without a baseline."""

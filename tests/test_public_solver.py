@@ -107,6 +107,7 @@ def test_expected_increment_is_the_counterfactual_regret(game_name, iterations,
                                exact_regrets[mine], atol=1e-9)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sampling", ("uniform", "on_policy", "chance"))
 @pytest.mark.parametrize("kind", KINDS)
 def test_sampled_increments_pass_z_tests(kind, sampling):
