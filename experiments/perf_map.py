@@ -22,6 +22,7 @@ way). `perf record -e cpu-clock` needs no hardware counters.
 import os
 import pathlib
 import runpy
+import struct
 import sys
 
 from absl import app
@@ -31,15 +32,48 @@ _SCRIPT = flags.DEFINE_string("script", None, "The Python script to run.")
 flags.mark_flag_as_required("script")
 
 
-def symbols(dispatchers):
+def elf_function_sizes(obj):
+  """{name: size in bytes} of the functions in an ELF64 little-endian
+  object file (`obj`, bytes): its symbol tables' FUNC entries."""
+  shoff, = struct.unpack_from("<Q", obj, 0x28)
+  shentsize, shnum = struct.unpack_from("<HH", obj, 0x3A)
+  sections = [struct.unpack_from("<IIQQQQIIQQ", obj, shoff + i * shentsize)
+              for i in range(shnum)]
+  sizes = {}
+  for _, kind, _, _, offset, size, link, _, _, _ in sections:
+    if kind != 2:  # SHT_SYMTAB
+      continue
+    strings = sections[link][4]
+    for k in range(size // 24):
+      name, info, _, _, _, length = struct.unpack_from("<IBBHQQ", obj,
+                                                       offset + 24 * k)
+      if info & 0xF == 2 and length:  # STT_FUNC
+        end = obj.index(b"\0", strings + name)
+        sizes[obj[strings + name:end].decode()] = length
+  return sizes
+
+
+def _library_sizes(library):
+  """{name: size} of a numba library's machine code, {} if its object
+  file is not at hand."""
+  try:
+    obj = library._get_compiled_object()  # pylint: disable=protected-access
+  except Exception:  # pylint: disable=broad-except
+    return {}
+  return elf_function_sizes(obj) if obj[:4] == b"\x7fELF" else {}
+
+
+def symbols(dispatchers, sizes=None):
   """{address: name} of every function defined in the compiled overloads
   of `dispatchers` (numba CPUDispatchers), callees linked into them
   included, whether compiled in this process or loaded from numba's
-  cache."""
+  cache. With a dict `sizes`, fills it with {address: size in bytes} of
+  the functions whose size the library's object file gives."""
   found = {}
   for dispatcher in dispatchers:
     for compiled in dispatcher.overloads.values():
       library = compiled.library
+      lengths = _library_sizes(library) if sizes is not None else {}
       for module in (getattr(library, "_final_module", None),
                      getattr(library, "_shared_module", None)):
         for function in () if module is None else module.functions:
@@ -48,6 +82,8 @@ def symbols(dispatchers):
           address = library.get_pointer_to_function(function.name)
           if address:
             found[address] = function.name
+            if function.name in lengths:
+              sizes[address] = lengths[function.name]
   return found
 
 
@@ -63,16 +99,20 @@ def mccfrb_dispatchers():
   return list(seen.values())
 
 
-def write_map(found, path):
+def write_map(found, path, sizes=None):
   """Writes `found` ({address: name}) as a perf map at `path`: one line
   per function, `start size name` with start and size in hex, in address
-  order, each size reaching the next function's start (the last: 64 KiB).
-  Returns the path."""
+  order. A function's size is its own (`sizes`, {address: bytes}) where
+  known, else it reaches the next function's start (the last: 64 KiB), so
+  that samples in code no map names are not counted to a function they
+  lie after. Returns the path."""
   path = pathlib.Path(path)
+  sizes = sizes or {}
   starts = sorted(found)
   with path.open("w") as out:
     for i, start in enumerate(starts):
       size = starts[i + 1] - start if i + 1 < len(starts) else 1 << 16
+      size = min(size, sizes.get(start, size))
       out.write(f"{start:x} {size:x} {found[start]}\n")
   return path
 
@@ -82,8 +122,9 @@ def main(argv):
     raise app.UsageError(f"Unexpected arguments: {argv[1:]}")
   runpy.run_path(_SCRIPT.value, run_name="__main__")
   dispatchers = mccfrb_dispatchers()
-  found = symbols(dispatchers)
-  path = write_map(found, f"/tmp/perf-{os.getpid()}.map")
+  sizes = {}
+  found = symbols(dispatchers, sizes)
+  path = write_map(found, f"/tmp/perf-{os.getpid()}.map", sizes)
   print(f"{len(found)} functions of {len(dispatchers)} kernels named in "
         f"{path}")
 

@@ -35,6 +35,31 @@ def test_the_map_names_a_compiled_function_at_its_address(tmp_path):
   assert [f"{address:x}", name] in [[s, n] for s, _, n in rows]
 
 
+def test_a_function_of_known_size_ends_where_its_code_ends(tmp_path):
+
+  @numba.njit
+  def plus_one(x):
+    return x + 1
+
+  assert plus_one(1) == 2
+  sizes = {}
+  found = perf_map.symbols([plus_one], sizes)
+  compiled = next(iter(plus_one.overloads.values()))
+  name = compiled.fndesc.llvm_func_name
+  address = compiled.library.get_pointer_to_function(name)
+  # The object file's size of the function (a few instructions), not the
+  # distance to the next function.
+  assert found[address] == name and 0 < sizes[address] < 64
+  assert set(sizes) <= set(found)
+  far = address + (1 << 20)
+  path = perf_map.write_map({**found, far: "after"}, tmp_path / "perf-2.map",
+                            sizes)
+  rows = {n: int(size, 16) for _, size, n in
+          (line.split(" ", 2) for line in path.read_text().splitlines())}
+  assert rows[name] == sizes[address]
+  assert rows["after"] == 1 << 16
+
+
 _CACHED = """
 import sys
 sys.path.insert(0, sys.argv[1])
