@@ -58,7 +58,7 @@ def _library_sizes(library):
   file is not at hand."""
   try:
     obj = library._get_compiled_object()  # pylint: disable=protected-access
-  except Exception:  # pylint: disable=broad-except
+  except (RuntimeError, ValueError):  # No object file kept.
     return {}
   return elf_function_sizes(obj) if obj[:4] == b"\x7fELF" else {}
 
