@@ -1,10 +1,11 @@
 r"""Instructions a script's work executes, counted without the machine's noise.
 
 Timing pairs on a shared machine drift more than most changes to a kernel
-make (BUILD_NOTES.md: pairs of one code from 0.78 to 1.23). valgrind's cachegrind counts the instructions
-a process executes, the same on every run. This binary counts them for a
-script run at two sizes and prints the difference per unit, so that
-Python's start-up, the imports and any set-up cancel:
+make (BUILD_NOTES.md: pairs of one code from 0.78 to 1.23). valgrind's
+cachegrind counts the instructions a process executes, the same on every
+run. This binary counts them for a script run at two sizes and prints the
+difference per unit, so that Python's start-up, the imports and any set-up
+cancel:
 
   python -m experiments.instructions --sized_script=walk.py --low=1 --high=4
 

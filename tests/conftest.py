@@ -73,6 +73,14 @@ SLOW_BEYOND_THE_CORE = {
 }
 
 
+def skip_unless_ci(why):
+  """Skips the test for `why` (something the machine lacks), or fails it
+  under CI (the environment variable CI set), whose .ci/run provides it."""
+  if os.environ.get("CI"):
+    pytest.fail(f"{why} (under CI, which provides it)")
+  pytest.skip(why)
+
+
 def beyond_the_core(nodeid):
   """The reason in SLOW_BEYOND_THE_CORE that marks the test `nodeid` slow,
   or None."""

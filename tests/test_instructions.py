@@ -1,13 +1,13 @@
 """experiments/instructions.py: instruction counts per unit of a script's
 work, the same on every run, start-up cancelled."""
 
-import os
 import shutil
 
 import pytest
 from absl import app
 
 from experiments import instructions
+from tests.conftest import skip_unless_ci
 
 LOOP = """import sys
 total = 0
@@ -43,9 +43,7 @@ def test_bad_flags_are_one_line(tmp_path):
 @pytest.mark.slow
 def test_per_unit_counts_the_loop_not_the_start_up(tmp_path):
   if shutil.which("valgrind") is None:
-    if os.environ.get("CI"):
-      pytest.fail("CI needs valgrind (.ci/run installs it)")
-    pytest.skip("needs valgrind")
+    skip_unless_ci("needs valgrind (.ci/run installs it)")
   counts = {}
   for per_unit in (20_000, 40_000):
     script = tmp_path / f"loop{per_unit}.py"

@@ -7,7 +7,6 @@ skips without them, saying how to install them, and fails without them
 under CI (the environment variable CI set).
 """
 
-import os
 import subprocess
 import sys
 
@@ -16,6 +15,7 @@ import pytest
 
 from mccfrb import play
 from mccfrb.play import browser
+from tests.conftest import skip_unless_ci
 from tests.test_play import GOOFSPIEL3
 from tests.test_play import ROOT
 from tests.test_play import Server
@@ -31,9 +31,7 @@ def needs_browser():
   CI (the environment variable CI set), whose .ci/run installs one."""
   missing = browser.missing()
   if missing is not None:
-    if os.environ.get("CI"):
-      pytest.fail(f"CI needs a browser: {missing}")
-    pytest.skip(f"needs a browser: {missing}")
+    skip_unless_ci(f"needs a browser: {missing}")
 
 
 SUITS = {"leduc_poker": "\u2660\u2665", "kuhn_poker": "\u2660"}
