@@ -70,6 +70,7 @@ from mccfrb.kernels.rows import caught_up_into
 from mccfrb.kernels.rows import match_into
 from mccfrb.kernels.weighting import linear_skipped
 from mccfrb.tables import hashed
+from mccfrb.tables.atomics import borrow
 
 # pmap (int64[PMAP_SIZE]): where the walk finds the policy's fields and
 # header words (-1: absent), and how it reads the rows.
@@ -258,6 +259,17 @@ def _opened(table):
   index, _, words, cells, layout = table
   return (index, words, cells, layout[hashed.L_HEADER],
           layout[hashed.L_PER_WORD])
+
+@njit(cache=True, inline="always")
+def _borrowed(params, pol, pmap, log_pos, log_neg, resp, opts, cur, sig):
+  """The arguments the walks read, borrowed (tables/atomics.py): each
+  engine call and each view of them in the loops would otherwise count
+  references with atomic instructions, about half of a walk's time on
+  goofspiel 6 (BUILD_NOTES.md, "Evaluation and bounds")."""
+  return (borrow(params), hashed.borrowed(pol), borrow(pmap), borrow(log_pos),
+          borrow(log_neg), hashed.borrowed(resp), borrow(opts), borrow(cur),
+          borrow(sig))
+
 
 @njit(cache=True, error_model="numpy", inline="always")
 def _insert(resp, h1, h2, c, widest_words):
@@ -514,6 +526,13 @@ def train(code, params, me, pol, pmap, log_pos, log_neg, resp, opts,
     RAN or SHORT.
   """
   numba.literally(code)
+  params, pol, pmap, log_pos, log_neg, resp, opts, cur, sig = _borrowed(
+      params, pol, pmap, log_pos, log_neg, resp, opts, cur, sig)
+  (states, f_row, f_child, f_count, f_search, f_reach, f_mul, f_vals,
+   f_rng) = frames
+  frames = (borrow(states), borrow(f_row), borrow(f_child), borrow(f_count),
+            borrow(f_search), borrow(f_reach), borrow(f_mul), borrow(f_vals),
+            borrow(f_rng))
   r_meta = resp[1]
   rng = (rng_state[0], rng_state[1], rng_state[2], rng_state[3])
   status = RAN
@@ -545,6 +564,9 @@ def score(code, params, me, pol, pmap, log_pos, log_neg, resp, opts,
   responder (module docstring) plays against the policy; arguments as
   `train`'s (state: int64[state size])."""
   numba.literally(code)
+  params, pol, pmap, log_pos, log_neg, resp, opts, cur, sig = _borrowed(
+      params, pol, pmap, log_pos, log_neg, resp, opts, cur, sig)
+  state = borrow(state)
   rng = (rng_state[0], rng_state[1], rng_state[2], rng_state[3])
   for e in range(out.shape[0]):
     g, s_hi, s_lo = _episode(code, params, me, pol, pmap, log_pos, log_neg,
