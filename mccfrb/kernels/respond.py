@@ -260,6 +260,7 @@ def _opened(table):
   return (index, words, cells, layout[hashed.L_HEADER],
           layout[hashed.L_PER_WORD])
 
+
 @njit(cache=True, inline="always")
 def _borrowed(params, pol, pmap, log_pos, log_neg, resp, opts, cur, sig):
   """The arguments the walks read, borrowed (tables/atomics.py): each
