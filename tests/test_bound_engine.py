@@ -15,6 +15,7 @@ from mccfrb import evaluation
 from mccfrb.evaluation import budget
 from mccfrb.evaluation import respond
 from mccfrb.solvers import stream
+from mccfrb.tables import hashed
 from mccfrb.tables import policy as policy_lib
 
 bound = importlib.import_module("mccfrb.evaluation.bound")
@@ -76,8 +77,11 @@ def test_responders_never_beat_the_best_response_and_are_scored_unbiased(
   averaging's catch-up reads a history's own reach, which an information
   state string alone does not give.)"""
   policy = _engine_policy(game, 5_000, solver=solver).average_policy()
+  # 200,000 walks: at 50,000 player 0's responder on liar's dice is worth
+  # 0.22-0.29 across seeds 0-3 (the best response 0.328), below the bar
+  # for some seed whatever the walks' streams (BUILD_NOTES.md).
   result = mccfrb.approximate_exploitability(
-      game, policy, iterations=50_000, seed=3, episodes=400_000,
+      game, policy, iterations=200_000, seed=3, episodes=400_000,
       progress=False)
   for p in (0, 1):
     value, best = _responder_value(game, policy, result.responders[p], p)
@@ -150,22 +154,34 @@ def test_reproducible_and_independent_of_the_chunks(monkeypatch):
 
 
 @pytest.mark.parametrize("game", [G4, "liars_dice(numdice=1,dice_sides=4)"])
-def test_prefetching_the_next_infoset_changes_nothing(game, monkeypatch):
-  """The walks' prefetch of the next decision's infoset (on the engines of
-  respond.HINT_ENGINES: goofspiel) plays a move on the stack's scratch row
-  only: with it on every engine or off, the same responders and bound."""
+def test_walks_in_flight_are_the_walks_played_one_at_a_time(game,
+                                                           monkeypatch):
+  """Walk w draws from its own stream whatever lane plays it: with a search
+  that never enters its tree (no row reaches `expand` visits, no decision
+  explored), what a walk does is independent of the others' updates, so 1
+  and 8 walks in flight give the same rows and the same bound."""
   policy = _engine_policy(game, 2_000).average_policy()
   kwargs = dict(iterations=3_000, episodes=5_000, seed=7, progress=False)
+  monkeypatch.setattr(respond, "EXPAND", 1e9)
+  monkeypatch.setattr(respond, "EXPLORE_MOVES", 0)
   results = []
-  for engines in ((), ("goofspiel", "liars_dice")):
-    monkeypatch.setattr(respond, "HINT_ENGINES", engines)
+  for k in (1, 8):
+    monkeypatch.setattr(respond, "IN_FLIGHT", {"goofspiel": k,
+                                               "liars_dice": k})
     results.append(mccfrb.approximate_exploitability(game, policy, **kwargs))
-  off, on = results
-  assert (off._replace(seconds=0, responders=())
-          == on._replace(seconds=0, responders=()))
-  for mine, theirs in zip(off.responders, on.responders):
-    np.testing.assert_array_equal(mine.cells[:mine.meta[1]],
-                                  theirs.cells[:theirs.meta[1]])
+  one, eight = results
+  assert (one._replace(seconds=0, responders=())
+          == eight._replace(seconds=0, responders=()))
+  for mine, theirs in zip(one.responders, eight.responders):
+    assert mine.num_rows == theirs.num_rows >= 4
+    assert _rows(mine) == _rows(theirs)  # Inserted in another order.
+
+
+def _rows(table):
+  """A responder table's rows, by key: (h1, counts, totals), sorted."""
+  return sorted((int(table.words[o + hashed.H_KEY]),
+                 tuple(table.field(o, "count")), tuple(table.field(o, "total")))
+                for o in table.offsets())
 
 
 def test_a_full_table_keeps_training_and_warns_once():

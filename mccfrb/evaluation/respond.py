@@ -40,10 +40,11 @@ EXPLORE_MOVES = 2
 TRUST = 1.0
 # The uniform share of PUCT's prior (the rest: the policy's own strategy).
 MIX = 0.25
-# Engines whose walks prefetch the next decision's infoset (kernels/
-# respond.py `_hint_next`): 13-card goofspiel 1.25x, phantom_ttt about
-# 0.75x (BUILD_NOTES.md, "Evaluation and bounds").
-HINT_ENGINES = ("goofspiel",)
+# Walks in flight by engine (else one): their lanes take turns, so that
+# their lookups' memory misses overlap (kernels/respond.py `train`); on
+# phantom_ttt, whose rows near the root stay in cache, the turns cost more
+# than they save (BUILD_NOTES.md, "Evaluation and bounds").
+IN_FLIGHT = {"goofspiel": 8}
 # Rows the table is grown by beyond what it holds (a walk that finds no
 # room for a row goes on without it, and the table grows before the next).
 ROOM_ROWS = 1 << 12
@@ -108,13 +109,8 @@ def train_and_score(game, policy, budget, iterations, episodes, streams,
   opts[respond.O_EXPLORE_MOVES] = EXPLORE_MOVES
   opts[respond.O_TRUST] = TRUST
   opts[respond.O_MIX] = MIX
-  opts[respond.O_HINT] = float(engine.name in HINT_ENGINES)
-  depth, moves = engine.max_depth + 1, max(engine.max_moves, 1)
-  frames = (np.zeros((depth + 1, engine.state_size), dtype=np.int64),
-            *(np.zeros(depth, dtype=np.int64) for _ in range(4)),
-            np.zeros((depth, 2)), np.zeros((depth, moves)),
-            np.zeros((depth, moves)), np.zeros((depth, 2), dtype=np.uint64))
-  scratch = (frames, np.zeros(moves), np.zeros(moves))
+  moves = max(engine.max_moves, 1)
+  scratch = (np.zeros(moves), np.zeros(moves))
   warned = []
   trained = []
   for p in (0, 1):
@@ -142,20 +138,36 @@ def _kernel_args(rows, table, opts):
           table.args(), opts)
 
 
+def _lanes(engine):
+  """The walks in flight (kernels/respond.py `train`): lanes, lane_words,
+  rets, cursor and the lanes' stacks, IN_FLIGHT's number of each."""
+  k, depth = IN_FLIGHT.get(engine.name, 1), engine.max_depth + 1
+  moves = max(engine.max_moves, 1)
+  frames = (np.zeros((k, depth + 1, engine.state_size), dtype=np.int64),
+            *(np.zeros((k, depth), dtype=np.int64) for _ in range(4)),
+            np.zeros((k, depth, 2)), np.zeros((k, depth, moves)),
+            np.zeros((k, depth, moves)), np.zeros((k, depth), dtype=np.uint64))
+  return (np.zeros((k, respond.LANE_FIELDS), dtype=np.int64),
+          np.zeros((k, respond.LANE_WORDS), dtype=np.uint64), np.zeros(k),
+          np.zeros(2, dtype=np.int64), frames)
+
+
 def _train(rows, player, table, opts, scratch, generator, budget, iterations,
            progress, warned):
   """(responder table, walks, seconds) of `player`'s training."""
   e = rows.engine
-  rng = pcg64_state(generator)
-  done = np.zeros(1, dtype=np.int64)
+  key = np.uint64(generator.integers(1 << 63))
+  lanes = _lanes(e)
+  cursor = lanes[3]
   margin = ROOM_ROWS * table.row_words(max(e.max_moves, 1))
 
-  def run(count):
+  def run(count, drain=False):
     while True:
       pol, pmap, log_pos, log_neg, resp, _ = _kernel_args(rows, table, opts)
       status = call_literal(
           respond.train, e.code, e.params, player, pol, pmap, log_pos,
-          log_neg, resp, opts, not table.frozen, count, rng, *scratch, done)
+          log_neg, resp, opts, not table.frozen, count, drain, key, *lanes,
+          *scratch)
       if status == respond.RAN:
         return
       if not table.grow(ROOM_ROWS, margin) and not warned:
@@ -163,7 +175,7 @@ def _train(rows, player, table, opts, scratch, generator, budget, iterations,
         warnings.warn(
             f"approximate_exploitability: a responder's table reached "
             f"max_memory={table.max_memory:,} bytes (half of max_memory) "
-            f"after {int(done[0]):,} walks of player {player}; training "
+            f"after {int(cursor[1]):,} walks of player {player}; training "
             "goes on within the information states searched so far.",
             RuntimeWarning, stacklevel=4)
 
@@ -171,10 +183,11 @@ def _train(rows, player, table, opts, scratch, generator, budget, iterations,
   started = time.perf_counter()
 
   def step(k):
-    run(int(done[0]) + k)
+    run(int(cursor[1]) + k)
 
   walks, _ = budget_lib.budget_loop(step, budget, iterations, progress,
                                     f"best response, player {player}")
+  run(walks, drain=True)  # The walks in flight end.
   return table, walks, time.perf_counter() - started
 
 
@@ -184,12 +197,13 @@ def _score(rows, player, table, opts, scratch, generator, episodes, progress):
   rng = pcg64_state(generator)
   returns = np.empty(episodes)
   args = _kernel_args(rows, table, opts)
-  frames, cur, sig = scratch
+  cur, sig = scratch
+  state = np.zeros(e.state_size, dtype=np.int64)
   with running.RunProgress(episodes, progress, desc=f"scoring player "
                            f"{player}", unit="ep") as bar:
     for lo in range(0, episodes, SCORE_CHUNK):
       call_literal(respond.score, e.code, e.params, player, *args, rng,
-                   frames[0][0], cur, sig, returns[lo:lo + SCORE_CHUNK])
+                   state, cur, sig, returns[lo:lo + SCORE_CHUNK])
       bar.update(min(lo + SCORE_CHUNK, episodes))
   mean = float(returns.mean())
   stderr = float(returns.std(ddof=1) / math.sqrt(episodes))

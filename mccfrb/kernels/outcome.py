@@ -135,7 +135,6 @@ from mccfrb.tables import hashed
 from mccfrb.tables.atomics import atomic_add
 from mccfrb.tables.atomics import borrow
 from mccfrb.tables.atomics import flat
-from mccfrb.tables.atomics import prefetch
 
 # Kept importable here: the public-state kernel and studies use them.
 averaged = baselines.averaged
@@ -1456,19 +1455,6 @@ def _arrive(code, eng, keyed, codes, scratch, st, x, d, uses_keyed, flight):
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def _prefetch_row(index, words, s, widest):
-  """Prefetches the row index slot s names, if any; returns whether it
-  names one."""
-  e_at = index[s]
-  if e_at == 0:
-    return False
-  o = np.int64(e_at & np.uint64(hashed.OFFSET_MASK))
-  prefetch(words, o)
-  prefetch(words, o + widest - 1)
-  return True
-
-
-@njit(cache=True, error_model="numpy", inline="always")
 def _locate(eng, keyed, scratch, x, d, uses_keyed, flight, widest):
   """Step 2: the index slots whose tags match the node's keys (a decision's
   infoset row, the keyed row), with a prefetch of the rows they name when
@@ -1481,7 +1467,7 @@ def _locate(eng, keyed, scratch, x, d, uses_keyed, flight, widest):
                          hashed.home_slot(index, eng.lane_keys[x, 0]))
     eng.lanes[x, L_SLOT] = s
     if flight > 1:
-      pending = _prefetch_row(index, eng.tab[2], s, widest[0])
+      pending = hashed.row_hint(index, eng.tab[2], s, widest[0])
   if keyed is not None:
     if uses_keyed:
       k_index, _, k_words, _, _ = hashed.borrowed(keyed)
@@ -1489,7 +1475,7 @@ def _locate(eng, keyed, scratch, x, d, uses_keyed, flight, widest):
                            hashed.home_slot(k_index, eng.path_key[x, d, 0]))
       eng.lanes[x, L_BSLOT] = s
       if flight > 1:
-        pending |= _prefetch_row(k_index, k_words, s, widest[1])
+        pending |= hashed.row_hint(k_index, k_words, s, widest[1])
   eng.lanes[x, L_STEP] = CONFIRM
   return pending
 

@@ -66,6 +66,8 @@ from numba import njit
 from mccfrb.games.engines import protocol
 from mccfrb.kernels.outcome import sample_index
 from mccfrb.kernels.rng import pcg64_next
+from mccfrb.kernels.rng import stream_start
+from mccfrb.kernels.rng import stream_uniform
 from mccfrb.kernels.rows import caught_up_into
 from mccfrb.kernels.rows import match_into
 from mccfrb.kernels.weighting import linear_skipped
@@ -105,8 +107,34 @@ O_MIX = 7  # The uniform share of the search's prior.
 O_WALKS = 8  # Walks so far, their returns' mean and sum of squared
 O_MEAN = 9  # deviations (Welford): S is their standard deviation.
 O_M2 = 10
-O_HINT = 11  # 1: prefetch the next decision's infoset (`_hint_next`).
-OPTS_SIZE = 12
+OPTS_SIZE = 11
+
+# A lane's step (`_turn`): no walk (the next turn starts one), at a node
+# not yet looked at, at a decision whose keys are known (their index
+# slots prefetched), whose slots are found (the rows they name
+# prefetched), returning a value to the node at its depth.
+IDLE = 0
+ENTER = 1
+LOCATE = 2
+CONFIRM = 3
+RETURN = 4
+# lanes (int64[K, LANE_FIELDS]): the step, the depth, the decision's player
+# and moves, its index slots in the policy's and the responder's tables,
+# and whether the walk has inserted its row.
+L_STEP = 0
+L_DEPTH = 1
+L_PLAYER = 2
+L_MOVES = 3
+L_PSLOT = 4
+L_RSLOT = 5
+L_INSERTED = 6
+LANE_FIELDS = 7
+# lane_words (uint64[K, LANE_WORDS]): the decision's infoset key, and the
+# walk's stream state.
+W_H1 = 0
+W_H2 = 1
+W_STREAM = 2
+LANE_WORDS = 3
 
 # Walk statuses of `train`.
 RAN = 0  # All walks done.
@@ -163,13 +191,18 @@ def policy_row(cells, words, o, c, header, per_word, pmap, big_t, log_pos,
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def _lookup(index, words, h1, h2, c):
-  """The row of key (h1, h2) of width c, or -1 (none, or a detected
-  collision: another width)."""
-  o = hashed.find(index, words, h1, h2)
+def _found(words, o, c):
+  """Row o if it has width c, else -1 (none, or a detected collision:
+  another width)."""
   if o >= 0 and hashed.width_of(words, o) != c:
     return np.int64(-1)
   return o
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _lookup(index, words, h1, h2, c):
+  """The row of key (h1, h2) of width c, or -1 (`_found`)."""
+  return _found(words, hashed.find(index, words, h1, h2), c)
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -286,163 +319,255 @@ def _insert(resp, h1, h2, c, widest_words):
   return row
 
 
+# `_searched`'s answers besides a move: an explored node (descend to its
+# move 0), or the policy's own play (a move sampled from sigma).
+EXPLORED = -2
+SAMPLED = -1
+
+
 @njit(cache=True, error_model="numpy", inline="always")
-def _hint_next(code, params, states, d, q, me, p_index, r_index):
-  """Prefetches the index slots of the infoset after move 0 of the node at
-  depth d when the other player moves there. In goofspiel (the bids) that
-  infoset does not depend on the move, so its misses overlap this node's
-  lookups (walks 1.25x on 13-card goofspiel; on phantom_ttt, whose rows
-  near the root stay in cache, the extra move cost about 0.75x: O_HINT is
-  set per engine, evaluation/respond.py HINT_ENGINES). Plays the move on
-  the stack's last row (scratch)."""
-  last = states.shape[0] - 1
-  for k in range(states.shape[1]):
-    states[last, k] = states[d, k]
-  protocol.apply(code, params, states[last], 0)
-  nq = protocol.player(code, params, states[last])
-  if nq >= 0 and nq != q:
-    g1, _ = protocol.infoset_hash(code, params, states[last], nq)
-    hashed.slot_hint(p_index, g1)
-    if nq == me:
-      hashed.slot_hint(r_index, g1)
+def _arrived(code, params, state, q, c, me, pol, resp, lanes, lane_words, x):
+  """ENTER at a decision of q with c moves: its infoset key and the index
+  slots it starts from, prefetched (the policy's, and at me's decisions
+  the responder's: both lookups' first misses at once)."""
+  h1, h2 = protocol.infoset_hash(code, params, state, q)
+  lane_words[x, W_H1] = h1
+  lane_words[x, W_H2] = h2
+  lanes[x, L_PLAYER] = q
+  lanes[x, L_MOVES] = c
+  if c > 1:
+    hashed.slot_hint(pol[0], h1)
+    if q == me:
+      hashed.slot_hint(resp[0], h1)
 
 
-@njit(cache=True, error_model="numpy")
-def _walk(code, params, me, pol, pmap, log_pos, log_neg, resp, opts,
-          allow_insert, rng, frames, cur, sig):
-  """One training walk of responder `me` (module docstring), a depth-first
-  traversal on an explicit stack (a frame per depth: the state, the row
-  and move, and at an explored node the moves' values). Returns the PCG64
-  state words (s_hi, s_lo) after it and the walk's value at the root;
-  rows are updated in place."""
-  (states, f_row, f_child, f_count, f_search, f_reach, f_mul, f_vals,
-   f_rng) = frames
+@njit(cache=True, error_model="numpy", inline="always")
+def _located(pol, resp, lanes, lane_words, x, me, p_row_words, r_row_words):
+  """LOCATE: the index slots of lane x's decision key whose tags match (the
+  policy's, and at me's decisions the responder's), with a prefetch of the
+  rows they name. Returns whether a row is on its way."""
+  p_index, _, p_words, _, _ = pol
+  r_index, _, r_words, _, _ = resp
+  h1 = lane_words[x, W_H1]
+  h2 = lane_words[x, W_H2]
+  pending = False
+  if lanes[x, L_MOVES] > 1:
+    s = hashed.candidate(p_index, h2, hashed.home_slot(p_index, h1))
+    lanes[x, L_PSLOT] = s
+    pending = hashed.row_hint(p_index, p_words, s, p_row_words)
+    if lanes[x, L_PLAYER] == me:
+      s = hashed.candidate(r_index, h2, hashed.home_slot(r_index, h1))
+      lanes[x, L_RSLOT] = s
+      pending |= hashed.row_hint(r_index, r_words, s, r_row_words)
+  return pending
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _searched(resp, opts, lanes, lane_words, frames, x, d, c, me, cur, sig,
+              allow_insert, r_row_words):
+  """CONFIRM at a decision of me with c > 1 moves (module docstring): its
+  row (inserted where the walk may), and the move: EXPLORED (every move
+  explored: the frame is set for them), PUCT's inside the searched tree,
+  or SAMPLED (the policy's own play)."""
+  _, f_row, f_child, f_count, f_search, f_reach, f_mul, _, _ = frames
+  r_index, _, r_words, r_cells, r_layout = resp
+  r_header = r_layout[hashed.L_HEADER]
+  r_per_word = r_layout[hashed.L_PER_WORD]
+  h1 = lane_words[x, W_H1]
+  h2 = lane_words[x, W_H2]
+  row = _found(r_words, hashed.find_at(r_index, r_words, h1, h2,
+                                       lanes[x, L_RSLOT]), c)
+  if c <= np.int64(opts[O_EXPLORE_MOVES]):  # Every move explored.
+    if row < 0 and allow_insert:
+      row = _insert(resp, h1, h2, c, r_row_words)
+    if row >= 0:
+      f_row[x, d] = row
+      f_child[x, d] = 0
+      f_count[x, d] = c
+      for a in range(c):
+        f_mul[x, d, a] = cur[a]
+      f_reach[x, d + 1, me] = f_reach[x, d, me] * cur[0]
+      return EXPLORED
+    f_search[x, d + 1] = 0
+  elif f_search[x, d]:
+    if row < 0 and lanes[x, L_INSERTED] == 0:
+      row = _insert(resp, h1, h2, c, r_row_words)
+      lanes[x, L_INSERTED] = 1
+    f_search[x, d + 1] = 0
+    if row >= 0:
+      f_row[x, d] = row
+      base = hashed.first_cell(row, r_header, r_per_word)
+      n = _visits(r_cells, base, c)
+      if n >= opts[O_EXPAND]:
+        f_search[x, d + 1] = 1
+        return puct_move(r_cells, base, c, n, opts[O_EXPLORE],
+                         opts[O_SCALE], sig, opts[O_MIX])
+  return SAMPLED
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _returned(frames, x, d, me, rets, resp):
+  """RETURN of rets[x] to lane x's node at depth d: an explored node's
+  next move (its frame set for it), or -1 when the node is done (its row
+  updated; rets[x] its value)."""
+  _, f_row, f_child, f_count, f_search, f_reach, f_mul, f_vals, _ = frames
+  _, _, r_words, r_cells, r_layout = resp
+  r_header = r_layout[hashed.L_HEADER]
+  r_per_word = r_layout[hashed.L_PER_WORD]
+  ret = rets[x]
+  row = f_row[x, d]
+  j = f_child[x, d]
+  if j >= 0:  # An explored node: the next move, or all are done.
+    c = f_count[x, d]
+    f_vals[x, d, j] = ret
+    j += 1
+    if j < c:
+      f_child[x, d] = j
+      f_reach[x, d + 1, 1 - me] = f_reach[x, d, 1 - me]
+      f_reach[x, d + 1, me] = f_reach[x, d, me] * f_mul[x, d, j]
+      f_search[x, d + 1] = f_search[x, d]
+      return j
+    base = hashed.first_cell(row, r_header, r_per_word)
+    for a in range(c):
+      record(r_cells, base, c, a, f_vals[x, d, a])
+    rets[x] = f_vals[x, d, greedy_move(r_cells, base, c)]
+  elif row >= 0:  # A searched move: its count and total.
+    c = hashed.width_of(r_words, row)
+    base = hashed.first_cell(row, r_header, r_per_word)
+    record(r_cells, base, c, f_count[x, d], ret)
+  return np.int64(-1)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _start(code, params, key, cursor, lanes, lane_words, frames, x,
+           allow_insert):
+  """Lane x starts the next walk: cursor[1], drawing from its own stream
+  under `key`."""
+  states, _, _, _, f_search, f_reach, _, _, _ = frames
+  lane_words[x, W_STREAM] = stream_start(key, cursor[1])
+  cursor[1] += 1
+  protocol.reset(code, params, states[x, 0])
+  f_reach[x, 0, 0] = 1.0
+  f_reach[x, 0, 1] = 1.0
+  f_search[x, 0] = 1
+  lanes[x, L_INSERTED] = 0 if allow_insert else 1
+  lanes[x, L_DEPTH] = 0
+  lanes[x, L_STEP] = ENTER
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _turn(code, params, me, pol, pmap, log_pos, log_neg, resp, opts,
+          allow_insert, lanes, lane_words, rets, frames, x, cur, sig):
+  """One turn of lane x's walk (module docstring), a depth-first traversal
+  on the lane's explicit stack (a frame per depth: the state, the row and
+  move, and at an explored node the moves' values). A decision takes three
+  steps: ENTER (its keys, and a prefetch of their index slots), LOCATE (the
+  slots, and a prefetch of the rows they name) and CONFIRM (the rows, the
+  move); with several lanes the turn ends after each of the first two, so
+  that the lanes' misses overlap, with one they follow at once. Returns
+  whether the walk ended (its value at the root in rets[x]); rows are
+  updated in place."""
+  states, f_row, f_child, f_count, f_search, f_reach, _, _, f_rng = frames
+  stack = states[x]
   p_index, p_words, p_cells, p_header, p_per_word = _opened(pol)
-  r_index, r_words, r_cells, r_header, r_per_word = _opened(resp)
   r_layout = resp[4]
-  expand = opts[O_EXPAND]
-  big_t = opts[O_BIG_T]
-  hint = opts[O_HINT] != 0.0
-  widest = np.int64(opts[O_EXPLORE_MOVES])
-  row_words = hashed.row_words(cur.shape[0], r_header,
-                               r_layout[hashed.L_FIELDS], r_per_word)
-  s_hi, s_lo, i_hi, i_lo = rng
-  protocol.reset(code, params, states[0])
-  f_reach[0, 0] = 1.0
-  f_reach[0, 1] = 1.0
-  f_search[0] = 1
-  inserted = not allow_insert
-  d = 0
-  ret = 0.0
-  entering = True
+  flight = lanes.shape[0] > 1
+  r_row_words = hashed.row_words(cur.shape[0], r_layout[hashed.L_HEADER],
+                                 r_layout[hashed.L_FIELDS],
+                                 r_layout[hashed.L_PER_WORD])
+  p_row_words = hashed.row_words(cur.shape[0], p_header,
+                                 pol[4][hashed.L_FIELDS], p_per_word)
+  stream = lane_words[x, W_STREAM]
+  d = lanes[x, L_DEPTH]
+  step = lanes[x, L_STEP]
+  ended = False
   while True:
-    if entering:
-      state = states[d]
-      f_row[d] = -1
-      f_child[d] = -1
+    if step == ENTER:
+      state = stack[d]
+      f_row[x, d] = -1
+      f_child[x, d] = -1
       q = protocol.player(code, params, state)
       if q == protocol.TERMINAL:
-        ret = _return(me, opts[O_UTILITY_SUM],
-                      protocol.returns0(code, params, state))
-        entering = False
+        rets[x] = _return(me, opts[O_UTILITY_SUM],
+                          protocol.returns0(code, params, state))
+        step = RETURN
         if d == 0:
+          ended = True
           break
         d -= 1
         continue
       c = protocol.num_moves(code, params, state)
-      f_reach[d + 1, 0] = f_reach[d, 0]
-      f_reach[d + 1, 1] = f_reach[d, 1]
-      f_search[d + 1] = f_search[d]
+      f_reach[x, d + 1, 0] = f_reach[x, d, 0]
+      f_reach[x, d + 1, 1] = f_reach[x, d, 1]
+      f_search[x, d + 1] = f_search[x, d]
       if q == protocol.CHANCE:
-        s_hi, s_lo, u = pcg64_next(s_hi, s_lo, i_hi, i_lo)
-        _descend(code, params, states, d, _chance_move(code, params, state, c,
-                                                       u))
+        stream, u = stream_uniform(stream)
+        _descend(code, params, stack, d, _chance_move(code, params, state, c,
+                                                      u))
         d += 1
         continue
-      h1, h2 = protocol.infoset_hash(code, params, state, q)
-      if q == me:  # Both lookups' first misses at once.
-        hashed.slot_hint(r_index, h1)
-      if hint:
-        _hint_next(code, params, states, d, q, me, p_index, r_index)
+      _arrived(code, params, state, q, c, me, pol, resp, lanes, lane_words,
+               x)
+      step = LOCATE
+      if flight:
+        break
+    if step == LOCATE:
+      pending = _located(pol, resp, lanes, lane_words, x, me, p_row_words,
+                         r_row_words)
+      step = CONFIRM
+      if flight and pending:
+        break
+    if step == CONFIRM:
+      h1 = lane_words[x, W_H1]
+      h2 = lane_words[x, W_H2]
+      q = lanes[x, L_PLAYER]
+      c = lanes[x, L_MOVES]
       if c > 1:
-        policy_row(p_cells, p_words, _lookup(p_index, p_words, h1, h2, c), c,
-                   p_header, p_per_word, pmap, big_t, log_pos, log_neg,
-                   f_reach[d, q], cur, sig)
+        policy_row(p_cells, p_words, _found(
+            p_words, hashed.find_at(p_index, p_words, h1, h2,
+                                    lanes[x, L_PSLOT]), c), c,
+                   p_header, p_per_word, pmap, opts[O_BIG_T], log_pos,
+                   log_neg, f_reach[x, d, q], cur, sig)
       else:
         cur[0] = 1.0
         sig[0] = 1.0
-      j = -1
+      step = ENTER
+      j = SAMPLED
       if q == me and c > 1:
-        row = _lookup(r_index, r_words, h1, h2, c)
-        if c <= widest:  # Every move explored.
-          if row < 0 and allow_insert:
-            row = _insert(resp, h1, h2, c, row_words)
-          if row >= 0:
-            f_row[d] = row
-            f_child[d] = 0
-            f_count[d] = c
-            for a in range(c):
-              f_mul[d, a] = cur[a]
-            f_reach[d + 1, me] = f_reach[d, me] * cur[0]
-            # Every move's subtree draws the same numbers (common random
-            # numbers: their values differ by the move more than by luck).
-            f_rng[d, 0] = s_hi
-            f_rng[d, 1] = s_lo
-            _descend(code, params, states, d, 0)
-            d += 1
-            continue
-          f_search[d + 1] = 0
-        elif f_search[d]:
-          if row < 0 and not inserted:
-            row = _insert(resp, h1, h2, c, row_words)
-            inserted = True
-          f_search[d + 1] = 0
-          if row >= 0:
-            f_row[d] = row
-            base = hashed.first_cell(row, r_header, r_per_word)
-            n = _visits(r_cells, base, c)
-            if n >= expand:
-              f_search[d + 1] = 1
-              j = puct_move(r_cells, base, c, n, opts[O_EXPLORE],
-                            opts[O_SCALE], sig, opts[O_MIX])
+        j = _searched(resp, opts, lanes, lane_words, frames, x, d, c, me,
+                      cur, sig, allow_insert, r_row_words)
+        if j == EXPLORED:
+          # Move 0 first; every move's subtree draws the same numbers
+          # (common random numbers: their values differ by the move more
+          # than by luck).
+          f_rng[x, d] = stream
+          _descend(code, params, stack, d, 0)
+          d += 1
+          continue
       if j < 0:
-        s_hi, s_lo, u = pcg64_next(s_hi, s_lo, i_hi, i_lo)
+        stream, u = stream_uniform(stream)
         j = sample_index(sig, 0, c, u, 0.0)
-      f_count[d] = j  # The move played, for the row's update.
-      f_reach[d + 1, q] = f_reach[d, q] * cur[j]
-      _descend(code, params, states, d, j)
+      f_count[x, d] = j  # The move played, for the row's update.
+      f_reach[x, d + 1, q] = f_reach[x, d, q] * cur[j]
+      _descend(code, params, stack, d, j)
       d += 1
       continue
-    # Returning `ret` to the node at depth d.
-    row = f_row[d]
-    j = f_child[d]
-    if j >= 0:  # An explored node: the next move, or all are done.
-      c = f_count[d]
-      f_vals[d, j] = ret
-      j += 1
-      if j < c:
-        f_child[d] = j
-        f_reach[d + 1, 1 - me] = f_reach[d, 1 - me]
-        f_reach[d + 1, me] = f_reach[d, me] * f_mul[d, j]
-        f_search[d + 1] = f_search[d]
-        s_hi = f_rng[d, 0]
-        s_lo = f_rng[d, 1]
-        _descend(code, params, states, d, j)
-        d += 1
-        entering = True
-        continue
-      base = hashed.first_cell(row, r_header, r_per_word)
-      for a in range(c):
-        record(r_cells, base, c, a, f_vals[d, a])
-      ret = f_vals[d, greedy_move(r_cells, base, c)]
-    elif row >= 0:  # A searched move: its count and total.
-      c = hashed.width_of(r_words, row)
-      base = hashed.first_cell(row, r_header, r_per_word)
-      record(r_cells, base, c, f_count[d], ret)
+    # RETURN: rets[x] to the node at depth d.
+    j = _returned(frames, x, d, me, rets, resp)
+    if j >= 0:  # An explored node's next move.
+      stream = f_rng[x, d]
+      _descend(code, params, stack, d, j)
+      d += 1
+      step = ENTER
+      continue
     if d == 0:
+      ended = True
       break
     d -= 1
-  return s_hi, s_lo, ret
+  lanes[x, L_DEPTH] = d
+  lanes[x, L_STEP] = IDLE if ended else step
+  lane_words[x, W_STREAM] = stream
+  return ended
 
 
 @njit(cache=True, error_model="numpy")
@@ -498,12 +623,18 @@ def _episode(code, params, me, pol, pmap, log_pos, log_neg, resp, opts, rng,
 
 @njit(cache=True, error_model="numpy")
 def train(code, params, me, pol, pmap, log_pos, log_neg, resp, opts,
-          allow_insert, count, rng_state, frames, cur, sig, done):
-  """Training walks of responder `me` (module docstring) until done[0] ==
-  `count`, or until a walk found the responder's table short of room for
-  a new row (that walk went on without it; returns SHORT: the caller
-  grows the table, or freezes it and calls again with allow_insert
-  False).
+          allow_insert, count, drain, key, lanes, lane_words, rets, cursor,
+          frames, cur, sig):
+  """Training walks of responder `me` (module docstring) until `count`
+  have started (and with `drain`, until every walk started has ended), or
+  until a walk found the responder's table short of room for a new row
+  (that walk goes on without it; returns SHORT: the caller grows the
+  table, or freezes it and calls again with allow_insert False). K =
+  lanes.shape[0] walks are in flight, their lanes taking turns (`_turn`);
+  a lane whose walk ends starts the next in its next turn. The lanes and
+  the cursor carry over between calls, so the walks and rows depend on
+  `count` only, not on how the calls split it, and after a drain they are
+  walks 0 .. count - 1 whatever K.
 
   Args:
     code, params: the engine (protocol.py).
@@ -515,13 +646,18 @@ def train(code, params, me, pol, pmap, log_pos, log_neg, resp, opts,
       cells, fields RESPONDER_FIELDS.
     opts: float64[OPTS_SIZE] (O_*).
     allow_insert: insert rows (else the walks only use those stored).
-    count: walks to reach; done: int64[1], walks done (advanced).
-    rng_state: uint64[4], numpy's PCG64 state (kernels/rng.py), advanced
-      in place.
-    frames: (states int64[D + 2, state size], row, move, child, count,
-      search int64[D + 1], reach float64[D + 1, 2], cur, vals
-      float64[D + 1, A]): the walk's stack (D the engine's max_depth, A
-      its max_moves); cur, sig: float64[A] scratch.
+    count: walks to start; drain: end the walks in flight (the last
+      call).
+    key: uint64, the streams' key: walk w draws from
+      `stream_start(key, w)` (kernels/rng.py).
+    lanes: int64[K, LANE_FIELDS] (L_*), IDLE at first; lane_words:
+      uint64[K, LANE_WORDS] (W_*); rets: float64[K]; cursor: int64[2],
+      the lane whose turn is next and the walks started (advanced).
+    frames: (states int64[K, D + 2, state size], row, child, count, search
+      int64[K, D + 1], reach float64[K, D + 1, 2], mul, vals
+      float64[K, D + 1, A], rng uint64[K, D + 1]): the lanes' stacks (D
+      the engine's max_depth, A its max_moves); cur, sig: float64[A]
+      scratch.
 
   Returns:
     RAN or SHORT.
@@ -534,27 +670,48 @@ def train(code, params, me, pol, pmap, log_pos, log_neg, resp, opts,
   frames = (borrow(states), borrow(f_row), borrow(f_child), borrow(f_count),
             borrow(f_search), borrow(f_reach), borrow(f_mul), borrow(f_vals),
             borrow(f_rng))
+  lanes = borrow(lanes)
+  lane_words = borrow(lane_words)
+  rets = borrow(rets)
   r_meta = resp[1]
-  rng = (rng_state[0], rng_state[1], rng_state[2], rng_state[3])
-  status = RAN
   r_meta[hashed.STOP] = 0
-  while done[0] < count:
-    s_hi, s_lo, g = _walk(code, params, me, pol, pmap, log_pos, log_neg,
-                          resp, opts, allow_insert, rng, frames, cur, sig)
-    rng = (s_hi, s_lo, rng[2], rng[3])
-    done[0] += 1
-    n = opts[O_WALKS] + 1.0
-    delta = g - opts[O_MEAN]
-    opts[O_WALKS] = n
-    opts[O_MEAN] += delta / n
-    opts[O_M2] += delta * (g - opts[O_MEAN])
-    if n >= 2.0 and opts[O_M2] > 0.0:
-      opts[O_SCALE] = math.sqrt(opts[O_M2] / (n - 1.0))
+  r_index = resp[0]
+  for x in range(lanes.shape[0]):  # The caller may have grown the table:
+    if (lanes[x, L_STEP] == CONFIRM and lanes[x, L_PLAYER] == me  # found
+        and lanes[x, L_MOVES] > 1):  # again (the same slot if not).
+      lanes[x, L_RSLOT] = hashed.candidate(
+          r_index, lane_words[x, W_H2],
+          hashed.home_slot(r_index, lane_words[x, W_H1]))
+  status = RAN
+  k = lanes.shape[0]
+  x = cursor[0]
+  idle = 0  # Lanes in a row found idle after the last walk started.
+  while True:
+    if lanes[x, L_STEP] == IDLE:
+      if cursor[1] >= count:
+        idle += 1
+        if not drain or idle == k:
+          break
+        x = (x + 1) % k
+        continue
+      _start(code, params, key, cursor, lanes, lane_words, frames, x,
+             allow_insert)
+    idle = 0
+    if _turn(code, params, me, pol, pmap, log_pos, log_neg, resp, opts,
+             allow_insert, lanes, lane_words, rets, frames, x, cur, sig):
+      g = rets[x]
+      n = opts[O_WALKS] + 1.0
+      delta = g - opts[O_MEAN]
+      opts[O_WALKS] = n
+      opts[O_MEAN] += delta / n
+      opts[O_M2] += delta * (g - opts[O_MEAN])
+      if n >= 2.0 and opts[O_M2] > 0.0:
+        opts[O_SCALE] = math.sqrt(opts[O_M2] / (n - 1.0))
+    x = (x + 1) % k
     if r_meta[hashed.STOP] != 0:
       status = SHORT
       break
-  rng_state[0] = rng[0]
-  rng_state[1] = rng[1]
+  cursor[0] = x
   return status
 
 

@@ -228,6 +228,35 @@ def find(index, words, h1, h2):
 
 
 @njit(cache=True, inline="always")
+def find_at(index, words, h1, h2, s):
+  """`find` from slot s, a `candidate` of the key (the probe of the slots
+  before it is done): the row's offset, or -1. Reads only."""
+  key = np.int64(_key1(h1))
+  mask = np.uint64(index.shape[0] - 1)
+  while True:
+    e = index[s]
+    if e == 0:
+      return np.int64(-1)
+    o = np.int64(e & np.uint64(OFFSET_MASK))
+    if words[o + H_KEY] == key:
+      return o
+    s = candidate(index, h2, (np.uint64(s) + np.uint64(1)) & mask)
+
+
+@njit(cache=True, inline="always")
+def row_hint(index, words, s, widest):
+  """Prefetches the row index slot s names, if any (`widest` words from its
+  first); returns whether it names one."""
+  e_at = index[s]
+  if e_at == 0:
+    return False
+  o = np.int64(e_at & np.uint64(OFFSET_MASK))
+  prefetch(words, o)
+  prefetch(words, o + widest - 1)
+  return True
+
+
+@njit(cache=True, inline="always")
 def slot_hint(index, h1):
   """Prefetches the index slot of key h1 (a lookup soon to come)."""
   prefetch(index, np.int64(_key1(h1) & np.uint64(index.shape[0] - 1)))
