@@ -217,6 +217,7 @@ def test_bad_input_is_refused_in_one_line_before_any_work():
     mccfrb.approximate_exploitability(G4, policy, seconds=1e-5,
                                       progress=False)
   assert "\n" not in str(info.value)
+  assert " 1 walks" not in str(info.value)
   with pytest.raises(ValueError, match="max_memory") as info:
     mccfrb.approximate_exploitability(G4, policy, iterations=10,
                                       max_memory=1, progress=False)

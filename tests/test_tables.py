@@ -71,6 +71,27 @@ def test_a_key_is_its_h1_and_its_tag_and_a_width_mismatch_is_detected():
   assert table.num_rows == 2
 
 
+def test_a_lookup_from_its_candidate_slot_finds_what_find_finds():
+  """`find_at` from `candidate`'s slot (the lookups of walks in flight,
+  kernels/respond.py) agrees with `find`, on probe chains where slots of
+  other tags and of other keys with the same tag come first."""
+  table = tables_lib.HashedTable(4, ("count",), max_memory=1 << 22)
+  rng = np.random.default_rng(3)
+  h1s = rng.integers(1, 2**64, size=40, dtype=np.uint64)
+  tags = rng.integers(0, 2**24, size=6, dtype=np.uint64) << np.uint64(40)
+  keys = [(h1s[k % 40], tags[k % 6]) for k in range(120)]  # Shared home
+  rows = [table.insert(h1, h2, 2) for h1, h2 in keys]  # slots and tags.
+  absent = [(h1, np.uint64(0xFFFFFF << 40)) for h1 in h1s[:10]] + [
+      (h1, h2) for h1, h2 in random_keys(50, seed=4)]
+  index, _, words, _, _ = table.args()
+  for (h1, h2), o in zip(keys + absent, rows + [-1] * len(absent)):
+    s = hashed.candidate(index, h2, hashed.home_slot(index, h1))
+    assert hashed.find_at(index, words, h1, h2, s) == o == table.find(h1, h2)
+  # A row's hint names its row (True) or an empty slot (False).
+  assert hashed.row_hint(index, words, hashed.candidate(
+      index, keys[0][1], hashed.home_slot(index, keys[0][0])), 4)
+
+
 def test_max_memory_holds_while_the_index_doubles(monkeypatch):
   """Index and arena in use, and the old index beside the new one while
   it doubles, never pass max_memory; at the cap the table freezes."""

@@ -123,7 +123,8 @@ def train_and_score(game, policy, budget, iterations, episodes, streams,
     for p, (_, walks, seconds) in enumerate(trained):
       if walks < MIN_WALKS:
         raise ValueError(
-            f"seconds={2 * budget:g} trained {walks:,} walks for player {p} "
+            f"seconds={2 * budget:g} trained {walks:,} "
+            f"walk{'' if walks == 1 else 's'} for player {p} "
             f"in {seconds:.3f} s; a bound needs at least {MIN_WALKS:,} a "
             f"player: pass seconds >= "
             f"{2 * MIN_WALKS * seconds / max(walks, 1):.2g}.")
