@@ -40,14 +40,14 @@ depend on i's own strategy). A walk samples one episode:
   outside it) adds the walk's return u_i(z) to the total of the action
   taken and 1 to its count.
 
-K walks are in flight at once (`train`): each has a lane (its stack,
-step and stream), and the lanes take turns, a decision taking three
-steps (its keys, the index slots they name, the rows), so that the K
-lookups' memory misses overlap instead of following one another (as the
-outcome sampling kernel's episodes in flight do). Walk w draws from its own counter-based stream
-(`stream_start(key, w)`), so what a walk samples does not depend on the
-lane that plays it; a walk's search reads the rows as the walks in flight
-left them.
+K walks are in flight at once (`train`): each has a lane (its stack, step
+and stream), and the lanes take turns, a decision taking three steps (its
+keys, the index slots they name, the rows), so that the K lookups' memory
+misses overlap instead of following one another (as the outcome sampling
+kernel's episodes in flight do). Walk w draws from its own counter-based
+stream (`stream_start(key, w)`), so what a walk samples does not depend on
+the lane that plays it; a walk's search reads the rows as the walks in
+flight left them.
 
 The trained responder plays at each information state with a row of at
 least `expand` visits the action of the highest mean return among those
