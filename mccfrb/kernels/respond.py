@@ -350,24 +350,38 @@ def _arrived(code, params, state, q, c, me, pol, resp, lanes, lane_words, x):
       hashed.slot_hint(resp[0], h1)
 
 
+@njit(cache=True, inline="always")
+def _widest(table, max_moves):
+  """Words of a row of `max_moves` moves in a hashed table's arguments."""
+  layout = table[4]
+  return hashed.row_words(max_moves, layout[hashed.L_HEADER],
+                          layout[hashed.L_FIELDS], layout[hashed.L_PER_WORD])
+
+
 @njit(cache=True, error_model="numpy", inline="always")
-def _located(pol, resp, lanes, lane_words, x, me, p_row_words, r_row_words):
+def _slot(index, lane_words, x):
+  """The slot of `index` from which lane x's decision key is looked up
+  (`hashed.candidate`)."""
+  return hashed.candidate(index, lane_words[x, W_H2],
+                          hashed.home_slot(index, lane_words[x, W_H1]))
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _located(pol, resp, lanes, lane_words, x, me, widest):
   """LOCATE: the index slots of lane x's decision key whose tags match (the
   policy's, and at me's decisions the responder's), with a prefetch of the
   rows they name. Returns whether a row is on its way."""
   p_index, _, p_words, _, _ = pol
   r_index, _, r_words, _, _ = resp
-  h1 = lane_words[x, W_H1]
-  h2 = lane_words[x, W_H2]
   pending = False
   if lanes[x, L_MOVES] > 1:
-    s = hashed.candidate(p_index, h2, hashed.home_slot(p_index, h1))
+    s = _slot(p_index, lane_words, x)
     lanes[x, L_PSLOT] = s
-    pending = hashed.row_hint(p_index, p_words, s, p_row_words)
+    pending = hashed.row_hint(p_index, p_words, s, widest[0])
     if lanes[x, L_PLAYER] == me:
-      s = hashed.candidate(r_index, h2, hashed.home_slot(r_index, h1))
+      s = _slot(r_index, lane_words, x)
       lanes[x, L_RSLOT] = s
-      pending |= hashed.row_hint(r_index, r_words, s, r_row_words)
+      pending |= hashed.row_hint(r_index, r_words, s, widest[1])
   return pending
 
 
@@ -379,9 +393,7 @@ def _searched(resp, opts, lanes, lane_words, frames, x, d, c, me, cur, sig,
   explored: the frame is set for them), PUCT's inside the searched tree,
   or SAMPLED (the policy's own play)."""
   _, f_row, f_child, f_count, f_search, f_reach, f_mul, _, _ = frames
-  r_index, _, r_words, r_cells, r_layout = resp
-  r_header = r_layout[hashed.L_HEADER]
-  r_per_word = r_layout[hashed.L_PER_WORD]
+  r_index, r_words, r_cells, r_header, r_per_word = _opened(resp)
   h1 = lane_words[x, W_H1]
   h2 = lane_words[x, W_H2]
   row = _found(r_words, hashed.find_at(r_index, r_words, h1, h2,
@@ -420,9 +432,7 @@ def _returned(frames, x, d, me, rets, resp):
   next move (its frame set for it), or -1 when the node is done (its row
   updated; rets[x] its value)."""
   _, f_row, f_child, f_count, f_search, f_reach, f_mul, f_vals, _ = frames
-  _, _, r_words, r_cells, r_layout = resp
-  r_header = r_layout[hashed.L_HEADER]
-  r_per_word = r_layout[hashed.L_PER_WORD]
+  _, r_words, r_cells, r_header, r_per_word = _opened(resp)
   ret = rets[x]
   row = f_row[x, d]
   j = f_child[x, d]
@@ -466,7 +476,7 @@ def _start(code, params, key, cursor, lanes, lane_words, frames, x,
 
 @njit(cache=True, error_model="numpy", inline="always")
 def _turn(code, params, me, pol, pmap, log_pos, log_neg, resp, opts,
-          allow_insert, lanes, lane_words, rets, frames, x, cur, sig):
+          allow_insert, lanes, lane_words, rets, frames, x, cur, sig, widest):
   """One turn of lane x's walk (module docstring), a depth-first traversal
   on the lane's explicit stack (a frame per depth: the state, the row and
   move, and at an explored node the moves' values). A decision takes three
@@ -475,17 +485,12 @@ def _turn(code, params, me, pol, pmap, log_pos, log_neg, resp, opts,
   move); with several lanes the turn ends after each of the first two, so
   that the lanes' misses overlap, with one they follow at once. Returns
   whether the walk ended (its value at the root in rets[x]); rows are
-  updated in place."""
+  updated in place. widest: the words of the widest row of the policy's
+  table and of the responder's (`_widest`)."""
   states, f_row, f_child, f_count, f_search, f_reach, _, _, f_rng = frames
   stack = states[x]
   p_index, p_words, p_cells, p_header, p_per_word = _opened(pol)
-  r_layout = resp[4]
   flight = lanes.shape[0] > 1
-  r_row_words = hashed.row_words(cur.shape[0], r_layout[hashed.L_HEADER],
-                                 r_layout[hashed.L_FIELDS],
-                                 r_layout[hashed.L_PER_WORD])
-  p_row_words = hashed.row_words(cur.shape[0], p_header,
-                                 pol[4][hashed.L_FIELDS], p_per_word)
   stream = lane_words[x, W_STREAM]
   d = lanes[x, L_DEPTH]
   step = lanes[x, L_STEP]
@@ -521,8 +526,7 @@ def _turn(code, params, me, pol, pmap, log_pos, log_neg, resp, opts,
       if flight:
         break
     if step == LOCATE:
-      pending = _located(pol, resp, lanes, lane_words, x, me, p_row_words,
-                         r_row_words)
+      pending = _located(pol, resp, lanes, lane_words, x, me, widest)
       step = CONFIRM
       if flight and pending:
         break
@@ -544,7 +548,7 @@ def _turn(code, params, me, pol, pmap, log_pos, log_neg, resp, opts,
       j = SAMPLED
       if q == me and c > 1:
         j = _searched(resp, opts, lanes, lane_words, frames, x, d, c, me,
-                      cur, sig, allow_insert, r_row_words)
+                      cur, sig, allow_insert, widest[1])
         if j == EXPLORED:
           # Move 0 first; every move's subtree draws the same numbers
           # (common random numbers: their values differ by the move more
@@ -688,9 +692,8 @@ def train(code, params, me, pol, pmap, log_pos, log_neg, resp, opts,
   for x in range(lanes.shape[0]):  # The caller may have grown the table:
     if (lanes[x, L_STEP] == CONFIRM and lanes[x, L_PLAYER] == me  # found
         and lanes[x, L_MOVES] > 1):  # again (the same slot if not).
-      lanes[x, L_RSLOT] = hashed.candidate(
-          r_index, lane_words[x, W_H2],
-          hashed.home_slot(r_index, lane_words[x, W_H1]))
+      lanes[x, L_RSLOT] = _slot(r_index, lane_words, x)
+  widest = (_widest(pol, cur.shape[0]), _widest(resp, cur.shape[0]))
   status = RAN
   k = lanes.shape[0]
   x = cursor[0]
@@ -707,7 +710,8 @@ def train(code, params, me, pol, pmap, log_pos, log_neg, resp, opts,
              allow_insert)
     idle = 0
     if _turn(code, params, me, pol, pmap, log_pos, log_neg, resp, opts,
-             allow_insert, lanes, lane_words, rets, frames, x, cur, sig):
+             allow_insert, lanes, lane_words, rets, frames, x, cur, sig,
+             widest):
       g = rets[x]
       n = opts[O_WALKS] + 1.0
       delta = g - opts[O_MEAN]
