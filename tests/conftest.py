@@ -54,16 +54,22 @@ SLOW = ("slow: outside the fast loop's core (a study, a long convergence "
 # check (a regular expression on the test's node id) rather than one by
 # one: a new test on liar's dice's engine is slow without a mark.
 SLOW_BEYOND_THE_CORE = {
-    "an engine beyond goofspiel's": r"liars_dice|phantom_ttt|dark_hex|LIARS",
+    "an engine beyond goofspiel's": r"liars_dice|phantom_ttt|dark_hex",
     "the compiled tree as an engine (goofspiel's engine checks the engine "
     "kernels against the tree kernels in the fast loop)":
         r"test_compiled_engine\.py",
     "threads, batches and Hogwild":
         r"batched_tables_depend_on_the_seed|hogwild|batches_end_at_multiples|"
-        r"batched_search_equals|_batches\]|"
+        r"batched_search_equals|_batches\]|a_batched_run_on_two_threads|"
+        r"studies_run_unthreaded_on_the_threaded|batched_chunks_are_whole|"
         r"test_constructor_counts_are_python_ints|"
         r"general_edge_baselines_hold_each_players_returns",
     "narrow and wide integer types": r"narrow_and_wide",
+    "what a first use compiles (from an empty numba cache, in a process of "
+    "its own)": r"test_training_compiles_only_the_training_episode",
+    "goofspiel 5's engine against its compiled tree (3.3 million nodes; "
+    "goofspiel 2 to 4's in the fast loop)":
+        r"test_readme_goofspiel5_equals_the_compiled_tree",
     "OpenSpiel's Python solvers beyond Kuhn":
         r"test_cfr_family_equals_openspiel\[[^\]]*leduc|"
         r"test_simultaneous_updates_equal_openspiel\[goofspiel",

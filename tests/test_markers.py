@@ -4,6 +4,7 @@ fast loop (`pytest -m "not slow"`) leaves out."""
 
 import ast
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -72,3 +73,18 @@ def test_the_fast_loop_keeps_goofspiels_engine_and_leaves_out_the_others():
   assert selected["not slow"] and all("goofspiel" in t and
                                       "liars_dice" not in t
                                       for t in selected["not slow"])
+
+
+def test_every_rule_beyond_the_core_marks_a_test():
+  """A rule of SLOW_BEYOND_THE_CORE that matches no test id (a test
+  renamed or removed) would leave its tests in the fast loop unnoticed."""
+  from tests import conftest  # pylint: disable=import-outside-toplevel
+  done = subprocess.run(
+      [sys.executable, "-m", "pytest", "--co", "-q", "-p", "no:cacheprovider",
+       str(TESTS)], capture_output=True, text=True, timeout=300,
+      cwd=TESTS.parent)
+  assert done.returncode == 0, done.stdout + done.stderr
+  ids = [line for line in done.stdout.splitlines() if "::" in line]
+  for reason, pattern in conftest.SLOW_BEYOND_THE_CORE.items():
+    for alternative in pattern.split("|"):
+      assert any(re.search(alternative, i) for i in ids), (reason, alternative)
