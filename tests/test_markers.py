@@ -36,19 +36,21 @@ def test_every_mark_the_suite_uses_is_registered(pytestconfig):
   assert used - BUILTIN <= registered, used - BUILTIN - registered
 
 
+def collected_ids(*args):
+  """The test ids `pytest --co` collects with `args` (--strict-markers)."""
+  done = subprocess.run(
+      [sys.executable, "-m", "pytest", "--strict-markers", "--co", "-q",
+       "-p", "no:cacheprovider", *map(str, args)],
+      capture_output=True, text=True, timeout=300, cwd=TESTS.parent)
+  assert done.returncode == 0, done.stdout + done.stderr
+  return [line for line in done.stdout.splitlines() if "::" in line]
+
+
 def collected(*files):
   """{"slow": ids, "not slow": ids}: the test ids pytest collects from
   `files` under each marker expression, with --strict-markers."""
-  selected = {}
-  for expression in ("slow", "not slow"):
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "--strict-markers", "--co", "-q",
-         "-p", "no:cacheprovider", "-m", expression, *map(str, files)],
-        capture_output=True, text=True, timeout=300, cwd=TESTS.parent)
-    assert done.returncode == 0, done.stdout + done.stderr
-    selected[expression] = [line for line in done.stdout.splitlines()
-                            if "::" in line]
-  return selected
+  return {expression: collected_ids("-m", expression, *files)
+          for expression in ("slow", "not slow")}
 
 
 def test_strict_markers_selects_the_slow_tests():
@@ -79,12 +81,7 @@ def test_every_rule_beyond_the_core_marks_a_test():
   """A rule of SLOW_BEYOND_THE_CORE that matches no test id (a test
   renamed or removed) would leave its tests in the fast loop unnoticed."""
   from tests import conftest  # pylint: disable=import-outside-toplevel
-  done = subprocess.run(
-      [sys.executable, "-m", "pytest", "--co", "-q", "-p", "no:cacheprovider",
-       str(TESTS)], capture_output=True, text=True, timeout=300,
-      cwd=TESTS.parent)
-  assert done.returncode == 0, done.stdout + done.stderr
-  ids = [line for line in done.stdout.splitlines() if "::" in line]
+  ids = collected_ids(TESTS)
   for reason, pattern in conftest.SLOW_BEYOND_THE_CORE.items():
     for alternative in pattern.split("|"):
       assert any(re.search(alternative, i) for i in ids), (reason, alternative)
