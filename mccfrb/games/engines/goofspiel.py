@@ -129,7 +129,11 @@ _KEY_SEED = ((0x0A4093822299F31D, 0x082EFA98EC4E6C89),
 # that may raise. Hence every helper below takes scalars and is inlined:
 # as LLVM instructions (the @intrinsic ones, and common.py's hash_step),
 # which numba does not type again in every kernel that plays the engine
-# (first-use compile time), or with inline="always".
+# (first-use compile time), or with inline="always". The protocol functions
+# themselves take the arrays params and state: compiled with _nrt=False
+# (none of them allocates) they count no references, where numba's code
+# made four out-of-line NRT_incref/NRT_decref calls per call, even on a
+# kernel's borrowed arrays (whose counts are null: the call only tests it).
 
 
 @intrinsic
@@ -216,7 +220,7 @@ def _root_hashes(imp, full):
   return pub_a, pub_b, a, b, a, b
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def reset(params, state):
   """The initial state, in place."""
   n = params[P_NUM_CARDS]
@@ -242,13 +246,13 @@ def reset(params, state):
     state[S_PLAYER] = 0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def player(params, state):  # pylint: disable=unused-argument
   """The acting player (0, 1), CHANCE or TERMINAL."""
   return state[S_PLAYER]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def num_moves(params, state):  # pylint: disable=unused-argument
   """Legal bids at a decision, undealt cards at chance, 0 at terminals."""
   p = state[S_PLAYER]
@@ -257,7 +261,7 @@ def num_moves(params, state):  # pylint: disable=unused-argument
   return _popcount(state[S_DECK if p == CHANCE else S_HANDS + p])
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def move_action(params, state, j):  # pylint: disable=unused-argument
   """OpenSpiel's action of move j: the j-th lowest card of the mover's hand
   (or of the undealt point cards at chance), 0-based."""
@@ -265,13 +269,13 @@ def move_action(params, state, j):  # pylint: disable=unused-argument
   return np.int64(_select(state[S_DECK if p == CHANCE else S_HANDS + p], j))
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def chance_prob(params, state, j):  # pylint: disable=unused-argument
   """Probability of chance outcome j: uniform over the undealt cards."""
   return 1.0 / _popcount(state[S_DECK])
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def apply(params, state, j):
   """Plays move j in place (and the forced last round after the
   second-to-last)."""
@@ -338,7 +342,7 @@ def apply(params, state, j):
     state[S_HANDS + 1] = 0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def terminal_value(params, state, j):
   """(True, player 0's return) when move j ends the game (player 1's bid in
   the second-to-last round: that round and the forced last one resolve),
@@ -374,7 +378,7 @@ def terminal_value(params, state, j):
   return True, points0 - (points0 + points1) / 2.0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def returns0(params, state):
   """Player 0's return at a terminal."""
   p0 = state[S_POINTS]
@@ -388,7 +392,7 @@ def returns0(params, state):
   return p0 - (p0 + p1) / 2.0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def infoset_hash(params, state, p):  # pylint: disable=unused-argument
   """(uint64, uint64): the key of player p's information state string."""
   cp = state[S_PLAYER]
@@ -403,7 +407,7 @@ def infoset_hash(params, state, p):  # pylint: disable=unused-argument
   return a, b
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def public_hash(params, state):
   """(uint64, uint64): the key of the public state: the moves made, the
   point cards and winners, and without imp_info both hands."""
@@ -416,7 +420,7 @@ def public_hash(params, state):
   return a, b
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def situation_hash(params, state):  # pylint: disable=unused-argument
   """(uint64, uint64): the key of the situation, what the rest of the game
   depends on: the acting player, the point card on the table, player 0's
