@@ -241,7 +241,7 @@ def test_the_protocol_functions_count_no_references(tmp_path):
   """goofspiel's protocol functions (compiled from an empty numba cache, so
   their LLVM IR can be read) make no NRT_incref/NRT_decref call: a kernel
   calls them at every move, and with reference counts each call made four
-  (BUILD_NOTES, "Compiles of the engine kernels")."""
+  (BUILD_NOTES, "Streaming walks and exact CFR on engines")."""
   printed = printed_with_empty_cache(_COUNTED, tmp_path)
   assert len(printed) == 11, printed
   assert all(p.endswith(":0") for p in printed), printed
