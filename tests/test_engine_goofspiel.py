@@ -19,7 +19,6 @@ from mccfrb.games.engines import engine_for
 from mccfrb.games.engines import goofspiel
 from mccfrb.games.engines import protocol
 from mccfrb.games.engines.common import TERMINAL
-from tests.conftest import printed_with_empty_cache
 
 README_GOOFSPIEL5 = ("goofspiel(num_cards=5,imp_info=True,points_order=random,"
                      "returns_type=point_difference)")
@@ -211,37 +210,3 @@ def test_the_checks_catch_wrong_engines_and_trees():
     check.compare_playouts(engine._replace(params=ascending), 5, seed=0)
   with pytest.raises(ValueError, match="max_nodes"):
     check.enumerate_tree(engine, max_nodes=tree.num_nodes - 1)
-
-
-_COUNTED = """
-import re
-import numpy as np
-from mccfrb.games.engines import goofspiel
-from mccfrb.games.engines import engine_for
-import mccfrb
-engine = engine_for(mccfrb.load_game("goofspiel(num_cards=4)"))
-state = np.zeros(engine.state_size, dtype=np.int64)
-params = engine.params
-goofspiel.reset(params, state)
-calls = [(goofspiel.player, ()), (goofspiel.num_moves, ()),
-         (goofspiel.move_action, (0,)), (goofspiel.chance_prob, (0,)),
-         (goofspiel.apply, (0,)), (goofspiel.terminal_value, (0,)),
-         (goofspiel.returns0, ()), (goofspiel.infoset_hash, (0,)),
-         (goofspiel.public_hash, ()), (goofspiel.situation_hash, ()),
-         (goofspiel.reset, ())]
-for f, extra in calls:
-  f(params, state, *extra)
-  ir = f.inspect_llvm(f.signatures[0])
-  counted = re.findall(r"call void @NRT_(?:incref|decref)", ir)
-  print(f.__name__ + ":" + str(len(counted)))
-"""
-
-
-def test_the_protocol_functions_count_no_references(tmp_path):
-  """goofspiel's protocol functions (compiled from an empty numba cache, so
-  their LLVM IR can be read) make no NRT_incref/NRT_decref call: a kernel
-  calls them at every move, and with reference counts each call made four
-  (BUILD_NOTES, "Streaming walks and exact CFR on engines")."""
-  printed = printed_with_empty_cache(_COUNTED, tmp_path)
-  assert len(printed) == 11, printed
-  assert all(p.endswith(":0") for p in printed), printed

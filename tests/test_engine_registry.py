@@ -14,6 +14,7 @@ import mccfrb
 from mccfrb.games import engines
 from mccfrb.games.engines import protocol
 from mccfrb.games.engines import registry
+from tests.conftest import printed_with_empty_cache
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -51,6 +52,58 @@ def test_engine_for_plays_each_registered_game_under_its_code(name):
 
 def test_a_game_without_an_engine_has_none():
   assert engines.engine_for(mccfrb.load_game("kuhn_poker")) is None
+
+
+_COUNTED = """
+import re
+import numpy as np
+import numba
+import mccfrb
+from mccfrb.games import engines
+from mccfrb.games.engines import common, compiled, registry
+for entry in registry.ENGINES:
+  if entry.plays_a_game:
+    engine = engines.engine_for(mccfrb.load_game(entry.name))
+  else:
+    tree = mccfrb.compile_tree("kuhn_poker")
+    engine = compiled.make_engine(
+        tree, None, mccfrb.public_states(tree, game="kuhn_poker"))
+  module = registry.module(entry)
+  params, state = engine.params, np.zeros(engine.state_size, dtype=np.int64)
+  module.reset(params, state)
+  for name, extra in (("player", ()), ("num_moves", ()), ("move_action", (0,)),
+                      ("chance_prob", (0,)), ("terminal_value", (0,)),
+                      ("returns0", ()), ("infoset_hash", (0,)),
+                      ("public_hash", ()), ("situation_hash", ()),
+                      ("apply", (0,)), ("reset", ())):
+    getattr(module, name)(params, state, *extra)
+# Every function these calls compiled that is not inlined: the protocol
+# functions and the helpers they call out of line (their IR holds them).
+for module in [common] + [registry.module(e) for e in registry.ENGINES]:
+  for name, f in sorted(vars(module).items()):
+    if (isinstance(f, numba.core.registry.CPUDispatcher)
+        and f.py_func.__module__ == module.__name__ and f.signatures
+        and f.targetoptions.get("inline", "never") == "never"):
+      ir = f.inspect_llvm(f.signatures[0])
+      counted = re.findall(r"call void @NRT_(?:incref|decref)", ir)
+      print(f"{module.__name__}.{name}:{len(counted)}")
+"""
+
+
+def test_every_engines_protocol_functions_count_no_references(tmp_path):
+  """Every engine's protocol functions, and the helpers they call out of
+  line (compiled from an empty numba cache, so that their LLVM IR can be
+  read), make no NRT_incref/NRT_decref call: a kernel calls them at every
+  move, and with reference counts each call made four, out of line, even
+  on borrowed arrays (common.engine_function; BUILD_NOTES, "Streaming
+  walks and exact CFR on engines")."""
+  printed = printed_with_empty_cache(_COUNTED, tmp_path)
+  functions = {p.rsplit(":", 1)[0] for p in printed}
+  for entry in registry.ENGINES:
+    module = registry.module(entry).__name__
+    assert {f"{module}.{name}" for name in ("reset", "apply", "player",
+                                           "infoset_hash")} <= functions
+  assert all(p.endswith(":0") for p in printed), printed
 
 
 def _spellings(names):

@@ -24,6 +24,11 @@ tables or a hash set is short of room (the Python side grows it and calls
 again). Children are played on a scratch state and stored only if they
 are not terminal.
 
+The frame's pieces that are calls of their own (`_expand`, `_group`,
+`_enter`, `_combine`: a call each per frame, with the walk's arrays)
+allocate nothing and are compiled with `_nrt=False`: numba's code counted
+references for each array they take, an out-of-line call per count.
+
 Threads: `walk` can stop (SPLIT) at a frame about to walk its groups;
 other walks (workers, on Python threads: the kernels release the GIL)
 then walk the groups, each seeded with one group's histories
@@ -390,7 +395,7 @@ def _histories(frames, d):
           frames[d - 1, F_CFLOAT], frames[d - 1, F_CINT])
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _expand(code, params, mode, p, level, utility_sum, own_weight, prune,
             max_moves, d, wk):
   """`_enter`'s children of frame d (laid out by `_layout`): each child's
@@ -499,7 +504,7 @@ def _leaf_values(mode, p, utility_sum, u0, floats, at):
     floats[at] = u0 if p == 0 else utility_sum - u0
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _group(mc, order, gid, gst, tsize, wk):
   """`_enter`'s groups of the frame's non-terminal children by public key
   (ints[gid + c] = -1 for the others): ints[order + ...] lists them group
@@ -814,7 +819,7 @@ def _register_public(code, params, state, ctl, pub):
     s = (s + 1) & pmask
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _enter(code, params, mode, p, level, flush, big_t, utility_sum,
            own_weight, prune, insert, max_moves, d, wk, tab, dec):
   """Expands frame d: its layout in the arenas (`_layout`), the acting
@@ -857,7 +862,7 @@ def _enter(code, params, mode, p, level, flush, big_t, utility_sum,
   return DONE
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _combine(code, params, mode, p, level, weight, own_weight, max_moves, d,
              wk, tab, dec):
   """The values of frame d's histories from their children's (written into

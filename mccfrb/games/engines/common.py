@@ -19,6 +19,15 @@ _M2 = np.uint64(0x94D049BB133111EB)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
+# The decorator of every engine's protocol functions and of the helpers they
+# call out of line (not inlined): they take the arrays params and state (or
+# words), and numba's code made four out-of-line NRT_incref/NRT_decref calls
+# a call for them, even on a kernel's borrowed arrays (whose counts are
+# null: each call only tests that). Compiled with _nrt=False they count no
+# references; such a function must not allocate (numba refuses to compile
+# one that does). BUILD_NOTES, "Streaming walks and exact CFR on engines".
+engine_function = njit(cache=True, _nrt=False)
+
 # mix64 and hash_step are LLVM intrinsics, not inlined numba functions: an
 # engine calls hash_step up to ten times in one move, and each numba inline
 # is typed again in every kernel that plays the engine (first-use compile
@@ -74,7 +83,7 @@ def hash_step(typingctx, h, value):  # pylint: disable=unused-argument
   return types.uint64(h, value), codegen
 
 
-@njit(cache=True)
+@engine_function
 def hash_words(words, count, seed):
   """(uint64, uint64): two independent 64-bit hashes of words[:count], never
   (0, 0); engines without incremental hashes call this on an exact
@@ -89,7 +98,7 @@ def hash_words(words, count, seed):
   return a, b
 
 
-@njit(cache=True)
+@engine_function
 def hash_range(words, start, stop, a, b):
   """The running pair (a, b) (`hash_words`' two streams) extended by
   words[start:stop]; an engine's `situation_hash` folds state words so."""

@@ -32,6 +32,7 @@ from numba.extending import intrinsic
 from mccfrb.games.engines import registry
 from mccfrb.games.engines.common import CHANCE
 from mccfrb.games.engines.common import Engine
+from mccfrb.games.engines.common import engine_function
 from mccfrb.games.engines.common import TERMINAL
 
 NAME = "tree"
@@ -63,12 +64,12 @@ def _column(params, column, n):
   return params[H_SIZE + column * params[0] + n]
 
 
-@njit(cache=True)
+@engine_function
 def reset(params, state):  # pylint: disable=unused-argument
   state[0] = 0
 
 
-@njit(cache=True)
+@engine_function
 def player(params, state):
   n = state[0]
   kind = _column(params, KIND, n)
@@ -79,28 +80,28 @@ def player(params, state):
   return _column(params, PLAYER, n)
 
 
-@njit(cache=True)
+@engine_function
 def num_moves(params, state):
   return _column(params, NUM_CHILDREN, state[0])
 
 
-@njit(cache=True)
+@engine_function
 def move_action(params, state, j):
   return _column(params, ACTION, _column(params, CHILD_START, state[0]) + j)
 
 
-@njit(cache=True)
+@engine_function
 def chance_prob(params, state, j):
   return _as_float(_column(params, PROB,
                            _column(params, CHILD_START, state[0]) + j))
 
 
-@njit(cache=True)
+@engine_function
 def apply(params, state, j):
   state[0] = _column(params, CHILD_START, state[0]) + j
 
 
-@njit(cache=True)
+@engine_function
 def terminal_value(params, state, j):
   """(True, the child's utility) when child j is terminal, else (False,
   0.0)."""
@@ -110,23 +111,23 @@ def terminal_value(params, state, j):
   return False, 0.0
 
 
-@njit(cache=True)
+@engine_function
 def returns0(params, state):
   return _as_float(_column(params, UTILITY, state[0]))
 
 
-@njit(cache=True)
+@engine_function
 def infoset_hash(params, state, p):  # pylint: disable=unused-argument
   """The infoset id + 1 (never 0, which marks an empty hash slot)."""
   return np.uint64(_column(params, INFOSET, state[0]) + 1), np.uint64(0)
 
 
-@njit(cache=True)
+@engine_function
 def public_hash(params, state):
   return np.uint64(_column(params, PUBLIC, state[0]) + 1), np.uint64(0)
 
 
-@njit(cache=True)
+@engine_function
 def situation_hash(params, state):
   """The node's situation id + 1 (games/keys.py)."""
   return np.uint64(_column(params, SITUATION, state[0]) + 1), np.uint64(0)

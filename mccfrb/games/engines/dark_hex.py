@@ -69,6 +69,7 @@ from numba import njit
 from mccfrb.games.engines import registry
 from mccfrb.games.engines.common import Engine
 from mccfrb.games.engines.common import TERMINAL
+from mccfrb.games.engines.common import engine_function
 from mccfrb.games.engines.common import hash_range
 from mccfrb.games.engines.common import hash_step
 from mccfrb.games.engines.common import mix64
@@ -161,7 +162,7 @@ def _cell(params, state, p, j):
   return np.int64(-1)
 
 
-@njit(cache=True)
+@engine_function
 def reset(params, state):
   """The initial state, in place."""
   n = params[P_CELLS]
@@ -186,13 +187,13 @@ def reset(params, state):
     state[view + words + w] = tried
 
 
-@njit(cache=True)
+@engine_function
 def player(params, state):  # pylint: disable=unused-argument
   """The acting player (0, 1) or TERMINAL."""
   return state[S_PLAYER]
 
 
-@njit(cache=True)
+@engine_function
 def num_moves(params, state):  # pylint: disable=unused-argument
   """The cells the mover has not tried, 0 at terminals."""
   p = state[S_PLAYER]
@@ -201,19 +202,19 @@ def num_moves(params, state):  # pylint: disable=unused-argument
   return state[S_LEGAL + p]
 
 
-@njit(cache=True)
+@engine_function
 def move_action(params, state, j):
   """OpenSpiel's action of move j: the j-th untried cell of the mover."""
   return _cell(params, state, state[S_PLAYER], j)
 
 
-@njit(cache=True)
+@engine_function
 def chance_prob(params, state, j):  # pylint: disable=unused-argument
   """Dark hex has no chance nodes."""
   return 0.0
 
 
-@njit(cache=True)
+@engine_function
 def apply(params, state, j):
   """Plays move j (a try of the mover's j-th untried cell) in place."""
   n = params[P_CELLS]
@@ -261,7 +262,7 @@ def apply(params, state, j):
     state[k + 1] = np.int64(hash_step(np.uint64(state[k + 1]), _SALT))
 
 
-@njit(cache=True)
+@engine_function
 def terminal_value(params, state, j):
   """(True, player 0's return) when move j ends the game (a stone that
   connects both of the mover's edges), without playing it; else
@@ -278,13 +279,13 @@ def terminal_value(params, state, j):
   return False, 0.0
 
 
-@njit(cache=True)
+@engine_function
 def returns0(params, state):  # pylint: disable=unused-argument
   """Player 0's return at a terminal."""
   return np.float64(state[S_RESULT])
 
 
-@njit(cache=True)
+@engine_function
 def infoset_hash(params, state, p):  # pylint: disable=unused-argument
   """(uint64, uint64): the key of player p's information state string."""
   w = state[S_MOVES] * 2 + p
@@ -295,7 +296,7 @@ def infoset_hash(params, state, p):  # pylint: disable=unused-argument
   return a, b
 
 
-@njit(cache=True)
+@engine_function
 def public_hash(params, state):  # pylint: disable=unused-argument
   """(uint64, uint64): the key of the public state: the acting player and
   the number of moves."""
@@ -307,7 +308,7 @@ def public_hash(params, state):  # pylint: disable=unused-argument
   return a, b
 
 
-@njit(cache=True)
+@engine_function
 def situation_hash(params, state):
   """(uint64, uint64): the key of the situation: the acting player (or
   terminal), OpenSpiel's state of every cell and both players' views (a

@@ -71,6 +71,7 @@ from mccfrb.games.engines import registry
 from mccfrb.games.engines.common import CHANCE
 from mccfrb.games.engines.common import Engine
 from mccfrb.games.engines.common import TERMINAL
+from mccfrb.games.engines.common import engine_function
 from mccfrb.games.engines.common import hash_step
 from mccfrb.games.engines.common import mix64
 
@@ -130,10 +131,8 @@ _KEY_SEED = ((0x0A4093822299F31D, 0x082EFA98EC4E6C89),
 # as LLVM instructions (the @intrinsic ones, and common.py's hash_step),
 # which numba does not type again in every kernel that plays the engine
 # (first-use compile time), or with inline="always". The protocol functions
-# themselves take the arrays params and state: compiled with _nrt=False
-# (none of them allocates) they count no references, where numba's code
-# made four out-of-line NRT_incref/NRT_decref calls per call, even on a
-# kernel's borrowed arrays (whose counts are null: the call only tests it).
+# themselves take the arrays params and state, and count no references
+# (common.engine_function).
 
 
 @intrinsic
@@ -220,7 +219,7 @@ def _root_hashes(imp, full):
   return pub_a, pub_b, a, b, a, b
 
 
-@njit(cache=True, _nrt=False)
+@engine_function
 def reset(params, state):
   """The initial state, in place."""
   n = params[P_NUM_CARDS]
@@ -246,13 +245,13 @@ def reset(params, state):
     state[S_PLAYER] = 0
 
 
-@njit(cache=True, _nrt=False)
+@engine_function
 def player(params, state):  # pylint: disable=unused-argument
   """The acting player (0, 1), CHANCE or TERMINAL."""
   return state[S_PLAYER]
 
 
-@njit(cache=True, _nrt=False)
+@engine_function
 def num_moves(params, state):  # pylint: disable=unused-argument
   """Legal bids at a decision, undealt cards at chance, 0 at terminals."""
   p = state[S_PLAYER]
@@ -261,7 +260,7 @@ def num_moves(params, state):  # pylint: disable=unused-argument
   return _popcount(state[S_DECK if p == CHANCE else S_HANDS + p])
 
 
-@njit(cache=True, _nrt=False)
+@engine_function
 def move_action(params, state, j):  # pylint: disable=unused-argument
   """OpenSpiel's action of move j: the j-th lowest card of the mover's hand
   (or of the undealt point cards at chance), 0-based."""
@@ -269,13 +268,13 @@ def move_action(params, state, j):  # pylint: disable=unused-argument
   return np.int64(_select(state[S_DECK if p == CHANCE else S_HANDS + p], j))
 
 
-@njit(cache=True, _nrt=False)
+@engine_function
 def chance_prob(params, state, j):  # pylint: disable=unused-argument
   """Probability of chance outcome j: uniform over the undealt cards."""
   return 1.0 / _popcount(state[S_DECK])
 
 
-@njit(cache=True, _nrt=False)
+@engine_function
 def apply(params, state, j):
   """Plays move j in place (and the forced last round after the
   second-to-last)."""
@@ -342,7 +341,7 @@ def apply(params, state, j):
     state[S_HANDS + 1] = 0
 
 
-@njit(cache=True, _nrt=False)
+@engine_function
 def terminal_value(params, state, j):
   """(True, player 0's return) when move j ends the game (player 1's bid in
   the second-to-last round: that round and the forced last one resolve),
@@ -378,7 +377,7 @@ def terminal_value(params, state, j):
   return True, points0 - (points0 + points1) / 2.0
 
 
-@njit(cache=True, _nrt=False)
+@engine_function
 def returns0(params, state):
   """Player 0's return at a terminal."""
   p0 = state[S_POINTS]
@@ -392,7 +391,7 @@ def returns0(params, state):
   return p0 - (p0 + p1) / 2.0
 
 
-@njit(cache=True, _nrt=False)
+@engine_function
 def infoset_hash(params, state, p):  # pylint: disable=unused-argument
   """(uint64, uint64): the key of player p's information state string."""
   cp = state[S_PLAYER]
@@ -407,7 +406,7 @@ def infoset_hash(params, state, p):  # pylint: disable=unused-argument
   return a, b
 
 
-@njit(cache=True, _nrt=False)
+@engine_function
 def public_hash(params, state):
   """(uint64, uint64): the key of the public state: the moves made, the
   point cards and winners, and without imp_info both hands."""
@@ -420,7 +419,7 @@ def public_hash(params, state):
   return a, b
 
 
-@njit(cache=True, _nrt=False)
+@engine_function
 def situation_hash(params, state):  # pylint: disable=unused-argument
   """(uint64, uint64): the key of the situation, what the rest of the game
   depends on: the acting player, the point card on the table, player 0's

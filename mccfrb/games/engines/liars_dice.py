@@ -46,6 +46,7 @@ from mccfrb.games.engines import registry
 from mccfrb.games.engines.common import CHANCE
 from mccfrb.games.engines.common import TERMINAL
 from mccfrb.games.engines.common import Engine
+from mccfrb.games.engines.common import engine_function
 from mccfrb.games.engines.common import hash_range
 from mccfrb.games.engines.common import hash_step
 
@@ -105,7 +106,7 @@ def _step2(a, b, word):
   return hash_step(a, word), hash_step(b, word ^ _SALT)
 
 
-@njit(cache=True)
+@engine_function
 def _hash_dice(params, state, p):
   """(uint64, uint64): the hash of player p's dice as OpenSpiel prints them
   (their digits in the order stored, "-1" per unrolled die) and END."""
@@ -128,7 +129,7 @@ def _hash_dice(params, state, p):
   return _step2(a, b, END)
 
 
-@njit(cache=True)
+@engine_function
 def reset(params, state):
   """The initial state (the first roll of player 0's first die), in place."""
   state[STEP] = 0
@@ -144,13 +145,13 @@ def reset(params, state):
     state[DICE + k] = -1
 
 
-@njit(cache=True)
+@engine_function
 def player(params, state):  # pylint: disable=unused-argument
   """The acting player (0 or 1), CHANCE or TERMINAL."""
   return state[PLAYER]
 
 
-@njit(cache=True)
+@engine_function
 def num_moves(params, state):
   """dice_sides at chance; the bids above the current one (and "Liar" once
   a bid was made) at a decision; 0 at a terminal."""
@@ -165,7 +166,7 @@ def num_moves(params, state):
   return params[P_LIAR] - bid
 
 
-@njit(cache=True)
+@engine_function
 def move_action(params, state, j):  # pylint: disable=unused-argument
   """OpenSpiel's action id of move j: the outcome j (face j + 1) at chance,
   the bid current + 1 + j (LIAR for "Liar") at a decision."""
@@ -174,13 +175,13 @@ def move_action(params, state, j):  # pylint: disable=unused-argument
   return state[BID] + 1 + j
 
 
-@njit(cache=True)
+@engine_function
 def chance_prob(params, state, j):  # pylint: disable=unused-argument
   """1 / dice_sides: every face of a die is equally likely."""
   return 1.0 / params[P_SIDES]
 
 
-@njit(cache=True)
+@engine_function
 def _end_deal(params, state):
   """Sorts each player's dice (insertion sort, in place) and starts the
   infoset hashes from them."""
@@ -199,7 +200,7 @@ def _end_deal(params, state):
     state[HASH + 2 * p + 1] = _to_int(b)
 
 
-@njit(cache=True)
+@engine_function
 def _resolve(params, state, caller):
   """RETURN0 once `caller` called "Liar" on the current bid."""
   bid = state[BID]
@@ -220,7 +221,7 @@ def _resolve(params, state, caller):
   state[RETURN0] = 1 if winner == 0 else -1
 
 
-@njit(cache=True)
+@engine_function
 def apply(params, state, j):
   """Plays move j (a roll at chance, a bid or "Liar" at a decision), in
   place."""
@@ -256,20 +257,20 @@ def apply(params, state, j):
     state[PLAYER] = 1 - who
 
 
-@njit(cache=True)
+@engine_function
 def terminal_value(params, state, j):  # pylint: disable=unused-argument
   """(False, 0.0): the walk plays the move to learn whether it ends the
   game (see `protocol.terminal_value`)."""
   return False, 0.0
 
 
-@njit(cache=True)
+@engine_function
 def returns0(params, state):  # pylint: disable=unused-argument
   """Player 0's return at a terminal: +1 if player 0 won the call, -1."""
   return np.float64(state[RETURN0])
 
 
-@njit(cache=True)
+@engine_function
 def infoset_hash(params, state, p):
   """(uint64, uint64): the key of `information_state_string(p)` (read from
   the state once the deal is over; hashed from the dice during it)."""
@@ -283,14 +284,14 @@ def infoset_hash(params, state, p):
   return a, b
 
 
-@njit(cache=True)
+@engine_function
 def public_hash(params, state):  # pylint: disable=unused-argument
   """(uint64, uint64): the key of the public state: the number of rolls so
   far during the deal, the bid sequence after it."""
   return _to_uint(state[PUBLIC]), _to_uint(state[PUBLIC + 1])
 
 
-@njit(cache=True)
+@engine_function
 def situation_hash(params, state):
   """(uint64, uint64): the key of the situation: the dice (as rolled so far
   during the deal, sorted after it), the current bid, its bidder and the

@@ -65,6 +65,7 @@ from numba import njit
 from mccfrb.games.engines import registry
 from mccfrb.games.engines.common import Engine
 from mccfrb.games.engines.common import TERMINAL
+from mccfrb.games.engines.common import engine_function
 from mccfrb.games.engines.common import mix64
 
 NAME = "phantom_ttt"
@@ -109,20 +110,20 @@ def _has_line(m):
           or (m & 0x111) == 0x111 or (m & 0x54) == 0x54)
 
 
-@njit(cache=True)
+@engine_function
 def reset(params, state):  # pylint: disable=unused-argument
   """The empty board, player 0 to move, in place."""
   for k in range(STATE_SIZE):
     state[k] = 0
 
 
-@njit(cache=True)
+@engine_function
 def player(params, state):  # pylint: disable=unused-argument
   """The acting player (0 or 1) or TERMINAL."""
   return state[PLAYER]
 
 
-@njit(cache=True)
+@engine_function
 def num_moves(params, state):  # pylint: disable=unused-argument
   """The cells still empty in the mover's view (0 at a terminal)."""
   p = state[PLAYER]
@@ -136,7 +137,7 @@ def num_moves(params, state):  # pylint: disable=unused-argument
   return count
 
 
-@njit(cache=True)
+@engine_function
 def move_action(params, state, j):  # pylint: disable=unused-argument
   """The cell of move j: the j-th cell empty in the mover's view."""
   tried = state[VIEW + state[PLAYER]]
@@ -148,7 +149,7 @@ def move_action(params, state, j):  # pylint: disable=unused-argument
   return -1
 
 
-@njit(cache=True)
+@engine_function
 def chance_prob(params, state, j):  # pylint: disable=unused-argument
   """No chance nodes: never called by a walk."""
   return 0.0
@@ -163,7 +164,7 @@ def _push(state, p, token):
   state[NTOK + p] = n + 1
 
 
-@njit(cache=True)
+@engine_function
 def apply(params, state, j):
   """Plays move j (the j-th cell empty in the mover's view), in place."""
   p = state[PLAYER]
@@ -194,19 +195,19 @@ def apply(params, state, j):
     _push(state, 1 - p, UNKNOWN)
 
 
-@njit(cache=True)
+@engine_function
 def terminal_value(params, state, j):  # pylint: disable=unused-argument
   """(False, 0.0): the walk plays the move (see `protocol`)."""
   return False, 0.0
 
 
-@njit(cache=True)
+@engine_function
 def returns0(params, state):  # pylint: disable=unused-argument
   """Player 0's return: +1 for x's line, -1 for o's, 0 on a full board."""
   return np.float64(state[RETURN0])
 
 
-@njit(cache=True)
+@engine_function
 def infoset_hash(params, state, p):  # pylint: disable=unused-argument
   """(uint64, uint64): player p's token sequence, packed exactly, each word
   through `mix64` (a bijection; the second word is never 0)."""
@@ -215,7 +216,7 @@ def infoset_hash(params, state, p):  # pylint: disable=unused-argument
   return mix64(a), mix64(b)
 
 
-@njit(cache=True)
+@engine_function
 def public_hash(params, state):
   """(uint64, uint64): the public state (see the module docstring): the
   number of moves (abrupt), the movers so far (classical,
@@ -232,7 +233,7 @@ def public_hash(params, state):
           mix64(np.uint64(tag)))
 
 
-@njit(cache=True)
+@engine_function
 def situation_hash(params, state):  # pylint: disable=unused-argument
   """(uint64, uint64): the key of the situation, packed exactly: both
   players' marks on the board, both views (a player's legal moves are the

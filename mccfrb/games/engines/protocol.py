@@ -68,7 +68,8 @@ gives its OpenSpiel action id.
                                             kernels/baselines.py)
 
 To add an engine for a game: write a module in `mccfrb/games/engines/` with
-the eleven functions (njit, cache=True, not inlined, no globals but
+the eleven functions (decorated `@common.engine_function`: njit, cached,
+not inlined, no reference counts, so no allocation; no globals but
 constants), its `NAME`, `CODE = registry.code(NAME)` and a
 `make_engine(game)` that returns its `Engine`, and add its line to
 `registry.ENGINES`; the codes, the constants below, `MODULES` and
