@@ -16,6 +16,7 @@ import pytest
 from experiments import common
 from mccfrb.experiment import lock
 from mccfrb.experiment import sweep
+from mccfrb.experiment import workers
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SWEEP = ["--games=kuhn_poker", "--algorithms=os", "--seeds=2",
@@ -208,13 +209,13 @@ def test_pool_workers_ignore_ctrl_c_before_their_imports():
   that ignores SIGINT runs only after the imports). The workers must
   ignore it as soon as they exist, and the caller's handler come back."""
   before = signal.getsignal(signal.SIGINT)
-  pool = sweep.start_pool(2)
+  started = workers.start(sweep.run_task, 2)
   try:
     # At once: the workers are still starting (importing mccfrb takes
     # seconds), so only an inherited disposition can be seen here.
-    for worker in pool._pool:  # pylint: disable=protected-access
-      assert signal.SIGINT in _ignored_signals(worker.pid)
+    for worker in started:
+      assert signal.SIGINT in _ignored_signals(worker.process.pid)
   finally:
-    pool.terminate()
-    pool.join()
+    for worker in started:
+      worker.stop(kill=True)
   assert signal.getsignal(signal.SIGINT) is before

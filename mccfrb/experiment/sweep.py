@@ -17,11 +17,8 @@ import functools
 import io
 import json
 import math
-import multiprocessing
 import os
 import shutil
-import signal
-import threading
 import time
 from typing import NamedTuple, Optional
 
@@ -37,6 +34,7 @@ from mccfrb.experiment import lock as lock_lib
 from mccfrb.tables import policy as policy_lib
 from mccfrb.experiment import registry
 from mccfrb.experiment import time_left
+from mccfrb.experiment import workers
 from mccfrb.games import tree as tree_lib
 from mccfrb.games import tree_size
 
@@ -463,12 +461,6 @@ def _damage(df, task, extra):
   return None
 
 
-def _ignore_sigint():
-  """Worker initializer: Ctrl-C (sent to the whole process group) is the
-  parent's to handle; it terminates the workers."""
-  signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
 def _run_timed(task):
   """(rows of `run_task(task)`, the seconds it took)."""
   tic = time.perf_counter()
@@ -476,52 +468,16 @@ def _run_timed(task):
   return rows, time.perf_counter() - tic
 
 
-def _run_indexed(item):
-  index, task = item
-  return (index, *_run_timed(task))
-
-
-def start_pool(jobs):
-  """A pool of `jobs` spawned worker processes that ignore Ctrl-C from
-  their first instruction.
-
-  The workers inherit NUMBA_NUM_THREADS=1 when they are spawned; the
-  caller's value is restored at once (numba refuses to see it change once
-  its threads run). SIGINT is ignored in this process while the workers
-  start, so that they inherit the ignored signal through exec: Python
-  then installs no KeyboardInterrupt handler in them, and a Ctrl-C while
-  a worker still imports its modules does not print that worker's
-  traceback (the initializer alone runs only after those imports). A
-  Ctrl-C in that short window is lost; outside the main thread, where
-  signals cannot be set, the initializer is all there is.
-  """
-  context = multiprocessing.get_context("spawn")
-  previous = os.environ.get("NUMBA_NUM_THREADS")
-  os.environ["NUMBA_NUM_THREADS"] = "1"
-  main = threading.current_thread() is threading.main_thread()
-  handler = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
-  try:
-    return context.Pool(jobs, initializer=_ignore_sigint)
-  finally:
-    if main:
-      signal.signal(signal.SIGINT,
-                    signal.SIG_DFL if handler is None else handler)
-    if previous is None:
-      del os.environ["NUMBA_NUM_THREADS"]
-    else:
-      os.environ["NUMBA_NUM_THREADS"] = previous
-
-
 def _run_local(items, jobs, on_done):
   if jobs == 1:
     for index, task in items:
       on_done(index, *_run_timed(task))
     return
-  # Pool.__exit__ terminates the workers, also on KeyboardInterrupt, so an
-  # interrupted sweep does not wait for the runs in progress.
-  with start_pool(jobs) as pool:
-    for index, rows, seconds in pool.imap_unordered(_run_indexed, items):
-      on_done(index, rows, seconds)
+  # The workers are killed at once on an exception (KeyboardInterrupt
+  # included), so an interrupted sweep does not wait for the runs in
+  # progress.
+  workers.run(_run_timed, items, jobs,
+              lambda index, result: on_done(index, *result))
 
 
 def _run_ray(items, jobs, ray_address, on_done):
@@ -575,7 +531,7 @@ def run_sweep(tasks, jobs=1, backend="local", ray_address=None,
     store: optional `RunStore` of these tasks: each finished task's rows are
       written to it at once, tasks it already holds are skipped, and the
       rows returned are those stored (read back). A KeyboardInterrupt ends
-      the sweep (worker processes are terminated, Ray tasks cancelled) and
+      the sweep (worker processes are killed, Ray tasks cancelled) and
       propagates; the store keeps what finished.
   """
   if store is not None and store.tasks != list(tasks):
