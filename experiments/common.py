@@ -128,9 +128,10 @@ def open_runs(out_dir, name, tasks, outputs, extra=None):
 
 
 class ExitOnFault:
-  """`with ExitOnFault(program, store):` turns Ctrl-C, and an OSError (a
-  full disk, a folder removed), into one line on standard error saying
-  what went wrong and what `store` (if not None) kept, and exit status 130
+  """`with ExitOnFault(program, store):` turns Ctrl-C, an OSError (a full
+  disk, a folder removed) and a worker process that died (`WorkerDied`:
+  killed, or out of memory) into one line on standard error saying what
+  went wrong and what `store` (if not None) kept, and exit status 130
   (Ctrl-C) or 1."""
 
   def __init__(self, program, store):
@@ -141,11 +142,14 @@ class ExitOnFault:
 
   def __exit__(self, kind, value, traceback):
     del traceback
+    from mccfrb.experiment import workers  # pylint: disable=g-import-not-at-top
     if kind is KeyboardInterrupt:
       what, then, status = "interrupted", ": ", 130
     elif kind is not None and issubclass(kind, OSError):
       where = f"cannot write {value.filename}: " if value.filename else ""
       what, then, status = f"error: {where}{value.strerror or value}", "; ", 1
+    elif kind is not None and issubclass(kind, workers.WorkerDied):
+      what, then, status = f"error: {value}", "; ", 1
     else:
       return False
     import sys  # pylint: disable=g-import-not-at-top

@@ -4,10 +4,12 @@ folder, damaged stored runs, a full disk."""
 import io
 import os
 import pathlib
+import re
 import signal
 import subprocess
 import sys
 import textwrap
+import time
 
 import numpy as np
 import pandas as pd
@@ -219,3 +221,54 @@ def test_pool_workers_ignore_ctrl_c_before_their_imports():
     for worker in started:
       worker.stop(kill=True)
   assert signal.getsignal(signal.SIGINT) is before
+
+
+def _spawned_workers(pid):
+  """The pids of the spawned worker processes whose parent is `pid`."""
+  found = []
+  for entry in os.listdir("/proc"):
+    if not entry.isdigit():
+      continue
+    try:
+      with open(f"/proc/{entry}/stat") as f:
+        parent = int(f.read().rsplit(")", 1)[1].split()[1])
+      with open(f"/proc/{entry}/cmdline", "rb") as f:
+        command = f.read()
+    except (OSError, ValueError, IndexError):
+      continue
+    if parent == pid and b"spawn_main" in command:
+      found.append(int(entry))
+  return found
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"),
+                    reason="reads /proc (Linux)")
+def test_a_worker_killed_mid_run_ends_the_sweep_in_one_line(tmp_path):
+  """multiprocessing.Pool waited forever for a dead worker's run."""
+  out = tmp_path / "out"
+  runs = out / "convergence_runs"
+  proc = subprocess.Popen(
+      [sys.executable, "experiments/convergence.py", "--games=leduc_poker",
+       "--algorithms=os", "--seeds=2", "--iterations=100000000",
+       "--num_checkpoints=2", "--evaluator=mccfrb", "--plot=false",
+       "--jobs=2", f"--out_dir={out}"], cwd=ROOT, stdout=subprocess.DEVNULL,
+      stderr=subprocess.PIPE, text=True)
+  try:
+    deadline = time.monotonic() + 300
+    while len(_spawned_workers(proc.pid)) < 2:
+      assert proc.poll() is None and time.monotonic() < deadline
+      time.sleep(0.2)
+    spawned = _spawned_workers(proc.pid)
+    os.kill(spawned[0], signal.SIGKILL)
+    _, stderr = proc.communicate(timeout=120)
+  finally:
+    if proc.poll() is None:
+      _kill(proc)
+  assert proc.returncode == 1
+  assert re.fullmatch(
+      "convergence: error: a worker process was killed by SIGKILL while "
+      r"running os on leduc_poker with seed [01], without its result; kept 0 "
+      f"of 2 runs in {runs}; rerun the same command to finish the other 2\n",
+      stderr), stderr
+  # The other worker was stopped with the sweep, not left running.
+  assert not any(os.path.exists(f"/proc/{pid}") for pid in spawned)

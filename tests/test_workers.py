@@ -49,9 +49,16 @@ def test_an_exception_in_a_worker_is_raised_with_its_traceback(started):
 def test_a_worker_that_dies_ends_the_run_naming_its_item(started):
   """multiprocessing.Pool waits forever for a dead worker's result."""
   with pytest.raises(workers.WorkerDied,
-                     match=r"ended \(exit code 3\) while running item 5"):
+                     match=r"^a worker process ended \(exit code 3\) while "
+                     r"running item 5, without its result$") as info:
     workers.run(os._exit, [(5, 3)], 2, lambda i, r: None)  # pylint: disable=protected-access
+  assert (info.value.index, info.value.exitcode) == (5, 3)
   assert not any(w.process.is_alive() for w in started)
+
+
+def test_a_killed_worker_is_named_by_its_signal():
+  assert workers.ended(-9) == "was killed by SIGKILL"
+  assert workers.ended(1) == "ended (exit code 1)"
 
 
 def test_an_interrupt_kills_the_workers_without_waiting(started):

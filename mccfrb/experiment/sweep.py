@@ -476,8 +476,14 @@ def _run_local(items, jobs, on_done):
   # The workers are killed at once on an exception (KeyboardInterrupt
   # included), so an interrupted sweep does not wait for the runs in
   # progress.
-  workers.run(_run_timed, items, jobs,
-              lambda index, result: on_done(index, *result))
+  try:
+    workers.run(_run_timed, items, jobs,
+                lambda index, result: on_done(index, *result))
+  except workers.WorkerDied as e:
+    task = dict(items)[e.index]
+    raise workers.WorkerDied(
+        e.index, e.exitcode, f"{task.algorithm} on {task.game} with seed "
+        f"{task.seed}") from None
 
 
 def _run_ray(items, jobs, ray_address, on_done):

@@ -33,7 +33,29 @@ class RemoteTraceback(Exception):
 
 
 class WorkerDied(RuntimeError):
-  """A worker process ended without returning its task's result."""
+  """A worker process ended without returning its task's result.
+
+  Attributes:
+    index: the index of the item it was running.
+    exitcode: the process's exit code (negative: the signal that killed
+      it).
+  """
+
+  def __init__(self, index, exitcode, what=None):
+    self.index = index
+    self.exitcode = exitcode
+    super().__init__(f"a worker process {ended(exitcode)} while running "
+                     f"{what or f'item {index}'}, without its result")
+
+
+def ended(exitcode):
+  """How a process with this exit code ended, in words."""
+  if exitcode is not None and exitcode < 0:
+    try:
+      return f"was killed by {signal.Signals(-exitcode).name}"
+    except ValueError:
+      pass
+  return f"ended (exit code {exitcode})"
 
 
 def _serve(conn, function):
@@ -133,9 +155,7 @@ def _answer(worker):
     index, ok, result = worker.conn.recv()
   except (EOFError, OSError):
     worker.process.join(timeout=10)
-    raise WorkerDied(
-        f"a worker process ended (exit code {worker.process.exitcode}) "
-        f"while running item {worker.index}, without its result") from None
+    raise WorkerDied(worker.index, worker.process.exitcode) from None
   worker.index = None
   if not ok:
     error, text = result
