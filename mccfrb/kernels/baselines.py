@@ -295,13 +295,6 @@ def check(name, representation, allowed=None):
                    f"use one of {', '.join(here)}.")
 
 
-def keyed_table(name):
-  """Whether an engine keeps the kind's cells in a second hashed table
-  (keyed by history, situation or public state) rather than in the
-  infoset rows."""
-  return KEYS[BASELINES[name].key].share > 0.0
-
-
 def keyed_share(name, max_memory):
   """The bytes of `max_memory` an engine's second hashed table takes for
   kind `name` (0 without one); the infoset rows take the rest."""

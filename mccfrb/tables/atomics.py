@@ -54,22 +54,6 @@ def atomic_cas(typingctx, array, index, expected, value):  # pylint: disable=unu
 
 
 @intrinsic
-def atomic_read(typingctx, array, index):  # pylint: disable=unused-argument
-  """array[index] (int64, 1-d) read atomically: a load the compiler may not
-  hoist out of a loop that waits for another worker's write."""
-  if not (isinstance(array, types.Array) and array.dtype == types.int64
-          and array.ndim == 1):
-    return None
-  sig = types.int64(array, types.intp)
-
-  def codegen(context, builder, signature, args):
-    ptr = _pointer(context, builder, signature.args[0], args[0], args[1])
-    return builder.load_atomic(ptr, "seq_cst", 8)
-
-  return sig, codegen
-
-
-@intrinsic
 def prefetch(typingctx, array, index):  # pylint: disable=unused-argument
   """Hints that array[index] will be read soon (`llvm.prefetch`, read,
   high locality). `index` may be out of range: nothing is read, and a
