@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import threading
+import traceback
 
 # Three numba threads, set before numba is imported (it cannot change once
 # its threads run), so that the threads=2 and threads=3 tests run on as
@@ -26,13 +27,17 @@ GOOFSPIEL4 = ("goofspiel(num_cards=4,imp_info=True,points_order=random,"
 GAMES = ("kuhn_poker", "leduc_poker", GOOFSPIEL4, "matching_pennies")
 
 
-# The longest a test may run: past it, the test's process prints every
-# thread's stack and exits, so that a hang fails one test (under
+# The longest a test may run: past it, the test's process prints where
+# the test waits and exits, so that a hang fails one test (under
 # pytest-xdist, its worker) instead of stalling the suite. The slowest
 # tests take about a minute on two cores. tests/test_hang.py sets it
 # through the environment.
 TEST_TIMEOUT_SECONDS = float(os.environ.get("MCCFRB_TEST_TIMEOUT_SECONDS",
                                             600))
+# A test that holds the GIL past its timeout (spinning in a numba kernel)
+# stops the Python timer that reports a hang; faulthandler's watchdog, this
+# much later, dumps every thread and exits.
+HANG_BACKSTOP_SECONDS = 10
 
 
 _HANG_OUTPUT = pytest.StashKey[int]()
@@ -112,15 +117,35 @@ def pytest_collection_modifyitems(items):
       item.add_marker(pytest.mark.slow)
 
 
+def _report_hang(nodeid, ident, fd):
+  """Writes the stack of thread `ident` (the test's), innermost call last,
+  between two lines naming the test, then ends the process."""
+  head = f"Timeout: {nodeid} ran past {TEST_TIMEOUT_SECONDS:g} s"
+  frame = sys._current_frames().get(ident)  # pylint: disable=protected-access
+  stack = traceback.format_stack(frame) if frame is not None else []
+  os.write(fd, "".join([f"\n{head}; its stack, innermost call last:\n",
+                        *stack, f"{head}: it waits in the call above\n"])
+           .encode())
+  os._exit(1)  # pylint: disable=protected-access
+
+
 @pytest.fixture(autouse=True)
 def fail_a_hang(request):
-  """faulthandler's watchdog over each test: a C thread that needs no GIL,
-  so it also ends a test spinning in a numba kernel (which holds the GIL:
-  no Python-level timeout would run)."""
+  """Two watchdogs over each test. A Python timer writes the test's stack
+  with its innermost call last, so that a log cut to its tail (as CI
+  shows it) still says where the test waited, and ends the process.
+  faulthandler's watchdog, a C thread that needs no GIL, ends a test that
+  holds the GIL (spinning in a numba kernel: the timer cannot run) a
+  little later, with every thread's stack, innermost call first."""
+  fd = request.config.stash[_HANG_OUTPUT]
   faulthandler.dump_traceback_later(
-      TEST_TIMEOUT_SECONDS, exit=True,
-      file=request.config.stash[_HANG_OUTPUT])
+      TEST_TIMEOUT_SECONDS + HANG_BACKSTOP_SECONDS, exit=True, file=fd)
+  timer = threading.Timer(TEST_TIMEOUT_SECONDS, _report_hang,
+                          (request.node.nodeid, threading.get_ident(), fd))
+  timer.daemon = True
+  timer.start()
   yield
+  timer.cancel()
   faulthandler.cancel_dump_traceback_later()
 
 
