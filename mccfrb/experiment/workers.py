@@ -59,24 +59,23 @@ def ended(exitcode):
 
 
 def _serve(conn, function):
-  """A worker's loop: (index, task) in, (index, ok, result) out; None ends
-  it."""
+  """A worker's loop: (index, task) in, (ok, result) out; None ends it."""
   signal.signal(signal.SIGINT, signal.SIG_IGN)
   while True:
     item = conn.recv()
     if item is None:
       return
-    index, task = item
+    _, task = item
     try:
-      answer = (index, True, function(task))
+      answer = (True, function(task))
     except Exception as e:  # pylint: disable=broad-except
       text = "".join(traceback.format_exception(e))
-      answer = (index, False, (e, text))
+      answer = (False, (e, text))
     try:
       conn.send(answer)
     except Exception as e:  # pylint: disable=broad-except
       # The result or the exception did not pickle: say so instead.
-      conn.send((index, False, (TypeError(
+      conn.send((False, (TypeError(
           f"the worker could not send its answer back: {e}"), "")))
 
 
@@ -151,11 +150,12 @@ def start(function, jobs):
 def _answer(worker):
   """The (index, result) `worker` sent; raises what its task raised, or
   WorkerDied when it ended without an answer."""
+  index = worker.index
   try:
-    index, ok, result = worker.conn.recv()
+    ok, result = worker.conn.recv()
   except (EOFError, OSError):
     worker.process.join(timeout=10)
-    raise WorkerDied(worker.index, worker.process.exitcode) from None
+    raise WorkerDied(index, worker.process.exitcode) from None
   worker.index = None
   if not ok:
     error, text = result
