@@ -8,10 +8,12 @@ import pathlib
 import re
 import tokenize
 
+import numba
 import pytest
 
 import mccfrb
 from mccfrb.games import engines
+from mccfrb.games.engines import common
 from mccfrb.games.engines import protocol
 from mccfrb.games.engines import registry
 from tests.conftest import printed_with_empty_cache
@@ -104,6 +106,55 @@ def test_every_engines_protocol_functions_count_no_references(tmp_path):
     assert {f"{module}.{name}" for name in ("reset", "apply", "player",
                                            "infoset_hash")} <= functions
   assert all(p.endswith(":0") for p in printed), printed
+
+
+def _leaf_kernel():
+  """A kernel asking goofspiel's engine for a leaf's value, as the
+  streaming walk's `_expand` does at every leaf."""
+
+  @numba.njit(_nrt=False)
+  def leaf(code, params, state, j):
+    numba.literally(code)
+    return protocol.terminal_value(code, params, state, j)
+
+  return leaf
+
+
+def test_llvm_inlines_what_an_engine_marks_and_nothing_else():
+  """Every engine function sets LLVM's forceinline either way (numba's
+  flags inheritance would otherwise give a function the value of whichever
+  caller compiled it first), and a kernel asking goofspiel for a leaf's
+  value calls nothing: the protocol's overload and goofspiel's
+  `terminal_value` (common.inlined_engine_function) are inlined, its
+  `apply` is not."""
+  marked = set()
+  for module in [common] + [registry.module(e) for e in registry.ENGINES]:
+    for name, f in vars(module).items():
+      if (isinstance(f, numba.core.registry.CPUDispatcher)
+          and f.py_func.__module__ == module.__name__
+          and f.targetoptions.get("inline", "never") == "never"):
+        assert "forceinline" in f.targetoptions, f"{module.__name__}.{name}"
+        if f.targetoptions["forceinline"]:
+          marked.add(f"{module.__name__}.{name}")
+  assert marked == {"mccfrb.games.engines.goofspiel.terminal_value"}
+  engine = engines.engine_for(mccfrb.load_game(
+      "goofspiel(num_cards=4,imp_info=True,points_order=random,"
+      "returns_type=point_difference)"))
+  state = engine.new_state()
+  leaf = _leaf_kernel()
+  # To player 1's bid in round 2 of 4 (round 3 is forced): deal, bids.
+  for j in (0, 1, 2, 0, 2, 1, 1, 0):
+    assert leaf(engine.code, engine.params, state, 0) == (False, 0.0)
+    protocol.apply(engine.code, engine.params, state, j)
+  ended, value = leaf(engine.code, engine.params, state, 1)
+  protocol.apply(engine.code, engine.params, state, 1)
+  assert protocol.player(engine.code, engine.params,
+                         state) == protocol.TERMINAL
+  assert ended and value == protocol.returns0(engine.code, engine.params,
+                                              state)
+  calls = re.findall(r"call \S+ @(\S*(?:terminal_value|own_engine))",
+                     leaf.inspect_llvm(leaf.signatures[0]))
+  assert not calls, calls
 
 
 def _spellings(names):

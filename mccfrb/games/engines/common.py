@@ -26,7 +26,16 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 # null: each call only tests that). Compiled with _nrt=False they count no
 # references; such a function must not allocate (numba refuses to compile
 # one that does). BUILD_NOTES, "Streaming walks and exact CFR on engines".
-engine_function = njit(cache=True, _nrt=False)
+# forceinline is set either way, so that a function never inherits it from
+# the caller that first compiles it (numba's flags inheritance).
+engine_function = njit(cache=True, _nrt=False, forceinline=False)
+
+# A protocol function that a walk calls at nearly every node and that is too
+# large for LLVM's inliner (goofspiel's `terminal_value`, once per leaf):
+# LLVM inlines it into every kernel that calls it (`alwaysinline`). numba
+# types it once, as an engine_function; only LLVM copies its machine code.
+# BUILD_NOTES, "Streaming walks and exact CFR on engines".
+inlined_engine_function = njit(cache=True, _nrt=False, forceinline=True)
 
 # mix64 and hash_step are LLVM intrinsics, not inlined numba functions: an
 # engine calls hash_step up to ten times in one move, and each numba inline

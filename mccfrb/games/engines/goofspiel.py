@@ -73,6 +73,7 @@ from mccfrb.games.engines.common import Engine
 from mccfrb.games.engines.common import TERMINAL
 from mccfrb.games.engines.common import engine_function
 from mccfrb.games.engines.common import hash_step
+from mccfrb.games.engines.common import inlined_engine_function
 from mccfrb.games.engines.common import mix64
 
 NAME = "goofspiel"
@@ -173,6 +174,21 @@ def _select(typingctx, mask, j):  # pylint: disable=unused-argument
       mask = builder.select(up, builder.ashr(mask, width), low)
       pos = builder.add(pos, builder.select(up, width, ir.Constant(i64, 0)))
     return pos
+
+  return sig, codegen
+
+
+@intrinsic
+def _lowest(typingctx, mask):  # pylint: disable=unused-argument
+  """The position of the lowest set bit of a nonzero int64 (LLVM's cttz):
+  `_select(mask, 0)` in one instruction."""
+  sig = types.int64(types.int64)
+
+  def codegen(context, builder, signature, args):  # pylint: disable=unused-argument
+    i64 = ir.IntType(64)
+    fn = builder.module.declare_intrinsic(
+        "llvm.cttz", [i64], ir.FunctionType(i64, [i64, ir.IntType(1)]))
+    return builder.call(fn, [args[0], ir.Constant(ir.IntType(1), 1)])
 
   return sig, codegen
 
@@ -335,13 +351,13 @@ def apply(params, state, j):
       state[S_PLAYER] = 0
       return
     # The last round: one card left in each hand, played at once.
-    bid0 = _select(hand0, 0)
-    bid1 = _select(hand1, 0)
+    bid0 = _lowest(hand0)
+    bid1 = _lowest(hand1)
     state[S_HANDS] = 0
     state[S_HANDS + 1] = 0
 
 
-@engine_function
+@inlined_engine_function
 def terminal_value(params, state, j):
   """(True, player 0's return) when move j ends the game (player 1's bid in
   the second-to-last round: that round and the forced last one resolve),
@@ -361,9 +377,9 @@ def terminal_value(params, state, j):
   elif bid1 > bid0:
     points1 += card + 1
   if n > 1:  # The forced last round: the last card of each hand and deck.
-    last0 = _select(state[S_HANDS], 0)
-    last1 = _select(hand1 & ~(np.int64(1) << bid1), 0)
-    card = _select(state[S_DECK], 0)
+    last0 = _lowest(state[S_HANDS])
+    last1 = _lowest(hand1 & ~(np.int64(1) << bid1))
+    card = _lowest(state[S_DECK])
     if last0 > last1:
       points0 += card + 1
     elif last1 > last0:

@@ -13,10 +13,14 @@ not a constant is a typing error.
 
 The engines' own functions are plain njit functions, never inlined by
 numba, and LLVM does not inline them either (in `replay`'s machine code
-for goofspiel, `reset` and `apply` are calls). Inlining them in numba
-(`inline="always"`) made numba type every engine's code at every call
-site, and the first use of external sampling on an engine
-took about 220 s; the dispatch by branches with the engines' functions
+for goofspiel, `reset` and `apply` are calls), except those an engine
+declares with `common.inlined_engine_function` (LLVM's `alwaysinline`;
+numba still types them once): goofspiel's `terminal_value`, called once
+per leaf by the streaming walks. The overloads below are `alwaysinline`
+too, so a kernel calls the engine's function itself. Inlining every
+engine function in numba (`inline="always"`) made numba type every
+engine's code at every call site, and the first use of external sampling
+on an engine took about 220 s; the dispatch by branches with the engines' functions
 not inlined took about 20 s and ran 2-4% fewer iterations a second on
 goofspiel 6 than the inlined form. The overloads compile the engine in
 use only, and run about 2% faster than the dispatch by branches on
@@ -106,7 +110,7 @@ def _protocol_function(name):
 
   function.__name__ = function.__qualname__ = name
 
-  @overload(function, prefer_literal=True)
+  @overload(function, prefer_literal=True, jit_options={"forceinline": True})
   def typed(code, params, state, *args):  # pylint: disable=unused-argument
     if (isinstance(code, types.IntegerLiteral)
         and code.literal_value in MODULES):
