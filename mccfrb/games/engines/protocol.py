@@ -17,15 +17,15 @@ for goofspiel, `reset` and `apply` are calls), except those an engine
 declares with `common.inlined_engine_function` (LLVM's `alwaysinline`;
 numba still types them once): goofspiel's `terminal_value`, called once
 per leaf by the streaming walks. The overloads below are `alwaysinline`
-too, so a kernel calls the engine's function itself. Inlining every
-engine function in numba (`inline="always"`) made numba type every
-engine's code at every call site, and the first use of external sampling
-on an engine took about 220 s; the dispatch by branches with the engines' functions
-not inlined took about 20 s and ran 2-4% fewer iterations a second on
-goofspiel 6 than the inlined form. The overloads compile the engine in
-use only, and run about 2% faster than the dispatch by branches on
-goofspiel 6 (BUILD_NOTES, "Compiles of the engine kernels" and "The
-engine protocol as overloads").
+too, so a kernel calls the engine's function itself. Inlining every engine
+function in numba (`inline="always"`) made numba type every engine's code
+at every call site, and the first use of external sampling on an engine
+took about 220 s; the dispatch by branches with the engines' functions not
+inlined took about 20 s and ran 2-4% fewer iterations a second on
+goofspiel 6 than the inlined form. The overloads compile the engine in use
+only, and run about 2% faster than the dispatch by branches on goofspiel 6
+(BUILD_NOTES, "Compiles of the engine kernels" and "The engine protocol as
+overloads").
 
 A compiled `GameTree` is an implementation too (engines/compiled.py, code
 TREE), so every engine kernel also runs on a compiled tree.
