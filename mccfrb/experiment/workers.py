@@ -54,7 +54,7 @@ def ended(exitcode):
     try:
       return f"was killed by {signal.Signals(-exitcode).name}"
     except ValueError:
-      pass
+      pass  # A signal without a name: said by the exit code below.
   return f"ended (exit code {exitcode})"
 
 
@@ -102,7 +102,7 @@ class Worker:
       try:
         self.conn.send(None)
       except OSError:
-        pass
+        pass  # Its pipe is closed (it ended): joined or killed below.
     self.process.join(timeout=None if kill else 60)
     if self.process.is_alive():
       self.process.kill()
@@ -148,8 +148,9 @@ def start(function, jobs):
 
 
 def _answer(worker):
-  """The (index, result) `worker` sent; raises what its task raised, or
-  WorkerDied when it ended without an answer."""
+  """(index, result): the item `worker` ran and the result it sent;
+  raises what its task raised, or WorkerDied when it ended without an
+  answer."""
   index = worker.index
   try:
     ok, result = worker.conn.recv()
