@@ -17,11 +17,19 @@ the cache keeps):
 where walk.py is any Python script (BUILD_NOTES.md, "Streaming walks and
 exact CFR on engines", profiles `mccfrb.exploitability` on goofspiel 6 this
 way). `perf record -e cpu-clock` needs no hardware counters.
+
+With `--code_dir=DIR` it also copies each named function's machine code,
+as it lies in memory, to DIR (with the map), so that
+`experiments/perf_annotate.py` can count the samples per instruction: perf
+cannot disassemble code that lived in an anonymous mapping, and code
+emitted again from a kernel's module may not match what ran.
 """
 
+import ctypes
 import os
 import pathlib
 import runpy
+import shutil
 import struct
 import sys
 
@@ -30,6 +38,10 @@ from absl import flags
 
 _SCRIPT = flags.DEFINE_string("script", None, "The Python script to run.")
 flags.mark_flag_as_required("script")
+_CODE_DIR = flags.DEFINE_string(
+    "code_dir", None,
+    "Also copy each named function's machine code and the map here "
+    "(for experiments/perf_annotate.py).")
 
 
 def elf_function_sizes(obj):
@@ -99,22 +111,64 @@ def mccfrb_dispatchers():
   return list(seen.values())
 
 
+def map_rows(found, sizes=None):
+  """[(start, size, name)] of `found` ({address: name}) in address order.
+  A function's size is its own (`sizes`, {address: bytes}) where known,
+  else it reaches the next function's start (the last: 64 KiB), so that
+  samples in code no map names are not counted to a function they lie
+  after."""
+  sizes = sizes or {}
+  starts = sorted(found)
+  rows = []
+  for i, start in enumerate(starts):
+    size = starts[i + 1] - start if i + 1 < len(starts) else 1 << 16
+    rows.append((start, min(size, sizes.get(start, size)), found[start]))
+  return rows
+
+
 def write_map(found, path, sizes=None):
   """Writes `found` ({address: name}) as a perf map at `path`: one line
   per function, `start size name` with start and size in hex, in address
-  order. A function's size is its own (`sizes`, {address: bytes}) where
-  known, else it reaches the next function's start (the last: 64 KiB), so
-  that samples in code no map names are not counted to a function they
-  lie after. Returns the path."""
+  order, sizes as `map_rows` gives them. Returns the path."""
   path = pathlib.Path(path)
-  sizes = sizes or {}
-  starts = sorted(found)
   with path.open("w") as out:
-    for i, start in enumerate(starts):
-      size = starts[i + 1] - start if i + 1 < len(starts) else 1 << 16
-      size = min(size, sizes.get(start, size))
-      out.write(f"{start:x} {size:x} {found[start]}\n")
+    for start, size, name in map_rows(found, sizes):
+      out.write(f"{start:x} {size:x} {name}\n")
   return path
+
+
+def executable_regions():
+  """[(start, end)] of this process's executable mappings
+  (/proc/self/maps)."""
+  regions = []
+  with open("/proc/self/maps", encoding="ascii") as maps:
+    for line in maps:
+      span, perms = line.split()[:2]
+      if "x" in perms:
+        lo, hi = span.split("-")
+        regions.append((int(lo, 16), int(hi, 16)))
+  return regions
+
+
+def write_code(found, sizes, code_dir):
+  """Copies the machine code of each function of `found` ({address:
+  name}) from this process's memory to `code_dir`/<start in hex>.bin: its
+  extent as `map_rows` gives it (its own size where `sizes` has it, e.g.
+  for code compiled in this process, else up to the next function's
+  start), never past the end of the executable mapping it starts in.
+  Returns how many."""
+  code_dir = pathlib.Path(code_dir)
+  code_dir.mkdir(parents=True, exist_ok=True)
+  regions = executable_regions()
+  count = 0
+  for start, size, _ in map_rows(found, sizes):
+    ends = [hi for lo, hi in regions if lo <= start < hi]
+    if not ends:
+      continue
+    size = min(size, ends[0] - start)
+    (code_dir / f"{start:x}.bin").write_bytes(ctypes.string_at(start, size))
+    count += 1
+  return count
 
 
 def main(argv):
@@ -127,6 +181,11 @@ def main(argv):
   path = write_map(found, f"/tmp/perf-{os.getpid()}.map", sizes)
   print(f"{len(found)} functions of {len(dispatchers)} kernels named in "
         f"{path}")
+  if _CODE_DIR.value:
+    copied = write_code(found, sizes, _CODE_DIR.value)
+    shutil.copy(path, pathlib.Path(_CODE_DIR.value) / path.name)
+    print(f"machine code of {copied} functions and the map in "
+          f"{_CODE_DIR.value}")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """experiments/perf_map.py: perf's map of run-time symbols names numba's
-compiled functions at their addresses."""
+compiled functions at their addresses, and copies their machine code for
+experiments/perf_annotate.py, which counts samples per instruction."""
 
 import os
 import pathlib
@@ -8,6 +9,7 @@ import sys
 
 import numba
 
+from experiments import perf_annotate
 from experiments import perf_map
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -84,3 +86,36 @@ def test_a_kernel_loaded_from_numbas_cache_is_named(tmp_path):
   # Compiled, then loaded from the cache: named both times.
   assert runs[0][1] == runs[1][1] == "True", runs
   assert (runs[0][0], runs[1][0]) == ("0", "1"), runs
+
+
+def test_the_code_copied_is_the_functions_machine_code(tmp_path):
+
+  @numba.njit
+  def magic(x):
+    return x * 0x12345677
+
+  assert magic(2) == 2 * 0x12345677
+  sizes = {}
+  found = perf_map.symbols([magic], sizes)
+  compiled = next(iter(magic.overloads.values()))
+  address = compiled.library.get_pointer_to_function(
+      compiled.fndesc.llvm_func_name)
+  assert perf_map.write_code(found, sizes, tmp_path) == len(found)
+  code = (tmp_path / f"{address:x}.bin").read_bytes()
+  assert len(code) == sizes[address]
+  instructions = perf_annotate.disassemble(tmp_path / f"{address:x}.bin",
+                                           address)
+  assert instructions[0][0] == address
+  assert any("0x12345677" in text for _, text in instructions)
+  assert instructions[-1][1].startswith("ret")
+
+
+def test_each_sample_counts_to_the_instruction_it_falls_in(tmp_path):
+  instructions = [(0x1000, "mov"), (0x1003, "add"), (0x1007, "ret")]
+  counts = perf_annotate.attribute(
+      [0x1000, 0x1004, 0x1006, 0x1007, 0xfff, 0x1008, 0x2000], instructions,
+      0x1000, 8)
+  assert counts == {0: 1, 1: 2, 2: 1}
+  perf_map.write_map({0x1000: "f", 0x2000: "g"}, tmp_path / "perf-42.map")
+  assert perf_annotate.read_map(tmp_path) == (
+      42, [(0x1000, 0x1000, "f"), (0x2000, 1 << 16, "g")])
