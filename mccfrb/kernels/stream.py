@@ -417,7 +417,6 @@ def _expand(code, params, mode, p, level, utility_sum, own_weight, prune,
   kw = kr + kv
   big_m = max_moves
   width = states.shape[1]
-  par = wk[10]
   ask = False
   for i in range(n):
     cp = ints[hist + i]
@@ -426,8 +425,7 @@ def _expand(code, params, mode, p, level, utility_sum, own_weight, prune,
     k = ints[iset + i] if who >= 0 else 0
     o = k * big_m
     cs = ints[cst + i]
-    for x in range(width):
-      par[x] = states[prow, x]
+    par = states[prow]
     for j in range(ints[cst + i + 1] - cs):
       c = cs + j
       cb = cfl + c * kw
@@ -447,8 +445,6 @@ def _expand(code, params, mode, p, level, utility_sum, own_weight, prune,
           continue
       for x in range(kr):
         floats[cb + x] = floats[pbase + x]
-      for x in range(kv):
-        floats[cb + kr + x] = 0.0
       if who < 0:
         pr = protocol.chance_prob(code, params, par, j)
         if mode == BR:
@@ -471,6 +467,8 @@ def _expand(code, params, mode, p, level, utility_sum, own_weight, prune,
       if prune and floats[cb] == 0.0 and (
           floats[cb + 1] == 0.0 if mode == BR
           else own_weight == 0.0 or floats[cb + 2] == 0.0):
+        for x in range(kv):  # A played child's frame writes its values.
+          floats[cb + kr + x] = 0.0
         ints[gid + c] = -1
         continue
       # The move played into the child's row of the arena (left unused if
@@ -899,12 +897,18 @@ def _combine(code, params, mode, p, level, weight, own_weight, max_moves, d,
       dst = pfb + cp * kw + kr
       cs = ints[cst + i]
       ce = ints[cst + i + 1]
-      for x in range(kv):
-        v = 0.0
-        for j in range(ce - cs):
-          pr = protocol.chance_prob(code, params, states[psb + cp], j)
-          v += pr * floats[cfl + (cs + j) * kw + kr + x]
-        floats[dst + x] = v
+      # kv is 1 or 2 (`widths`): each sum in the order of the moves.
+      v0 = 0.0
+      v1 = 0.0
+      for j in range(ce - cs):
+        pr = protocol.chance_prob(code, params, states[psb + cp], j)
+        at = cfl + (cs + j) * kw + kr
+        v0 += pr * floats[at]
+        if kv > 1:
+          v1 += pr * floats[at + 1]
+      floats[dst] = v0
+      if kv > 1:
+        floats[dst + 1] = v1
     return
   if mode == CFR:
     for i in range(n):
@@ -939,29 +943,33 @@ def _combine(code, params, mode, p, level, weight, own_weight, max_moves, d,
         for j in range(c):
           cells[g + j] += own * floats[o + j] * weight
     return
-  # Best responses: the other player's value under sigma.
+  # Best responses: the other player's value under sigma, and (NO_LEVEL)
+  # the responder's sums over each infoset's histories of w_who(h) v_who(h a)
+  # (cfv), in the same pass over the children.
   other = 1 - who
+  sums = level < -1
+  if sums:
+    for k in range(ni):
+      i = ints[ifirst + k]
+      for j in range(ints[cst + i + 1] - ints[cst + i]):
+        floats[cfv + k * big_m + j] = 0.0
   for i in range(n):
     cp = ints[hist + i]
     cs = ints[cst + i]
     c = ints[cst + i + 1] - cs
-    o = sig + ints[iset + i] * big_m
+    k = ints[iset + i]
+    o = sig + k * big_m
     v = 0.0
     for j in range(c):
       v += floats[o + j] * floats[cfl + (cs + j) * kw + kr + other]
     floats[pfb + cp * kw + kr + other] = v
-  if level < -1:
-    # The responder's argmax per infoset of sum_h w_who(h) v_who(h a).
-    for k in range(ni):
-      for j in range(big_m):
-        floats[cfv + k * big_m + j] = 0.0
-    for i in range(n):
-      cp = ints[hist + i]
+    if sums:
       w = floats[pfb + cp * kw + who]
-      cs = ints[cst + i]
-      o = cfv + ints[iset + i] * big_m
-      for j in range(ints[cst + i + 1] - cs):
+      o = cfv + k * big_m
+      for j in range(c):
         floats[o + j] += w * floats[cfl + (cs + j) * kw + kr + who]
+  if sums:
+    # The responder's argmax per infoset.
     for k in range(ni):
       i = ints[ifirst + k]
       c = ints[cst + i + 1] - ints[cst + i]
@@ -1033,10 +1041,10 @@ def walk(code, params, mode, p, level, flush, big_t, utility_sum, weight,
       per-infoset scratch).
     budget: children to expand before pausing.
     wk: (ctl, frames, ints, floats, states, ukeys, tkeys, tstamp, tval,
-      pub, par, one), the walk's state (set up by `start_walk`); ukeys,
-      tkeys uint64[*, 2], tstamp, tval int64, tkeys' length a power of 2
-      (the grouping hash table), pub uint64[power of 2, 2] (the set of
-      public keys), par and one int64[state_size] scratch states.
+      pub), the walk's state (set up by `start_walk`); ukeys, tkeys
+      uint64[*, 2], tstamp, tval int64, tkeys' length a power of 2 (the
+      grouping hash table), pub uint64[power of 2, 2] (the set of public
+      keys).
     tab: (index, meta, words, cells, layout) of the infoset rows
       (tables/hashed.py), smap (int64[SMAP_SIZE], their fields and header
       words), and reserve int64[2], the rows and arena words that workers
@@ -1056,7 +1064,7 @@ def walk(code, params, mode, p, level, flush, big_t, utility_sum, weight,
   # them, and the calls that pass them, cost no atomic reference counts.
   wk = (borrow(wk[0]), borrow(wk[1]), borrow(wk[2]), borrow(wk[3]),
         borrow(wk[4]), borrow(wk[5]), borrow(wk[6]), borrow(wk[7]),
-        borrow(wk[8]), borrow(wk[9]), borrow(wk[10]), borrow(wk[11]))
+        borrow(wk[8]), borrow(wk[9]))
   tab = (borrow(tab[0]), borrow(tab[1]), borrow(tab[2]), borrow(tab[3]),
          borrow(tab[4]), borrow(tab[5]), borrow(tab[6]))
   dec = (borrow(dec[0]), borrow(dec[1]), borrow(dec[2]), borrow(dec[3]),

@@ -99,8 +99,6 @@ class _Walk:
     self.ukeys = np.zeros((1 << 8, 2), dtype=np.uint64)
     self._new_table(1 << 9)
     self.pub = np.zeros((1 << 10, 2), dtype=np.uint64)
-    self.par = np.zeros(engine.state_size, dtype=np.int64)
-    self.one = np.zeros(engine.state_size, dtype=np.int64)
 
   def _new_table(self, size):
     self.tkeys = np.zeros((size, 2), dtype=np.uint64)
@@ -109,8 +107,7 @@ class _Walk:
 
   def args(self):
     return (self.ctl, self.frames, self.ints, self.floats, self.states,
-            self.ukeys, self.tkeys, self.tstamp, self.tval, self.pub,
-            self.par, self.one)
+            self.ukeys, self.tkeys, self.tstamp, self.tval, self.pub)
 
   def nbytes(self):
     return sum(a.nbytes for a in self.args())
