@@ -5,6 +5,7 @@ import os as _os
 from mccfrb import numba_cache as _numba_cache
 _numba_cache.ensure_cache(_os.path.dirname(__file__))
 _numba_cache.lock_cache_files()
+_numba_cache.stamp_with_sources(_os.path.dirname(__file__))
 
 from mccfrb import numba_inline as _numba_inline
 _numba_inline.install()

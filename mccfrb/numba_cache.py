@@ -22,10 +22,21 @@ process that loads then runs code compiled for other argument types.
 a lock on a file beside the index (`<index>.lock`, fcntl.flock) while it
 saves an entry (index and data, exclusive) and while it loads one
 (shared). Compiling itself takes no lock.
+
+Numba keeps a function's cache entries while *its own* source file is
+unchanged (a stamp of that file's content), but a kernel's machine code
+also holds what it calls from other files (inlined by numba or LLVM, or
+linked in): after an edit of goofspiel's `terminal_value` alone, the walks
+of kernels/stream.py load their old code from the cache and run the old
+leaf value. `stamp_with_sources()`, also called by mccfrb/__init__.py,
+adds to the stamp of every function defined in mccfrb a digest of every
+module of the folders that hold numba code (`NUMBA_FOLDERS`), so an edit
+of any of them compiles mccfrb's kernels again.
 """
 
 import atexit
 import contextlib
+import hashlib
 import os
 import shutil
 import tempfile
@@ -38,6 +49,9 @@ except ImportError:  # Not POSIX: numba's cache stays as it is.
 
 # The folders of mccfrb's cached kernels, relative to the package.
 KERNEL_FOLDERS = ("kernels", os.path.join("games", "engines"))
+# The folders of every module that defines numba functions (a test checks
+# that no other module of the package does).
+NUMBA_FOLDERS = ("kernels", "games", "tables", "evaluation")
 
 
 def _probe():
@@ -149,4 +163,60 @@ def lock_cache_files():
 
   cls.save, cls.load = locked_save, locked_load
   cls._mccfrb_locked = True  # pylint: disable=protected-access
+  return True
+
+
+def sources_digest(package_folder, folders=NUMBA_FOLDERS):
+  """sha256 of the path and content of every .py file under `folders` of
+  `package_folder`, in a fixed order."""
+  digest = hashlib.sha256()
+  for folder in folders:
+    for root, dirs, files in os.walk(os.path.join(package_folder, folder)):
+      dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+      for name in sorted(files):
+        if name.endswith(".py"):
+          path = os.path.join(root, name)
+          digest.update(os.path.relpath(path, package_folder).encode())
+          with open(path, "rb") as f:
+            digest.update(b"\0" + f.read() + b"\0")
+  return digest.digest()
+
+
+# Package folders (real paths ending in os.sep) -> their digest, computed
+# when numba first asks for the stamp of one of their functions.
+_STAMPED = {}
+
+
+def stamp_with_sources(package_folder, folders=NUMBA_FOLDERS):
+  """Makes numba's cache stamp of each function defined under
+  `package_folder` carry `sources_digest(package_folder, folders)`
+  (module docstring). Idempotent; the digest is taken once per process.
+
+  Returns:
+    True when the stamp is installed (now or before); False when numba's
+    source-backed locator class cannot be found.
+  """
+  from numba.core import caching  # pylint: disable=import-outside-toplevel
+  mixin = getattr(caching, "_SourceFileBackedLocatorMixin", None)
+  if mixin is None or "get_source_stamp" not in vars(mixin):
+    return False
+  root = os.path.join(os.path.realpath(package_folder), "")
+  _STAMPED.setdefault(root, (folders, None))
+  if getattr(mixin, "_mccfrb_stamped", False):
+    return True
+  original = mixin.get_source_stamp
+
+  def get_source_stamp(self):
+    stamp = original(self)
+    path = os.path.realpath(getattr(self, "_py_file", "") or "")
+    for where, (dirs, digest) in list(_STAMPED.items()):
+      if path.startswith(where):
+        if digest is None:
+          digest = sources_digest(where, dirs)
+          _STAMPED[where] = (dirs, digest)
+        return (stamp, digest)
+    return stamp
+
+  mixin.get_source_stamp = get_source_stamp
+  mixin._mccfrb_stamped = True  # pylint: disable=protected-access
   return True
