@@ -21,8 +21,9 @@ frames (`frames`, one row per depth) whose whole state lives in arrays, so
 a kernel call can stop at any frame boundary and the next call resumes:
 after `budget` children (progress bars), or when an arena, the infoset
 tables or a hash set is short of room (the Python side grows it and calls
-again). Children are played on a scratch state and stored only if they
-are not terminal.
+again). A child is played from its parent's row into its own row of the
+states arena, unless the engine values it as a leaf from the parent
+(`terminal_value`); a row whose child ends the game is left unused.
 
 The frame's pieces that are calls of their own (`_expand`, `_group`,
 `_enter`, `_combine`: a call each per frame, with the walk's arrays)
