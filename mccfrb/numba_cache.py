@@ -36,6 +36,7 @@ of any of them compiles mccfrb's kernels again.
 
 import atexit
 import contextlib
+import functools
 import hashlib
 import os
 import shutil
@@ -182,9 +183,11 @@ def sources_digest(package_folder, folders=NUMBA_FOLDERS):
   return digest.digest()
 
 
-# Package folders (real paths ending in os.sep) -> their digest, computed
-# when numba first asks for the stamp of one of their functions.
+# Package folders (real paths ending in os.sep) -> the folders digested;
+# the digest is taken when numba first asks for the stamp of one of their
+# functions, once a process (`_digest`).
 _STAMPED = {}
+_digest = functools.lru_cache(maxsize=None)(sources_digest)
 
 
 def stamp_with_sources(package_folder, folders=NUMBA_FOLDERS):
@@ -201,7 +204,7 @@ def stamp_with_sources(package_folder, folders=NUMBA_FOLDERS):
   if mixin is None or "get_source_stamp" not in vars(mixin):
     return False
   root = os.path.join(os.path.realpath(package_folder), "")
-  _STAMPED.setdefault(root, (folders, None))
+  _STAMPED.setdefault(root, tuple(folders))
   if getattr(mixin, "_mccfrb_stamped", False):
     return True
   original = mixin.get_source_stamp
@@ -209,12 +212,9 @@ def stamp_with_sources(package_folder, folders=NUMBA_FOLDERS):
   def get_source_stamp(self):
     stamp = original(self)
     path = os.path.realpath(getattr(self, "_py_file", "") or "")
-    for where, (dirs, digest) in list(_STAMPED.items()):
+    for where, dirs in _STAMPED.items():
       if path.startswith(where):
-        if digest is None:
-          digest = sources_digest(where, dirs)
-          _STAMPED[where] = (dirs, digest)
-        return (stamp, digest)
+        return (stamp, _digest(where, dirs))
     return stamp
 
   mixin.get_source_stamp = get_source_stamp
