@@ -87,3 +87,28 @@ def test_probing_cuts_the_variance_of_the_sampled_regrets():
 def test_hogwild_probing_converges_as_one_thread():
   check_hogwild_converges_as_one_thread(
       lambda seed, **options: _solver(G4, seed, **options), G4, 20_000)
+
+
+@pytest.mark.parametrize("baseline,probe", [("probe", True),
+                                            ("none", None),
+                                            ("situation", None)])
+def test_only_probing_compiles_the_rollouts(monkeypatch, baseline, probe):
+  """The engine kernel's `probe` is None unless the baseline is probing,
+  so that every other run compiles the rollouts out (inlined into the way
+  down, they cost it a quarter of its speed without a baseline)."""
+  from mccfrb.games.engines.common import call_literal  # pylint: disable=import-outside-toplevel
+  from mccfrb.solvers import outcome as outcome_solvers  # pylint: disable=import-outside-toplevel
+  seen = []
+
+  def spy(function, code, *args):
+    seen.append((function.py_func.__name__, args[2]))
+    return call_literal(function, code, *args)
+
+  monkeypatch.setattr(outcome_solvers, "call_literal", spy)
+  solver = mccfrb.MCCFRbSolver(G4, representation="engine", seed=0,
+                               baseline=baseline)
+  solver.run(20)
+  solver.conditional_variance(continuations=2, trajectories=2)
+  assert {name for name, _ in seen} == {"engine_episodes",
+                                        "engine_conditional"}, seen
+  assert all(flag is probe for _, flag in seen), seen

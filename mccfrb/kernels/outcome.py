@@ -1640,8 +1640,8 @@ def _probe_moves(code, eng, weights, scratch, x, d, t, workers, rng):
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def engine_down(code, eng, keyed, codes, weights, scratch, wk, e, group,
-                first_iteration, workers, rng, key, atomic):
+def engine_down(code, eng, keyed, probe, codes, weights, scratch, wk, e,
+                group, first_iteration, workers, rng, key, atomic):
   """The way down of a group of `group` episodes e .. e + group - 1, in
   lockstep (module docstring): a node takes four steps, `_arrive` (its
   keys, and a prefetch of their index slots), `_locate` (the slots whose
@@ -1654,7 +1654,10 @@ def engine_down(code, eng, keyed, codes, weights, scratch, wk, e, group,
   eng.lane_keys[x], eng.streams[x]) keeps its step, index slots, depth and
   infoset key between turns; episode e + k leaves eng.lanes[x, L_DEPTH] =
   -1 - its depth. One uniform per node: from the PCG64 `rng` (one worker)
-  or each episode's stream under `key` (several).
+  or each episode's stream under `key` (several). `probe` is None unless
+  the baseline is probing (True): None compiles its rollouts out, as
+  `keyed` None does the keyed lookups (inlined, they cost the way down a
+  quarter of its speed without a baseline).
 
   Returns:
     rng's new (s_hi, s_lo).
@@ -1717,16 +1720,19 @@ def engine_down(code, eng, keyed, codes, weights, scratch, wk, e, group,
           eng.streams[x], u = stream_uniform(eng.streams[x])
         else:
           s_hi, s_lo, u = pcg64_next(s_hi, s_lo, inc_hi, inc_lo)
-        probing = (codes.rule == RULE_PROBE
-                   and (scratch.info[x, d] & 255) - 2 == ee % 2)
-        if probing:
-          eng.probe_state[x, 0, :] = st
-        _play(code, eng, codes, weights, scratch, flat_sigma, flat_probs, st,
-              x, d, ee % 2, first_iteration + ee // 2, u)
-        if probing:
-          s_hi, s_lo, _, _ = _probe_moves(
-              code, eng, weights, scratch, x, d, first_iteration + ee // 2,
-              workers, (s_hi, s_lo, inc_hi, inc_lo))
+        if probe is None:
+          _play(code, eng, codes, weights, scratch, flat_sigma, flat_probs,
+                st, x, d, ee % 2, first_iteration + ee // 2, u)
+        else:
+          probing = (scratch.info[x, d] & 255) - 2 == ee % 2
+          if probing:
+            eng.probe_state[x, 0, :] = st
+          _play(code, eng, codes, weights, scratch, flat_sigma, flat_probs,
+                st, x, d, ee % 2, first_iteration + ee // 2, u)
+          if probing:
+            s_hi, s_lo, _, _ = _probe_moves(
+                code, eng, weights, scratch, x, d, first_iteration + ee // 2,
+                workers, (s_hi, s_lo, inc_hi, inc_lo))
         d += 1
         if flight > 1:
           break
@@ -1734,7 +1740,7 @@ def engine_down(code, eng, keyed, codes, weights, scratch, wk, e, group,
 
 
 @njit(cache=True, error_model="numpy", nogil=True)
-def engine_episodes(code, eng, keyed, codes, weights, utility_sum,
+def engine_episodes(code, eng, keyed, probe, codes, weights, utility_sum,
                     first_iteration, first_episode, num_episodes, rng_state,
                     key, worker, workers, scratch):
   """An engine's episodes first_episode .. num_episodes - 1 (a Hogwild
@@ -1751,7 +1757,9 @@ def engine_episodes(code, eng, keyed, codes, weights, utility_sum,
   them; then their ways up (`up_pass`) run one after the other, in episode
   order. Before each group (a Hogwild worker: each claim) the tables must
   have room for its paths (and a worker's fresh arena block); if not,
-  meta[STOP] is set and the call returns.
+  meta[STOP] is set and the call returns. `probe` is True when the
+  baseline is probing (codes.rule == RULE_PROBE), else None
+  (`engine_down`).
 
   Returns:
     (the next episode this worker would run: num_episodes or beyond unless
@@ -1816,9 +1824,9 @@ def engine_episodes(code, eng, keyed, codes, weights, utility_sum,
       # that runs split at multiples of K episodes equal one run.
       group = min(flight - (2 * (first_iteration - 1) + e) % flight,
                   num_episodes - e)
-    s_hi, s_lo = engine_down(code, eng, keyed, codes, weights, scratch, wk, e,
-                             group, first_iteration, workers, rng, key,
-                             atomic)
+    s_hi, s_lo = engine_down(code, eng, keyed, probe, codes, weights,
+                             scratch, wk, e, group, first_iteration, workers,
+                             rng, key, atomic)
     rng = (s_hi, s_lo, rng[2], rng[3])
     # Up: one episode after the other, in episode order.
     for k in range(group):
@@ -1852,7 +1860,7 @@ def engine_episodes(code, eng, keyed, codes, weights, utility_sum,
 
 
 @njit(cache=True, error_model="numpy")
-def engine_conditional(code, eng, keyed, codes, utility_sum, t,
+def engine_conditional(code, eng, keyed, probe, codes, utility_sum, t,
                        trajectories, continuations, rng_state, scratch,
                        start, moves, out):
   """The conditional variance of the estimates on an engine (Schmid et al.
@@ -1898,9 +1906,9 @@ def engine_conditional(code, eng, keyed, codes, utility_sum, t,
   for k in range(trajectories):
     i = k % 2
     # The trajectory (episode index i: player i updates, iteration t).
-    s_hi, s_lo = engine_down(code, root, keyed, codes, weights, scratch, 0,
-                             i + 2 * (t - 1), 1, 1, 1, rng, np.uint64(0),
-                             False)
+    s_hi, s_lo = engine_down(code, root, keyed, probe, codes, weights,
+                             scratch, 0, i + 2 * (t - 1), 1, 1, 1, rng,
+                             np.uint64(0), False)
     rng = (s_hi, s_lo, rng[2], rng[3])
     d_end = -1 - eng.lanes[0, L_DEPTH]
     for d in range(d_end):
@@ -1934,8 +1942,8 @@ def engine_conditional(code, eng, keyed, codes, utility_sum, t,
       rsums[:] = 0.0
       rsquares[:] = 0.0
       for m in range(continuations):
-        s_hi, s_lo = engine_down(code, here, keyed, codes, weights, scratch,
-                                 0, i + 2 * (t - 1), 1, 1, 1, rng,
+        s_hi, s_lo = engine_down(code, here, keyed, probe, codes, weights,
+                                 scratch, 0, i + 2 * (t - 1), 1, 1, 1, rng,
                                  np.uint64(0), False)
         rng = (s_hi, s_lo, rng[2], rng[3])
         u0 = protocol.returns0(code, eng.params, eng.state[0])

@@ -306,6 +306,12 @@ class MCCFRbSolver(base.TabularSolverBase):
     """The baseline's rule code (kernels/baselines.py)."""
     return self._baseline_codes[2]
 
+  @property
+  def _probe(self):
+    """The engine kernels' `probe`: True when the baseline is probing, else
+    None (its rollouts compiled out)."""
+    return True if self._rule == baselines_lib.RULE_PROBE else None
+
   def _tree_game(self, regrets, strategy, baseline, counts, start_node=0):
     """The compiled tree and its tables (kernels/outcome.py `TreeArgs`)."""
     tree = self._tree
@@ -458,7 +464,7 @@ class MCCFRbSolver(base.TabularSolverBase):
         reached = done + ran
       else:
         reached, touched, _ = call_literal(
-            outcome.engine_episodes, e.code, eng, keyed,
+            outcome.engine_episodes, e.code, eng, keyed, self._probe,
             self._kernel_codes(), weighting, e.utility_sum, first, done, end,
             self._rng_words, np.uint64(0), 0, 1, scratch)
       self._nodes_touched += int(touched)
@@ -491,7 +497,8 @@ class MCCFRbSolver(base.TabularSolverBase):
     def worker(w):
       return call_literal(
           outcome.engine_episodes, e.code,
-          eng._replace(block=self._blocks[w], claim=claim), keyed, codes,
+          eng._replace(block=self._blocks[w], claim=claim), keyed,
+          self._probe, codes,
           weighting, e.utility_sum, first_iteration, 0, num_episodes,
           self._rng_words, key, w, threads, scratch)
 
@@ -546,7 +553,8 @@ class MCCFRbSolver(base.TabularSolverBase):
     try:
       call_literal(
           outcome.engine_conditional, e.code,
-          self._engine_args(False, False), keyed, self._kernel_codes(),
+          self._engine_args(False, False), keyed, self._probe,
+          self._kernel_codes(),
           e.utility_sum, self._num_iterations + 1, trajectories,
           continuations, rng_lib.pcg64_state(np.random.default_rng(seed)),
           self._engine_scratch[1], start, moves, out)
