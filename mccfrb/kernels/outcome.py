@@ -1632,7 +1632,8 @@ def _probe_moves(code, eng, weights, scratch, x, d, t, workers, rng):
     if j == a_s:
       continue
     st = eng.probe_state[x, 1]
-    st[:] = eng.probe_state[x, 0]
+    for i in range(st.shape[0]):
+      st[i] = eng.probe_state[x, 0, i]
     protocol.apply(code, eng.params, st, j)
     value, rng = _rollout(code, eng, weights, st, x, t, workers, rng)
     eng.probes[x, d, j] = value
@@ -1682,7 +1683,8 @@ def engine_down(code, eng, keyed, probe, codes, weights, scratch, wk, e,
   for k in range(group):
     x = wk + k
     if eng.start.shape[0] > 0:
-      state[x, :] = eng.start
+      for i in range(eng.start.shape[0]):
+        state[x, i] = eng.start[i]
     else:
       protocol.reset(code, eng.params, state[x])
     lanes[x, L_DEPTH] = 0
@@ -1726,7 +1728,8 @@ def engine_down(code, eng, keyed, probe, codes, weights, scratch, wk, e,
         else:
           probing = (scratch.info[x, d] & 255) - 2 == ee % 2
           if probing:
-            eng.probe_state[x, 0, :] = st
+            for i in range(st.shape[0]):
+              eng.probe_state[x, 0, i] = st[i]
           _play(code, eng, codes, weights, scratch, flat_sigma, flat_probs,
                 st, x, d, ee % 2, first_iteration + ee // 2, u)
           if probing:
@@ -1739,7 +1742,7 @@ def engine_down(code, eng, keyed, probe, codes, weights, scratch, wk, e,
   return s_hi, s_lo
 
 
-@njit(cache=True, error_model="numpy", nogil=True)
+@njit(cache=True, error_model="numpy", nogil=True, _nrt=False)
 def engine_episodes(code, eng, keyed, probe, codes, weights, utility_sum,
                     first_iteration, first_episode, num_episodes, rng_state,
                     key, worker, workers, scratch):
