@@ -1722,16 +1722,14 @@ def engine_down(code, eng, keyed, probe, codes, weights, scratch, wk, e,
           eng.streams[x], u = stream_uniform(eng.streams[x])
         else:
           s_hi, s_lo, u = pcg64_next(s_hi, s_lo, inc_hi, inc_lo)
-        if probe is None:
-          _play(code, eng, codes, weights, scratch, flat_sigma, flat_probs,
-                st, x, d, ee % 2, first_iteration + ee // 2, u)
-        else:
+        if probe is not None:  # Pruned before typing when None.
           probing = (scratch.info[x, d] & 255) - 2 == ee % 2
           if probing:
             for i in range(st.shape[0]):
               eng.probe_state[x, 0, i] = st[i]
-          _play(code, eng, codes, weights, scratch, flat_sigma, flat_probs,
-                st, x, d, ee % 2, first_iteration + ee // 2, u)
+        _play(code, eng, codes, weights, scratch, flat_sigma, flat_probs, st,
+              x, d, ee % 2, first_iteration + ee // 2, u)
+        if probe is not None:
           if probing:
             s_hi, s_lo, _, _ = _probe_moves(
                 code, eng, weights, scratch, x, d, first_iteration + ee // 2,
