@@ -242,3 +242,47 @@ def test_every_page_is_in_the_nav_and_the_readme_links_the_docs():
               if not page.startswith("api/") and page != "index.md"
               and page not in front]
   assert not unlisted, f"not in index.md's site map: {unlisted}"
+
+
+def _documented_arguments(doc):
+  """The names a Google-style docstring's Args section lists (an entry may
+  name several: "alpha, beta, gamma: ...")."""
+  args = doc[doc.index("Args:"):]
+  end = re.search(r"\n\s*(Returns|Raises|Yields|Attributes):", args)
+  if end:
+    args = args[:end.start()]
+  names = set()
+  for entry in re.finditer(
+      r"^    ([A-Za-z_]\w*(?:, [A-Za-z_]\w*)*):", args, re.M):
+    names.update(entry.group(1).split(", "))
+  return names
+
+
+def test_public_docstrings_document_every_argument():
+  """help() on mccfrb's public solvers and functions names each argument
+  they take (a class may defer to another's Args: "The arguments not listed
+  here are `X`'s"); the engine route, max_memory, precision and in_flight
+  were once missing."""
+  import inspect  # pylint: disable=import-outside-toplevel
+  import mccfrb  # pylint: disable=import-outside-toplevel
+  checked = []
+  for name in sorted(n for n in dir(mccfrb) if not n.startswith("_")):
+    obj = getattr(mccfrb, name)
+    if inspect.ismodule(obj) or not callable(obj):
+      continue
+    doc = (obj.__doc__ or "") + (obj.__init__.__doc__ or ""
+                                 if inspect.isclass(obj) else "")
+    if "Args:" not in doc:
+      continue
+    documented = _documented_arguments(doc)
+    deferred = re.search(r"arguments not listed here are `(\w+)`'s", doc)
+    if deferred:
+      documented |= _documented_arguments(getattr(mccfrb, deferred[1]).__doc__)
+    params = [p for p in inspect.signature(obj).parameters if p != "self"]
+    missing = [p for p in params if p not in documented]
+    assert not missing, f"{name}'s docstring does not document {missing}"
+    checked.append(name)
+  for name in ("MCCFRbSolver", "OutcomeSamplingSolver",
+               "ExternalSamplingSolver", "PublicSamplingSolver", "CFRSolver",
+               "approximate_exploitability"):
+    assert name in checked, name

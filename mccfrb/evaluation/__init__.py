@@ -127,7 +127,11 @@ def nash_conv(game_or_tree, policy, threads=1):
   Args:
     game_or_tree: game string, `pyspiel.Game` or compiled `GameTree`.
     policy: an mccfrb table, an OpenSpiel `TabularPolicy`, a pyspiel policy
-      or a dict {information state string: [(action, prob)]}.
+      or a dict {information state string: [(action, prob)]}; or the
+      `EnginePolicy` of a sampling solver on an engine (its
+      `average_policy()`), valued by the streaming walk of the public tree
+      without compiling the game (goofspiel 6; refused, in one line,
+      where the walk would not fit in memory or time).
     threads: numba threads (see `best_response_values`); for an
       `EnginePolicy`, the streaming walk's Python threads, each walking
       public subtrees. The value does not depend on it.
@@ -200,7 +204,11 @@ def policy_values(tree, strategy):
 
 def exploitability(game_or_tree, policy, threads=1):
   """NashConv / 2, OpenSpiel's `exploitability` for two-player zero- and
-  constant-sum games; ValueError on others (use `nash_conv`)."""
+  constant-sum games; ValueError on others (use `nash_conv`).
+
+  Args:
+    game_or_tree, policy, threads: as for `nash_conv`.
+  """
   if isinstance(game_or_tree, tree_lib.GameTree):
     if game_or_tree.is_general:
       raise ValueError(

@@ -72,6 +72,12 @@ class ExternalSamplingSolver(base.TabularSolverBase):
       `prune_threshold` with probability `prune_probability`) or
       "probabilistic" (explore it with probability max(prune_floor,
       prune_k / (prune_k + prune_threshold - R)), weighted 1/q).
+    prune_threshold: the regret below which an action may be pruned, < 0
+      (default -200, Pluribus's).
+    prune_probability: "pluribus"'s probability of skipping such an
+      action, in (0, 1] (default 0.95).
+    prune_k, prune_floor: "probabilistic"'s constants, prune_k > 0 (default
+      200) and prune_floor in (0, 1] (default 0.05).
     prune_after: the first iteration at which pruning may happen (warm-up).
     seed, max_nodes, tree: as for `MCCFRbSolver`.
     threads, batch: as for `MCCFRbSolver` (kernels/external.py,
@@ -93,6 +99,7 @@ class ExternalSamplingSolver(base.TabularSolverBase):
     hogwild: with threads > 1 on an engine, workers run traversals against
       the shared tables without locks (Hogwild): not reproducible run to
       run. Required for threads > 1 on an engine; not on a tree.
+    precision: the cells of an engine's tables, as for `MCCFRbSolver`.
     baseline: "none" (default), or on an engine with one thread
       "situation" or "public": a baseline at the sampled nodes (the
       opponent's and chance's), keyed by the game's situation or public

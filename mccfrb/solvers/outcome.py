@@ -177,6 +177,15 @@ class MCCFRbSolver(base.TabularSolverBase):
     hogwild: with threads > 1 on an engine, workers run episodes against
       the shared tables without locks (Hogwild): fast, not reproducible run
       to run. Required for threads > 1 on an engine; not on a tree.
+    precision: the cells of an engine's tables: "float32" (None, the
+      default there: it learned as float64 did at equal iterations and ran
+      faster at equal seconds, docs "Big games"; one warning if rounding
+      stops too many of its cell updates) or "float64". A compiled or grown
+      tree's tables are float64 (another value is refused there).
+    in_flight: episodes each worker plays at once on an engine, taking
+      turns so that their table lookups' memory misses overlap: None (8,
+      DEFAULT_IN_FLIGHT) or an int in [1, 64]; 1 plays them one after the
+      other, as the tree does. Engine only.
   """
 
   _table_names = ("_regrets", "_avg", "_avg_last", "_baseline",

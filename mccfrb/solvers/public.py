@@ -107,7 +107,7 @@ class PublicSamplingSolver(base.TabularSolverBase):
       information, so the engine suits games whose public states stay
       small (goofspiel 6: at most a few thousand histories; 13-card
       goofspiel is out of reach).
-    max_memory: as for `MCCFRbSolver` (engine only).
+    max_memory, precision: as for `MCCFRbSolver` (engine only).
   """
 
   _table_names = ("_regrets", "_avg", "_avg_last", "_baseline",
