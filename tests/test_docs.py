@@ -5,6 +5,7 @@ committed plots of experiments/results/ as the site's results/ folder.
 """
 
 import html
+import inspect
 import pathlib
 import re
 import subprocess
@@ -14,6 +15,8 @@ import matplotlib
 import numpy as np
 import pytest
 import yaml
+
+import mccfrb
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -263,15 +266,14 @@ def test_public_docstrings_document_every_argument():
   they take (a class may defer to another's Args: "The arguments not listed
   here are `X`'s"); the engine route, max_memory, precision and in_flight
   were once missing."""
-  import inspect  # pylint: disable=import-outside-toplevel
-  import mccfrb  # pylint: disable=import-outside-toplevel
   checked = []
   for name in sorted(n for n in dir(mccfrb) if not n.startswith("_")):
     obj = getattr(mccfrb, name)
     if inspect.ismodule(obj) or not callable(obj):
       continue
-    doc = (obj.__doc__ or "") + (obj.__init__.__doc__ or ""
-                                 if inspect.isclass(obj) else "")
+    doc = obj.__doc__ or ""
+    if inspect.isclass(obj):
+      doc += obj.__init__.__doc__ or ""
     if "Args:" not in doc:
       continue
     documented = _documented_arguments(doc)
