@@ -75,6 +75,8 @@ SLOW_BEYOND_THE_CORE = {
     "goofspiel 5's engine against its compiled tree (3.3 million nodes; "
     "goofspiel 2 to 4's in the fast loop)":
         r"test_readme_goofspiel5_equals_the_compiled_tree",
+    "an optional extra's framework (NFSP on JAX, the nfsp extra)":
+        r"test_registry_builds_every_algorithm\[openspiel_nfsp\]",
     "OpenSpiel's Python solvers beyond Kuhn":
         r"test_cfr_family_equals_openspiel\[[^\]]*leduc|"
         r"test_simultaneous_updates_equal_openspiel\[goofspiel",
