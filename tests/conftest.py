@@ -36,8 +36,10 @@ TEST_TIMEOUT_SECONDS = float(os.environ.get("MCCFRB_TEST_TIMEOUT_SECONDS",
                                             600))
 # A test that holds the GIL past its timeout (spinning in a numba kernel)
 # stops the Python timer that reports a hang; faulthandler's watchdog, this
-# much later, dumps every thread and exits.
-HANG_BACKSTOP_SECONDS = 10
+# much later, dumps every thread and exits. tests/test_hang.py shortens it
+# through the environment.
+HANG_BACKSTOP_SECONDS = float(os.environ.get(
+    "MCCFRB_TEST_HANG_BACKSTOP_SECONDS", 10))
 
 
 _HANG_OUTPUT = pytest.StashKey[int]()

@@ -39,10 +39,11 @@ def test_waits_on_a_lock():
 
 def _run_hanging(tmp_path, name, text):
   """The pytest run of the test file `name` holding `text`, with a 3-s
-  timeout."""
+  timeout and faulthandler's watchdog 2 s after it."""
   shutil.copy(pathlib.Path(__file__).with_name("conftest.py"), tmp_path)
   (tmp_path / name).write_text(text)
-  env = dict(os.environ, MCCFRB_TEST_TIMEOUT_SECONDS="3")
+  env = dict(os.environ, MCCFRB_TEST_TIMEOUT_SECONDS="3",
+             MCCFRB_TEST_HANG_BACKSTOP_SECONDS="2")
   return subprocess.run(
       [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
        str(tmp_path / name)], cwd=tmp_path, env=env,
@@ -53,8 +54,8 @@ def test_a_test_spinning_in_a_numba_kernel_fails_at_the_timeout(tmp_path):
   done = _run_hanging(tmp_path, "test_spin.py", SPINNING_TEST)
   assert done.returncode != 0
   # The Python timer cannot run while the kernel holds the GIL:
-  # faulthandler's watchdog ends it, 10 s later.
-  assert "Timeout (0:00:13)!" in done.stdout + done.stderr
+  # faulthandler's watchdog ends it, 2 s later.
+  assert "Timeout (0:00:05)!" in done.stdout + done.stderr
   assert "test_spins_in_a_kernel" in done.stdout + done.stderr
 
 
