@@ -70,10 +70,11 @@ def pytest_configure(config):
   """Opens this process's CSV and listens to numba's compiles; the first
   process (pytest-xdist's controller, or the only one) first removes the
   CSVs of an earlier run."""
-  del config
   folder = _folder()
   folder.mkdir(parents=True, exist_ok=True)
-  worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+  # pytest-xdist's workers carry `workerinput` (its environment variable
+  # would also name a worker in a pytest a test starts).
+  worker = getattr(config, "workerinput", {}).get("workerid", "main")
   if worker == "main":
     for old in folder.glob("*.csv"):
       old.unlink()
