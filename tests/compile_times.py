@@ -101,14 +101,21 @@ def pytest_unconfigure(config):
     handle.close()
 
 
+def rows(folder):
+  """Every process's rows in `folder`, as dicts keyed by FIELDS."""
+  out = []
+  for path in sorted(pathlib.Path(folder).glob("*.csv")):
+    with open(path, newline="", encoding="utf-8") as handle:
+      out += list(csv.DictReader(handle))
+  return out
+
+
 def totals(folder):
   """{kernel: (compiles, CPU seconds)} over the CSVs in `folder`."""
   out = collections.defaultdict(lambda: [0, 0.0])
-  for path in sorted(pathlib.Path(folder).glob("*.csv")):
-    with open(path, newline="", encoding="utf-8") as handle:
-      for row in csv.DictReader(handle):
-        out[row["kernel"]][0] += 1
-        out[row["kernel"]][1] += float(row["cpu_s"])
+  for row in rows(folder):
+    out[row["kernel"]][0] += 1
+    out[row["kernel"]][1] += float(row["cpu_s"])
   return {kernel: (n, s) for kernel, (n, s) in out.items()}
 
 

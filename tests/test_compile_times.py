@@ -1,6 +1,5 @@
 """tests/compile_times.py, the plugin that lists a run's numba compiles."""
 
-import csv
 import os
 import pathlib
 import subprocess
@@ -45,11 +44,7 @@ def _rows(tmp_path, cache):
       cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
       check=False)
   assert done.returncode == 0, done.stdout + done.stderr
-  rows = []
-  for path in folder.glob("*.csv"):
-    with open(path, newline="", encoding="utf-8") as handle:
-      rows += list(csv.DictReader(handle))
-  return rows, done.stdout
+  return compile_times.rows(folder), done.stdout
 
 
 def test_a_cold_run_lists_each_outermost_compile_and_a_warm_one_none(
