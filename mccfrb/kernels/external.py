@@ -72,6 +72,8 @@ counter-based stream, against the shared tables with no locks
 reproducible run to run.
 """
 
+from typing import NamedTuple
+
 import numba
 import numpy as np
 from numba import njit
@@ -83,6 +85,7 @@ from mccfrb.kernels.exact import reach_probabilities
 from mccfrb.kernels.exact import regret_matching_row
 from mccfrb.kernels.baselines import learn
 from mccfrb.kernels.outcome import key_hash
+from mccfrb.kernels.outcome import Weights
 from mccfrb.kernels.outcome import sample_index
 from mccfrb.kernels.rng import batch_end
 from mccfrb.kernels.rng import batch_key
@@ -97,6 +100,103 @@ from mccfrb.kernels import rows
 from mccfrb.games.engines import protocol
 from mccfrb.tables import hashed
 from mccfrb.tables.atomics import borrow
+
+
+class Tree(NamedTuple):
+  """A compiled or grown tree's arrays (`GameTree.kernel_args()`);
+  slot_node a grown tree's (games/grown.py: the child of node n by action
+  a is slot_node[child_start[n] + a], -1 if not stored), empty otherwise."""
+  kind: np.ndarray
+  player: np.ndarray
+  infoset: np.ndarray
+  child_start: np.ndarray
+  num_children: np.ndarray
+  edge_prob: np.ndarray
+  utility: np.ndarray
+  slot_node: np.ndarray
+
+
+class Table(NamedTuple):
+  """The rows `_traversals` reads through their cells: a row's regrets at
+  rcells[r0 + a], its average's sums at acells[a0 + a], its discount stamp
+  at twords[tw]. Dense rows (`_dense`): r0 = a0 = i width, tw = i for
+  infoset i; hashed rows (tables/hashed.py): r0 the row's first cell, a0 =
+  r0 + c, tw = the row + h_through (width unread)."""
+  rcells: np.ndarray
+  acells: np.ndarray
+  twords: np.ndarray
+  width: int
+  h_through: int
+
+
+class Engine(NamedTuple):
+  """An engine's game and rows, and one worker's stack (`_traversals` mode
+  ENGINE).
+
+  Attributes:
+    params: the engine's parameters (games/engines/protocol.py).
+    tab: the hashed table's (index, meta, words, cells, layout).
+    states: int64[D + 2, state size], a state per depth (the last: scratch).
+    frame_row, frame_count: int64[D + 1], each depth's row and moves.
+    streams: uint64[W, 2], the Hogwild streams (streams[w, STREAM]: the
+      stream of a suspended traversal).
+    key_code, allow_keyed: the keyed baseline's key (kernels/baselines.py)
+      and whether its rows may be inserted.
+    frame_brow, frame_act: int64[D + 1], each depth's keyed row and sampled
+      move.
+  """
+  params: np.ndarray
+  tab: tuple
+  states: np.ndarray
+  frame_row: np.ndarray
+  frame_count: np.ndarray
+  streams: np.ndarray
+  key_code: int
+  allow_keyed: bool
+  frame_brow: np.ndarray
+  frame_act: np.ndarray
+
+
+class Prune(NamedTuple):
+  """Regret-based pruning (module docstring): `pruning` 0 none, 1
+  pluribus, 2 probabilistic; C `threshold`, the skip `probability`, K `k`,
+  q's `floor`, from iteration `after` on."""
+  pruning: int
+  threshold: float
+  probability: float
+  k: float
+  floor: float
+  after: int
+
+
+class Frames(NamedTuple):
+  """A worker's traversal stack, a row per depth: the node (a tree's id),
+  the child being explored (-1: a sampled node), and float64[D + 1, A]
+  sigma, the children's values and their pruning weights."""
+  node: np.ndarray
+  child: np.ndarray
+  sigma: np.ndarray
+  values: np.ndarray
+  weight: np.ndarray
+
+
+class Full(NamedTuple):
+  """Full averaging's tables and scratch (`_full_average`)."""
+  num_actions: np.ndarray
+  regrets: np.ndarray
+  avg: np.ndarray
+  strategy: np.ndarray
+  reach: np.ndarray
+
+
+class Recorded(NamedTuple):
+  """RECORD's output (`es_batches`): traversal e's visited decision nodes
+  in visiting order, nodes[e, :count[e]], and at each the regret
+  increments (update player's, value) or sigma (opponent's, sigma)."""
+  nodes: np.ndarray
+  count: np.ndarray
+  value: np.ndarray
+  sigma: np.ndarray
 
 
 @njit(cache=True, error_model="numpy")
@@ -163,16 +263,16 @@ def es_iterations(kind, player, infoset, child_start, num_children, edge_prob,
   progress = np.zeros((1, PROGRESS_SIZE), dtype=np.int64)
   progress[0, END] = players_of(utility) * num_iterations
   _traversals(0, 3,  # TRAIN, protocol.TREE (unread)
-              (kind, player, infoset, child_start, num_children, edge_prob,
-               utility, np.zeros(0, dtype=np.int32)), utility_sum,
-              _dense(regrets, avg, through), None,
-              (weighting, linear_until, gamma, log_pos, log_neg),
-              (pruning, prune_threshold, prune_probability, prune_k,
-               prune_floor, prune_after), averaging, first_iteration, False,
-              0, rng_state, np.uint64(0), 0, 1, progress,
-              (frame_node, frame_child, frame_sigma, frame_values,
-               frame_weight),
-              counters, (num_actions, regrets, avg, strategy, reach),
+              Tree(kind, player, infoset, child_start, num_children,
+                   edge_prob, utility, np.zeros(0, dtype=np.int32)),
+              utility_sum, _dense(regrets, avg, through), None,
+              Weights(weighting, linear_until, gamma, log_pos, log_neg),
+              Prune(pruning, prune_threshold, prune_probability, prune_k,
+                    prune_floor, prune_after), averaging, first_iteration,
+              False, 0, rng_state, np.uint64(0), 0, 1, progress,
+              Frames(frame_node, frame_child, frame_sigma, frame_values,
+                     frame_weight),
+              counters, Full(num_actions, regrets, avg, strategy, reach),
               _no_records(), np.zeros(2, dtype=np.int64),
               np.zeros(0, dtype=np.int64), None)
 
@@ -182,14 +282,15 @@ def _dense(regrets, avg, through):
   """The dense table of `_traversals`: row i's regrets at cell i A of the
   flat regrets, its average's sums at cell i A of the flat averages, its
   discount stamp through[i]."""
-  return (regrets.reshape(regrets.size), avg.reshape(avg.size), through,
-          regrets.shape[1], -1)
+  return Table(regrets.reshape(regrets.size), avg.reshape(avg.size), through,
+               regrets.shape[1], -1)
 
 
 @njit(cache=True, error_model="numpy", inline="always")
 def _no_records():
-  return (np.zeros((0, 0), dtype=np.int64), np.zeros(0, dtype=np.int64),
-          np.zeros((0, 0, 0)), np.zeros((0, 0, 0)))
+  return Recorded(np.zeros((0, 0), dtype=np.int64),
+                  np.zeros(0, dtype=np.int64), np.zeros((0, 0, 0)),
+                  np.zeros((0, 0, 0)))
 
 
 @njit(cache=True, error_model="numpy")
@@ -214,17 +315,17 @@ def es_grown(kind, player, infoset, child_start, num_children, edge_prob,
   progress[0, NEXT] = io[0]
   progress[0, END] = num_episodes
   _traversals(3, 3,  # GROWN, protocol.TREE (unread)
-              (kind, player, infoset, child_start, num_children, edge_prob,
-               utility, slot_node), utility_sum,
+              Tree(kind, player, infoset, child_start, num_children,
+                   edge_prob, utility, slot_node), utility_sum,
               _dense(regrets, avg, through), None,
-              (weighting, linear_until, gamma, log_pos, log_neg),
-              (pruning, prune_threshold, prune_probability, prune_k,
-               prune_floor, prune_after), 0, first_iteration, False, 0,
+              Weights(weighting, linear_until, gamma, log_pos, log_neg),
+              Prune(pruning, prune_threshold, prune_probability, prune_k,
+                    prune_floor, prune_after), 0, first_iteration, False, 0,
               rng_state, np.uint64(0), 0, 1, progress,
-              (frame_node, frame_child, frame_sigma, frame_values,
-               frame_weight),
-              counters, (num_actions, regrets, avg, np.zeros((0, 1)),
-                         np.zeros((0, 1))),
+              Frames(frame_node, frame_child, frame_sigma, frame_values,
+                     frame_weight),
+              counters, Full(num_actions, regrets, avg, np.zeros((0, 1)),
+                             np.zeros((0, 1))),
               _no_records(), io, pending, None)
 
 
@@ -466,24 +567,13 @@ def _traversals(mode, code, game, utility_sum, table, eng, weights, prune,
       `eng`).
     code: the engine's code (a compile-time constant; 3, unread, on a
       tree).
-    game: None on an engine, or (kind, player, infoset, child_start,
-      num_children, edge_prob, utility, slot_node): a tree's arrays
-      (slot_node a grown tree's, empty otherwise).
+    game: None on an engine, or a `Tree`.
     utility_sum: u0 + u1.
-    table: (rcells, acells, twords, A, h_through): dense rows (`_dense`)
-      at r0 = a0 = i A, tw = i for infoset i; hashed rows at r0 the row's
-      first cell, a0 = r0 + c, tw = the row + h_through.
-    eng: None, or (params, tab, states, frame_row, frame_count, streams,
-      key_code, allow_keyed, frame_brow, frame_act): the engine's parameters, the
-      hashed table's (index, meta, words, cells, layout), a worker's stack
-      of D + 2 states (the last scratch) and its rows and move counts per
-      depth, the Hogwild streams (streams[w, STREAM] the stream of a
-      suspended traversal), and with `keyed` the baseline's key code
-      (kernels/baselines.py), whether its rows may be inserted, and each
-      depth's keyed row and sampled move.
-    weights: (weighting, linear_until, gamma, log_pos, log_neg):
-      kernels/weighting.py.
-    prune: (pruning, C, p, K, floor, first iteration).
+    table: a `Table`, dense rows (`_dense`) or hashed ones.
+    eng: None, or an `Engine` (its key_code, allow_keyed, frame_brow and
+      frame_act read only with `keyed`).
+    weights: kernels/outcome.py's `Weights` (kernels/weighting.py).
+    prune: a `Prune`.
     averaging: 0 simple, 1 full (TRAIN only).
     allow_insert, node_budget: an engine's: insert unstored infosets
       (else they play uniform and are counted dropped); suspend after
@@ -493,14 +583,10 @@ def _traversals(mode, code, game, utility_sum, table, eng, weights, prune,
       RECORD and Hogwild workers draw traversal e from
       `stream_start(key, e)`.
     progress: int64[W, PROGRESS_SIZE].
-    frames: (frame_node, frame_child, frame_sigma, frame_values,
-      frame_weight): a worker's; frame_node holds a tree's node ids.
+    frames: a worker's `Frames` (node: a tree's node ids).
     counters: int64[2], incremented: nodes touched, actions pruned.
-    full: (num_actions, regrets, avg, strategy, reach): full averaging's
-      (None on an engine).
-    records: (rec_nodes, rec_count, rec_value, rec_sigma): RECORD,
-      traversal e's visited decision nodes in visiting order (update
-      player's: the regret increments; opponent's: sigma), and how many.
+    full: a `Full` (read in TRAIN with full averaging only).
+    records: RECORD's `Recorded`.
     keyed: None, or on an engine the baseline's hashed table (index, meta,
       words, cells, layout; fields value and count): baselines at the
       sampled nodes (`keyed_row`, `keyed_correct`).
@@ -513,34 +599,48 @@ def _traversals(mode, code, game, utility_sum, table, eng, weights, prune,
   numba.literally(code)
   record = mode == RECORD
   grown = mode == GROWN
-  rcells, acells, twords, width_a, h_through = table
-  weighting, linear_until, gamma, log_pos, log_neg = weights
-  (pruning, prune_threshold, prune_probability, prune_k, prune_floor,
-   prune_after) = prune
-  f_node, f_child, f_sigma, f_values, f_weight = frames
-  rec_nodes, rec_count, rec_value, rec_sigma = records
   # Every array the loops touch, borrowed (tables/atomics.py): views made
   # in the loops and inlined calls cost no atomic reference counts.
-  rcells = borrow(rcells)
-  acells = borrow(acells)
-  twords = borrow(twords)
-  log_pos = borrow(log_pos)
-  log_neg = borrow(log_neg)
-  f_sigma = borrow(f_sigma)
-  f_values = borrow(f_values)
-  f_weight = borrow(f_weight)
+  rcells = borrow(table.rcells)
+  acells = borrow(table.acells)
+  twords = borrow(table.twords)
+  width_a = table.width
+  h_through = table.h_through
+  weighting = weights.weighting
+  linear_until = weights.linear_until
+  gamma = weights.gamma
+  log_pos = borrow(weights.log_pos)
+  log_neg = borrow(weights.log_neg)
+  pruning = prune.pruning
+  prune_threshold = prune.threshold
+  f_node = frames.node
+  f_child = frames.child
+  f_sigma = borrow(frames.sigma)
+  f_values = borrow(frames.values)
+  f_weight = borrow(frames.weight)
   num_players = 2
   if game is not None:
-    (kind, player, infoset, child_start, num_children, edge_prob, utility,
-     slot_node) = game
+    kind = game.kind
+    player = game.player
+    infoset = game.infoset
+    child_start = game.child_start
+    num_children = game.num_children
+    edge_prob = game.edge_prob
+    utility = game.utility
+    slot_node = game.slot_node
     num_players = players_of(utility)
   use_stream = record
   stream = np.uint64(0)
   resume = False
   if eng is not None:
-    (params, tab, states, f_row, f_count, streams, key_code, allow_keyed,
-     f_brow, f_act) = eng
-    index, meta, words, cells, layout = hashed.borrowed(tab)
+    params = eng.params
+    states = eng.states
+    f_row = eng.frame_row
+    f_count = eng.frame_count
+    streams = eng.streams
+    f_brow = eng.frame_brow
+    f_act = eng.frame_act
+    index, meta, words, cells, layout = hashed.borrowed(eng.tab)
     # The borrowed arrays, for the inlined `_row`: the tuple from `eng`
     # would count references at every decision node.
     tab = (index, meta, words, cells, layout)
@@ -584,7 +684,7 @@ def _traversals(mode, code, game, utility_sum, table, eng, weights, prune,
     averaged_player = (p + 1) % num_players
     w = iteration_weight(weighting, t, linear_until, gamma)
     regret_w = w if weighting == 1 else 1.0
-    prune_now = pruning != 0 and t >= prune_after
+    prune_now = pruning != 0 and t >= prune.after
     start_hi = s_hi
     start_lo = s_lo
     # A grown tree's traversal runs dry first (`es_grown`).
@@ -647,8 +747,8 @@ def _traversals(mode, code, game, utility_sum, table, eng, weights, prune,
             if keyed is not None:
               if k == 0 or q != p:  # A sampled node: its baseline's row.
                 f_brow[d], suspended = keyed_row(
-                    code, params, st[d], key_code, d, c, kt, k_widest,
-                    allow_keyed)
+                    code, params, st[d], eng.key_code, d, c, kt, k_widest,
+                    eng.allow_keyed)
                 if suspended:
                   touched -= 1
                   break
@@ -713,9 +813,9 @@ def _traversals(mode, code, game, utility_sum, table, eng, weights, prune,
             a = sample_index(flat_sigma, d * width, c, u, 0.0)
             if averaging == 0 and q == averaged_player:
               if record:
-                rec_nodes[e, num_records] = n
+                records.nodes[e, num_records] = n
                 for j in range(c):
-                  rec_sigma[e, num_records, j] = f_sigma[d, j]
+                  records.sigma[e, num_records, j] = f_sigma[d, j]
                 num_records += 1
               elif not dry and stored:
                 acc = average_update(acells, a0, c, f_sigma, d, w, acc)
@@ -751,8 +851,8 @@ def _traversals(mode, code, game, utility_sum, table, eng, weights, prune,
                 stream, s_hi, s_lo, u = _draw(use_stream, stream, s_hi,
                                               s_lo, inc_hi, inc_lo)
                 f_weight[d, j] = prune_weight(
-                    pruning, u, prune_probability, prune_k, prune_threshold,
-                    r, prune_floor)
+                    pruning, u, prune.probability, prune.k, prune_threshold,
+                    r, prune.floor)
             if f_weight[d, j] > 0.0:
               explored += 1
           if explored == 0:
@@ -811,8 +911,8 @@ def _traversals(mode, code, game, utility_sum, table, eng, weights, prune,
           r0 = infoset[n] * width_a
         increments = no_increments
         if record:
-          rec_nodes[e, num_records] = n
-          increments = rec_value[e, num_records]
+          records.nodes[e, num_records] = n
+          increments = records.value[e, num_records]
           num_records += 1
         write = not record and not dry and stored
         ret, acc = regret_update(rcells, r0, c, f_sigma, f_values, f_weight,
@@ -823,14 +923,13 @@ def _traversals(mode, code, game, utility_sum, table, eng, weights, prune,
       if suspended:
         break
       if record:
-        rec_count[e] = num_records
+        records.count[e] = num_records
       if game is not None:
         if averaging == 1 and p == num_players - 1 and not record:
-          num_actions, regrets, avg, strategy, reach = full
           _full_average(kind, player, infoset, child_start, num_children,
-                        edge_prob, num_actions, regrets, avg, twords,
-                        weighting, log_pos, log_neg, t + 1, w, strategy,
-                        reach)
+                        edge_prob, full.num_actions, full.regrets, full.avg,
+                        twords, weighting, log_pos, log_neg, t + 1, w,
+                        full.strategy, full.reach)
           touched += kind.shape[0]
     if suspended:
       break
@@ -932,19 +1031,20 @@ def es_batches(kind, player, infoset, child_start, num_children, edge_prob,
       # The tuples are made in the loop: a parallel loop takes no tuple
       # of arrays from outside it.
       _traversals(2, 3,  # RECORD, protocol.TREE (unread)
-                  (kind, player, infoset, child_start, num_children,
-                   edge_prob, utility, no_slots),
+                  Tree(kind, player, infoset, child_start, num_children,
+                       edge_prob, utility, no_slots),
                   utility_sum, _dense(regrets, avg, through), None,
-                  (weighting, linear_until, gamma, log_pos, log_neg),
-                  (pruning, prune_threshold, prune_probability, prune_k,
-                   prune_floor, prune_after),
+                  Weights(weighting, linear_until, gamma, log_pos, log_neg),
+                  Prune(pruning, prune_threshold, prune_probability, prune_k,
+                        prune_floor, prune_after),
                   averaging, t0, False, 0, rng_state, key, np.int64(wk),
                   workers, progress,
-                  (frame_node[wk], frame_child[wk], frame_sigma[wk],
-                   frame_values[wk], frame_weight[wk]),
-                  counters[wk], (num_actions, regrets, avg, strategy, reach),
-                  (rec_nodes, rec_count, rec_value, rec_sigma), io, pending,
-                  None)
+                  Frames(frame_node[wk], frame_child[wk], frame_sigma[wk],
+                         frame_values[wk], frame_weight[wk]),
+                  counters[wk],
+                  Full(num_actions, regrets, avg, strategy, reach),
+                  Recorded(rec_nodes, rec_count, rec_value, rec_sigma), io,
+                  pending, None)
     for part in prange(workers):
       _apply_traversals(player, infoset, num_children, regrets, avg, through,
                         weighting, linear_until, gamma, log_pos, log_neg, t0,
@@ -1066,16 +1166,16 @@ def es_engine_traversals(code, params, utility_sum, tab, h_through,
   _, _, words, cells, _ = tab
   return _traversals(
       4, code, None, utility_sum,  # ENGINE
-      (cells, cells, words, 0, h_through),
-      (params, tab, borrow(states)[worker], borrow(frame_row)[worker],
-       borrow(frame_count)[worker], streams, key_code, allow_keyed,
-       borrow(frame_brow)[worker], borrow(frame_act)[worker]),
-      (weighting, linear_until, gamma, log_pos, log_neg),
-      (pruning, prune_threshold, prune_probability, prune_k, prune_floor,
-       prune_after), 0, 1, allow_insert, node_budget, rng_state,
-      streams[worker, KEY], worker, workers, progress,
-      (np.zeros(1, dtype=np.int64), borrow(frame_child)[worker],
-       borrow(frame_sigma)[worker], borrow(frame_values)[worker],
-       borrow(frame_weight)[worker]),
+      Table(cells, cells, words, 0, h_through),
+      Engine(params, tab, borrow(states)[worker], borrow(frame_row)[worker],
+             borrow(frame_count)[worker], streams, key_code, allow_keyed,
+             borrow(frame_brow)[worker], borrow(frame_act)[worker]),
+      Weights(weighting, linear_until, gamma, log_pos, log_neg),
+      Prune(pruning, prune_threshold, prune_probability, prune_k,
+            prune_floor, prune_after), 0, 1, allow_insert, node_budget,
+      rng_state, streams[worker, KEY], worker, workers, progress,
+      Frames(np.zeros(1, dtype=np.int64), borrow(frame_child)[worker],
+             borrow(frame_sigma)[worker], borrow(frame_values)[worker],
+             borrow(frame_weight)[worker]),
       borrow(counters)[worker], None, _no_records(),
       np.zeros(2, dtype=np.int64), np.zeros(0, dtype=np.int64), keyed)
