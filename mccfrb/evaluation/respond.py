@@ -144,10 +144,11 @@ def _lanes(engine):
   rets, cursor and the lanes' stacks, IN_FLIGHT's number of each."""
   k, depth = IN_FLIGHT.get(engine.name, 1), engine.max_depth + 1
   moves = max(engine.max_moves, 1)
-  frames = (np.zeros((k, depth + 1, engine.state_size), dtype=np.int64),
-            *(np.zeros((k, depth), dtype=np.int64) for _ in range(4)),
-            np.zeros((k, depth, 2)), np.zeros((k, depth, moves)),
-            np.zeros((k, depth, moves)), np.zeros((k, depth), dtype=np.uint64))
+  frames = respond.Stacks(
+      np.zeros((k, depth + 1, engine.state_size), dtype=np.int64),
+      *(np.zeros((k, depth), dtype=np.int64) for _ in range(4)),
+      np.zeros((k, depth, 2)), np.zeros((k, depth, moves)),
+      np.zeros((k, depth, moves)), np.zeros((k, depth), dtype=np.uint64))
   return (np.zeros((k, respond.LANE_FIELDS), dtype=np.int64),
           np.zeros((k, respond.LANE_WORDS), dtype=np.uint64), np.zeros(k),
           np.zeros(2, dtype=np.int64), frames)

@@ -67,6 +67,7 @@ engine's code (games/engines/protocol.py), a compile-time constant.
 """
 
 import math
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -144,6 +145,36 @@ W_H1 = 0
 W_H2 = 1
 W_STREAM = 2
 LANE_WORDS = 3
+
+
+
+class Stacks(NamedTuple):
+  """The lanes' stacks (`train`), a frame per depth: K lanes, D the
+  engine's max_depth, A its max_moves.
+
+  Attributes:
+    states: int64[K, D + 2, state size], the state at each depth.
+    row: int64[K, D + 1], the responder's row (-1: none).
+    child: int64[K, D + 1], an explored node's move being played (-1: not
+      explored).
+    count: int64[K, D + 1], the move played, or an explored node's moves.
+    search: int64[K, D + 1], whether the walk is still inside the tree.
+    reach: float64[K, D + 1, 2], both players' reaches under sigma^T.
+    mul: float64[K, D + 1, A], an explored node's sigma^T.
+    vals: float64[K, D + 1, A], an explored node's moves' values.
+    rng: uint64[K, D + 1], an explored node's stream (every move draws the
+      same numbers).
+  """
+  states: np.ndarray
+  row: np.ndarray
+  child: np.ndarray
+  count: np.ndarray
+  search: np.ndarray
+  reach: np.ndarray
+  mul: np.ndarray
+  vals: np.ndarray
+  rng: np.ndarray
+
 
 # Walk statuses of `train`.
 RAN = 0  # All walks done.
@@ -392,7 +423,6 @@ def _searched(resp, opts, lanes, lane_words, frames, x, d, c, me, cur, sig,
   row (inserted where the walk may), and the move: EXPLORED (every move
   explored: the frame is set for them), PUCT's inside the searched tree,
   or SAMPLED (the policy's own play)."""
-  _, f_row, f_child, f_count, f_search, f_reach, f_mul, _, _ = frames
   r_index, r_words, r_cells, r_header, r_per_word = _opened(resp)
   h1 = lane_words[x, W_H1]
   h2 = lane_words[x, W_H2]
@@ -402,25 +432,25 @@ def _searched(resp, opts, lanes, lane_words, frames, x, d, c, me, cur, sig,
     if row < 0 and allow_insert:
       row = _insert(resp, h1, h2, c, r_row_words)
     if row >= 0:
-      f_row[x, d] = row
-      f_child[x, d] = 0
-      f_count[x, d] = c
+      frames.row[x, d] = row
+      frames.child[x, d] = 0
+      frames.count[x, d] = c
       for a in range(c):
-        f_mul[x, d, a] = cur[a]
-      f_reach[x, d + 1, me] = f_reach[x, d, me] * cur[0]
+        frames.mul[x, d, a] = cur[a]
+      frames.reach[x, d + 1, me] = frames.reach[x, d, me] * cur[0]
       return EXPLORED
-    f_search[x, d + 1] = 0
-  elif f_search[x, d]:
+    frames.search[x, d + 1] = 0
+  elif frames.search[x, d]:
     if row < 0 and lanes[x, L_INSERTED] == 0:
       row = _insert(resp, h1, h2, c, r_row_words)
       lanes[x, L_INSERTED] = 1
-    f_search[x, d + 1] = 0
+    frames.search[x, d + 1] = 0
     if row >= 0:
-      f_row[x, d] = row
+      frames.row[x, d] = row
       base = hashed.first_cell(row, r_header, r_per_word)
       n = _visits(r_cells, base, c)
       if n >= opts[O_EXPAND]:
-        f_search[x, d + 1] = 1
+        frames.search[x, d + 1] = 1
         return puct_move(r_cells, base, c, n, opts[O_EXPLORE],
                          opts[O_SCALE], sig, opts[O_MIX])
   return SAMPLED
@@ -431,29 +461,28 @@ def _returned(frames, x, d, me, rets, resp):
   """RETURN of rets[x] to lane x's node at depth d: an explored node's
   next move (its frame set for it), or -1 when the node is done (its row
   updated; rets[x] its value)."""
-  _, f_row, f_child, f_count, f_search, f_reach, f_mul, f_vals, _ = frames
   _, r_words, r_cells, r_header, r_per_word = _opened(resp)
   ret = rets[x]
-  row = f_row[x, d]
-  j = f_child[x, d]
+  row = frames.row[x, d]
+  j = frames.child[x, d]
   if j >= 0:  # An explored node: the next move, or all are done.
-    c = f_count[x, d]
-    f_vals[x, d, j] = ret
+    c = frames.count[x, d]
+    frames.vals[x, d, j] = ret
     j += 1
     if j < c:
-      f_child[x, d] = j
-      f_reach[x, d + 1, 1 - me] = f_reach[x, d, 1 - me]
-      f_reach[x, d + 1, me] = f_reach[x, d, me] * f_mul[x, d, j]
-      f_search[x, d + 1] = f_search[x, d]
+      frames.child[x, d] = j
+      frames.reach[x, d + 1, 1 - me] = frames.reach[x, d, 1 - me]
+      frames.reach[x, d + 1, me] = frames.reach[x, d, me] * frames.mul[x, d, j]
+      frames.search[x, d + 1] = frames.search[x, d]
       return j
     base = hashed.first_cell(row, r_header, r_per_word)
     for a in range(c):
-      record(r_cells, base, c, a, f_vals[x, d, a])
-    rets[x] = f_vals[x, d, greedy_move(r_cells, base, c)]
+      record(r_cells, base, c, a, frames.vals[x, d, a])
+    rets[x] = frames.vals[x, d, greedy_move(r_cells, base, c)]
   elif row >= 0:  # A searched move: its count and total.
     c = hashed.width_of(r_words, row)
     base = hashed.first_cell(row, r_header, r_per_word)
-    record(r_cells, base, c, f_count[x, d], ret)
+    record(r_cells, base, c, frames.count[x, d], ret)
   return np.int64(-1)
 
 
@@ -462,13 +491,13 @@ def _start(code, params, key, cursor, lanes, lane_words, frames, x,
            allow_insert):
   """Lane x starts the next walk: cursor[1], drawing from its own stream
   under `key`."""
-  states, _, _, _, f_search, f_reach, _, _, _ = frames
+  states = frames.states
   lane_words[x, W_STREAM] = stream_start(key, cursor[1])
   cursor[1] += 1
   protocol.reset(code, params, states[x, 0])
-  f_reach[x, 0, 0] = 1.0
-  f_reach[x, 0, 1] = 1.0
-  f_search[x, 0] = 1
+  frames.reach[x, 0, 0] = 1.0
+  frames.reach[x, 0, 1] = 1.0
+  frames.search[x, 0] = 1
   lanes[x, L_INSERTED] = 0 if allow_insert else 1
   lanes[x, L_DEPTH] = 0
   lanes[x, L_STEP] = ENTER
@@ -487,7 +516,7 @@ def _turn(code, params, me, pol, pmap, log_pos, log_neg, resp, opts,
   whether the walk ended (its value at the root in rets[x]); rows are
   updated in place. widest: the words of the widest row of the policy's
   table and of the responder's (`_widest`)."""
-  states, f_row, f_child, f_count, f_search, f_reach, _, _, f_rng = frames
+  states = frames.states
   stack = states[x]
   p_index, p_words, p_cells, p_header, p_per_word = _opened(pol)
   flight = lanes.shape[0] > 1
@@ -498,8 +527,8 @@ def _turn(code, params, me, pol, pmap, log_pos, log_neg, resp, opts,
   while True:
     if step == ENTER:
       state = stack[d]
-      f_row[x, d] = -1
-      f_child[x, d] = -1
+      frames.row[x, d] = -1
+      frames.child[x, d] = -1
       q = protocol.player(code, params, state)
       if q == protocol.TERMINAL:
         rets[x] = _return(me, opts[O_UTILITY_SUM],
@@ -511,9 +540,9 @@ def _turn(code, params, me, pol, pmap, log_pos, log_neg, resp, opts,
         d -= 1
         continue
       c = protocol.num_moves(code, params, state)
-      f_reach[x, d + 1, 0] = f_reach[x, d, 0]
-      f_reach[x, d + 1, 1] = f_reach[x, d, 1]
-      f_search[x, d + 1] = f_search[x, d]
+      frames.reach[x, d + 1, 0] = frames.reach[x, d, 0]
+      frames.reach[x, d + 1, 1] = frames.reach[x, d, 1]
+      frames.search[x, d + 1] = frames.search[x, d]
       if q == protocol.CHANCE:
         stream, u = stream_uniform(stream)
         _descend(code, params, stack, d, _chance_move(code, params, state, c,
@@ -540,7 +569,7 @@ def _turn(code, params, me, pol, pmap, log_pos, log_neg, resp, opts,
             p_words, hashed.find_at(p_index, p_words, h1, h2,
                                     lanes[x, L_PSLOT]), c), c,
                    p_header, p_per_word, pmap, opts[O_BIG_T], log_pos,
-                   log_neg, f_reach[x, d, q], cur, sig)
+                   log_neg, frames.reach[x, d, q], cur, sig)
       else:
         cur[0] = 1.0
         sig[0] = 1.0
@@ -553,22 +582,22 @@ def _turn(code, params, me, pol, pmap, log_pos, log_neg, resp, opts,
           # Move 0 first; every move's subtree draws the same numbers
           # (common random numbers: their values differ by the move more
           # than by luck).
-          f_rng[x, d] = stream
+          frames.rng[x, d] = stream
           _descend(code, params, stack, d, 0)
           d += 1
           continue
       if j < 0:
         stream, u = stream_uniform(stream)
         j = sample_index(sig, 0, c, u, 0.0)
-      f_count[x, d] = j  # The move played, for the row's update.
-      f_reach[x, d + 1, q] = f_reach[x, d, q] * cur[j]
+      frames.count[x, d] = j  # The move played, for the row's update.
+      frames.reach[x, d + 1, q] = frames.reach[x, d, q] * cur[j]
       _descend(code, params, stack, d, j)
       d += 1
       continue
     # RETURN: rets[x] to the node at depth d.
     j = _returned(frames, x, d, me, rets, resp)
     if j >= 0:  # An explored node's next move.
-      stream = f_rng[x, d]
+      stream = frames.rng[x, d]
       _descend(code, params, stack, d, j)
       d += 1
       step = ENTER
@@ -666,11 +695,8 @@ def train(code, params, me, pol, pmap, log_pos, log_neg, resp, opts,
     lanes: int64[K, LANE_FIELDS] (L_*), IDLE at first; lane_words:
       uint64[K, LANE_WORDS] (W_*); rets: float64[K]; cursor: int64[2],
       the lane whose turn is next and the walks started (advanced).
-    frames: (states int64[K, D + 2, state size], row, child, count, search
-      int64[K, D + 1], reach float64[K, D + 1, 2], mul, vals
-      float64[K, D + 1, A], rng uint64[K, D + 1]): the lanes' stacks (D
-      the engine's max_depth, A its max_moves); cur, sig: float64[A]
-      scratch.
+    frames: the lanes' `Stacks`; cur, sig: float64[A] scratch (A the
+      engine's max_moves).
 
   Returns:
     RAN or SHORT.
@@ -678,11 +704,11 @@ def train(code, params, me, pol, pmap, log_pos, log_neg, resp, opts,
   numba.literally(code)
   params, pol, pmap, log_pos, log_neg, resp, opts, cur, sig = _borrowed(
       params, pol, pmap, log_pos, log_neg, resp, opts, cur, sig)
-  (states, f_row, f_child, f_count, f_search, f_reach, f_mul, f_vals,
-   f_rng) = frames
-  frames = (borrow(states), borrow(f_row), borrow(f_child), borrow(f_count),
-            borrow(f_search), borrow(f_reach), borrow(f_mul), borrow(f_vals),
-            borrow(f_rng))
+  frames = Stacks(borrow(frames.states), borrow(frames.row),
+                  borrow(frames.child), borrow(frames.count),
+                  borrow(frames.search), borrow(frames.reach),
+                  borrow(frames.mul), borrow(frames.vals),
+                  borrow(frames.rng))
   lanes = borrow(lanes)
   lane_words = borrow(lane_words)
   rets = borrow(rets)
