@@ -97,6 +97,8 @@ Every function takes arrays and fills them in place; `code` is the
 engine's code (mccfrb/games/engines/protocol.py), a compile-time constant.
 """
 
+from typing import NamedTuple
+
 import numba
 import numpy as np
 from numba import njit
@@ -109,6 +111,33 @@ from mccfrb.tables import hashed
 from mccfrb.tables.atomics import atomic_add
 from mccfrb.tables.atomics import borrow
 from mccfrb.tables.atomics import prefetch
+
+
+class Arenas(NamedTuple):
+  """A walk's state (`walk`), set up by `start_walk` and kept from one walk
+  to the next (solvers/stream.py), so that arenas grow only once.
+
+  Attributes:
+    ctl: int64[CTL_SIZE], the walk's control words (C_*).
+    frames: int64[*, FRAME_SIZE], a frame per depth of public states (F_*).
+    ints, floats: the arenas of the frames' int and float columns.
+    states: int64[*, state size], the engine states of the histories.
+    ukeys: uint64[*, 2], each child's public key.
+    tkeys, tstamp, tval: the grouping hash table (tkeys uint64[*, 2], its
+      length a power of 2; tstamp, tval int64).
+    pub: uint64[power of 2, 2], the set of public keys.
+  """
+  ctl: np.ndarray
+  frames: np.ndarray
+  ints: np.ndarray
+  floats: np.ndarray
+  states: np.ndarray
+  ukeys: np.ndarray
+  tkeys: np.ndarray
+  tstamp: np.ndarray
+  tval: np.ndarray
+  pub: np.ndarray
+
 
 # smap (int64[SMAP_SIZE]): where the walk finds its fields and header words
 # in the infoset rows (tables/hashed.py); -1: absent (a table of a
@@ -343,7 +372,8 @@ def start_walk(code, params, mode, level, utility_sum, p, wk):
   (reaches 1). Returns False if the root is terminal (then its values are
   already in child 0's value columns)."""
   numba.literally(code)
-  ctl, frames, ints, floats, states = wk[0], wk[1], wk[2], wk[3], wk[4]
+  ctl, frames, ints = wk.ctl, wk.frames, wk.ints
+  floats, states = wk.floats, wk.states
   kr, kv, ki = widths(mode, level)
   kw = kr + kv
   stamp = ctl[C_STAMP]  # tstamp keeps the stamps of earlier walks.
@@ -351,7 +381,7 @@ def start_walk(code, params, mode, level, utility_sum, p, wk):
   ctl[C_STAMP] = stamp
   ctl[C_MAX_LEVEL] = -1
   frames[:, :] = 0
-  wk[9][:, :] = 0
+  wk.pub[:, :] = 0
   protocol.reset(code, params, states[0])
   for x in range(kr):
     floats[x] = 1.0
@@ -403,7 +433,8 @@ def _expand(code, params, mode, p, level, utility_sum, own_weight, prune,
   carried reaches and value columns, and its engine state and public key
   (ukeys), or its terminal value (then ints[gid + c] = -1)."""
   numba.literally(code)
-  frames, ints, floats, states, ukeys = wk[1], wk[2], wk[3], wk[4], wk[5]
+  frames, ints, floats = wk.frames, wk.ints, wk.floats
+  states, ukeys = wk.states, wk.ukeys
   n, hist, psb, pfb, pib = _histories(frames, d)
   who = frames[d, F_WHO]
   cst = frames[d, F_CSTART]
@@ -508,8 +539,8 @@ def _group(mc, order, gid, gst, tsize, wk):
   """`_enter`'s groups of the frame's non-terminal children by public key
   (ints[gid + c] = -1 for the others): ints[order + ...] lists them group
   by group, group g from ints[gst + g]; returns the number of groups."""
-  ctl, ints, ukeys, tkeys, tstamp, tval = (wk[0], wk[2], wk[5], wk[6], wk[7],
-                                           wk[8])
+  ctl, ints, ukeys = wk.ctl, wk.ints, wk.ukeys
+  tkeys, tstamp, tval = wk.tkeys, wk.tstamp, wk.tval
   # Groups of the non-terminal children (a counting sort by group).
   stamp = ctl[C_STAMP] + 1
   ctl[C_STAMP] = stamp
@@ -559,8 +590,9 @@ def _layout(code, params, mode, level, max_moves, d, wk):
   F_GSTART, F_ISET, F_IFIRST, F_IROW, F_IDEC, F_CINT, F_SIGMA, F_CUR,
   F_CFV, F_CFLOAT, F_CSTATE and the arena tops before it). Returns DONE,
   or SHORT_PUBLIC or SHORT_ARENA (ctl[C_NEED_*] set)."""
-  ctl, frames, ints, floats, states = wk[0], wk[1], wk[2], wk[3], wk[4]
-  ukeys, tkeys, pub = wk[5], wk[6], wk[9]
+  ctl, frames, ints = wk.ctl, wk.frames, wk.ints
+  floats, states = wk.floats, wk.states
+  ukeys, tkeys, pub = wk.ukeys, wk.tkeys, wk.pub
   kr, kv, ki = widths(mode, level)
   kw = kr + kv
   n, hist, psb, _, _ = _histories(frames, d)
@@ -621,8 +653,8 @@ def _infoset_rows(code, params, mode, level, insert, max_moves, d, wk, tab,
   ints[F_IROW]), inserted in CFR mode with `insert`. Returns (status, the
   number of infosets): DONE, or SHORT_TABLE or SHORT_DEC (ctl[C_NEED_*]
   set; no row inserted)."""
-  ctl, frames, ints, states = wk[0], wk[1], wk[2], wk[4]
-  ukeys, tkeys, tstamp, tval = wk[5], wk[6], wk[7], wk[8]
+  ctl, frames, ints, states = wk.ctl, wk.frames, wk.ints, wk.states
+  ukeys, tkeys, tstamp, tval = wk.ukeys, wk.tkeys, wk.tstamp, wk.tval
   index, meta, words, cells, layout = tab[0], tab[1], tab[2], tab[3], tab[4]
   smap, reserve = tab[5], tab[6]
   header = layout[hashed.L_HEADER]
@@ -713,7 +745,8 @@ def _infoset_sigmas(mode, level, flush, big_t, max_moves, d, wk, tab, dec):
   with the optimistic catch-up of `flush`, module docstring), uniform
   without a row; in the level mode each infoset's decision row
   (ints[F_IDEC])."""
-  ctl, frames, ints, floats, ukeys = wk[0], wk[1], wk[2], wk[3], wk[5]
+  ctl, frames, ints = wk.ctl, wk.frames, wk.ints
+  floats, ukeys = wk.floats, wk.ukeys
   words, cells, layout, smap = tab[2], tab[3], tab[4], tab[5]
   header = layout[hashed.L_HEADER]
   per_word = layout[hashed.L_PER_WORD]
@@ -829,7 +862,7 @@ def _enter(code, params, mode, p, level, flush, big_t, utility_sum,
   SHORT_* status (then nothing persistent changed: the frame is entered
   again after the Python side grew what was short)."""
   numba.literally(code)
-  ctl, frames, ints = wk[0], wk[1], wk[2]
+  ctl, frames, ints = wk.ctl, wk.frames, wk.ints
   status = _layout(code, params, mode, level, max_moves, d, wk)
   if status != DONE:
     return status
@@ -851,7 +884,7 @@ def _enter(code, params, mode, p, level, flush, big_t, utility_sum,
   frames[d, F_G] = 0
   # The frame's public key is its first history's.
   _, hist, psb, _, _ = _histories(frames, d)
-  _register_public(code, params, wk[4][psb + ints[hist]], ctl, wk[9])
+  _register_public(code, params, wk.states[psb + ints[hist]], ctl, wk.pub)
   kr, kv, ki = widths(mode, level)
   ctl[C_ITOP] = frames[d, F_CINT] + mc * ki
   ctl[C_FTOP] = frames[d, F_CFLOAT] + mc * (kr + kv)
@@ -868,7 +901,7 @@ def _combine(code, params, mode, p, level, weight, own_weight, max_moves, d,
   the parent frame's child columns), and at the updating player's infosets
   the CFR increments."""
   numba.literally(code)
-  frames, ints, floats, states = wk[1], wk[2], wk[3], wk[4]
+  frames, ints, floats, states = wk.frames, wk.ints, wk.floats, wk.states
   cells, layout, smap = tab[3], tab[4], tab[5]
   header = layout[hashed.L_HEADER]
   per_word = layout[hashed.L_PER_WORD]
@@ -1041,11 +1074,7 @@ def walk(code, params, mode, p, level, flush, big_t, utility_sum, weight,
     max_moves: the engine's largest number of moves (the stride M of the
       per-infoset scratch).
     budget: children to expand before pausing.
-    wk: (ctl, frames, ints, floats, states, ukeys, tkeys, tstamp, tval,
-      pub), the walk's state (set up by `start_walk`); ukeys, tkeys
-      uint64[*, 2], tstamp, tval int64, tkeys' length a power of 2 (the
-      grouping hash table), pub uint64[power of 2, 2] (the set of public
-      keys).
+    wk: the walk's `Arenas` (set up by `start_walk`).
     tab: (index, meta, words, cells, layout) of the infoset rows
       (tables/hashed.py), smap (int64[SMAP_SIZE], their fields and header
       words), and reserve int64[2], the rows and arena words that workers
@@ -1063,15 +1092,16 @@ def walk(code, params, mode, p, level, flush, big_t, utility_sum, weight,
   numba.literally(code)
   # Every array borrowed (tables/atomics.py): the views the frames make of
   # them, and the calls that pass them, cost no atomic reference counts.
-  wk = (borrow(wk[0]), borrow(wk[1]), borrow(wk[2]), borrow(wk[3]),
-        borrow(wk[4]), borrow(wk[5]), borrow(wk[6]), borrow(wk[7]),
-        borrow(wk[8]), borrow(wk[9]))
+  wk = Arenas(borrow(wk.ctl), borrow(wk.frames), borrow(wk.ints),
+              borrow(wk.floats), borrow(wk.states), borrow(wk.ukeys),
+              borrow(wk.tkeys), borrow(wk.tstamp), borrow(wk.tval),
+              borrow(wk.pub))
   tab = (borrow(tab[0]), borrow(tab[1]), borrow(tab[2]), borrow(tab[3]),
          borrow(tab[4]), borrow(tab[5]), borrow(tab[6]))
   dec = (borrow(dec[0]), borrow(dec[1]), borrow(dec[2]), borrow(dec[3]),
          borrow(dec[4]))
   params = borrow(params)
-  ctl, frames, ints = wk[0], wk[1], wk[2]
+  ctl, frames, ints = wk.ctl, wk.frames, wk.ints
   start = ctl[C_WORK]
   while True:
     d = ctl[C_DEPTH]
@@ -1116,8 +1146,10 @@ def seed_walk(src, d, g, dst, mode, level):
   columns) as its children, in one group. dst's public set, DAG flag,
   work counter and stamp are kept (one worker walks many groups). Returns
   False if dst's arenas are short (dst's ctl[C_NEED_*] set)."""
-  sframes, sints, sfloats, sstates = src[1], src[2], src[3], src[4]
-  ctl, frames, ints, floats, states = dst[0], dst[1], dst[2], dst[3], dst[4]
+  sframes, sints, sfloats = src.frames, src.ints, src.floats
+  sstates = src.states
+  ctl, frames, ints = dst.ctl, dst.frames, dst.ints
+  floats, states = dst.floats, dst.states
   kr, kv, ki = widths(mode, level)
   kw = kr + kv
   gst = sframes[d, F_GSTART]
@@ -1170,8 +1202,8 @@ def seed_walk(src, d, g, dst, mode, level):
 def return_values(dst, src, d, g, mode, level):
   """The values of the histories walk `dst` walked (seeded by `seed_walk`
   with group g of src's frame d), into src's child value columns."""
-  sframes, sints, sfloats = src[1], src[2], src[3]
-  floats = dst[3]
+  sframes, sints, sfloats = src.frames, src.ints, src.floats
+  floats = dst.floats
   kr, kv, _ = widths(mode, level)
   kw = kr + kv
   gst = sframes[d, F_GSTART]

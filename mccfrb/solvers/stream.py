@@ -106,8 +106,9 @@ class _Walk:
     self.tval = np.zeros(size, dtype=np.int64)
 
   def args(self):
-    return (self.ctl, self.frames, self.ints, self.floats, self.states,
-            self.ukeys, self.tkeys, self.tstamp, self.tval, self.pub)
+    return kernels.Arenas(self.ctl, self.frames, self.ints, self.floats,
+                          self.states, self.ukeys, self.tkeys, self.tstamp,
+                          self.tval, self.pub)
 
   def nbytes(self):
     return sum(a.nbytes for a in self.args())
