@@ -44,6 +44,7 @@ LCFR/DCFR discounting a zero regret may differ in sign; BUILD_NOTES.md,
 """
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -63,6 +64,36 @@ FOUR_SWEEPS = 0
 SWEEPS = 1
 
 
+class Flags(NamedTuple):
+  """A regret rule's switches (solvers/rules.py `kernel_flags`): clip R at
+  0 (RM+), discount after the addition by the positive/negative factors
+  (`post`), keep the pass's terms apart in inst for `rule_row` (`split`),
+  predictive regret matching."""
+  clip: bool
+  post: bool
+  split: bool
+  predictive: bool
+
+
+class Rule(NamedTuple):
+  """A regret rule's coefficients for one iteration
+  (`RegretRule.coefficients`, exact.py `rule_row`)."""
+  discount: float
+  positive: float
+  negative: float
+  predict: float
+
+
+class Scratch(NamedTuple):
+  """`cfr_iterations`' scratch (`cfr_scratch` in solvers/cfr.py; shapes in
+  `cfr_iterations`)."""
+  reach: np.ndarray
+  values: np.ndarray
+  own: np.ndarray
+  delta: np.ndarray
+  visited: np.ndarray
+
+
 @njit(cache=True, error_model="numpy")
 def _four_sweep_pass(kind, player, infoset, child_start, num_children,
                      edge_prob, utility, utility_sum, num_actions,
@@ -74,7 +105,7 @@ def _four_sweep_pass(kind, player, infoset, child_start, num_children,
   player's counterfactual regrets R_i^T(I, a) and average-strategy sums
   from the profile sigma^t, then sigma^{t+1} by regret matching for all).
 
-  With a split rule (flags[2]) the regret terms go to inst (the updated
+  With a split rule (flags.split) the regret terms go to inst (the updated
   players' rows zeroed first) and `rule_row` combines them with R; else
   they are added to R in place, then clipped or discounted, and every row
   is regret-matched.
@@ -89,7 +120,7 @@ def _four_sweep_pass(kind, player, infoset, child_start, num_children,
     The sweeps of the tree made: 4, or 2 + 2 P for a simultaneous pass on
     a general tree of P players.
   """
-  clip, post, split, predictive = flags
+  split = flags.split
   reach_probabilities(kind, player, infoset, child_start, num_children,
                       edge_prob, strategy, reach)
   target = inst if split else regrets
@@ -118,11 +149,12 @@ def _four_sweep_pass(kind, player, infoset, child_start, num_children,
     if p >= 0 and infoset_player[i] != p:
       continue
     if split:
-      rule_row(regrets[i], inst[i], strategy[i], num_actions[i], clip, post,
-               predictive, rule[0], rule[1], rule[2], rule[3])
+      rule_row(regrets[i], inst[i], strategy[i], num_actions[i], flags.clip,
+               flags.post, flags.predictive, rule.discount, rule.positive,
+               rule.negative, rule.predict)
     else:
-      _clip_or_discount(regrets, i, num_actions[i], clip, post, rule[1],
-                        rule[2])
+      _clip_or_discount(regrets, i, num_actions[i], flags.clip, flags.post,
+                        rule.positive, rule.negative)
   if not split:
     regret_matching(regrets, num_actions, strategy)
   return sweeps
@@ -335,7 +367,7 @@ def _update_infosets(p, num_actions, iset_start, iset_slot, player_iset_start,
   """Player p's infosets, one thread each: regret and average terms summed
   over the infoset's slots (its nodes in ascending id order), then RM+
   clipping or DCFR discounting and regret matching; with a split rule
-  (flags[2]) the regret terms are summed into inst and `rule_row` does the
+  (flags.split) the regret terms are summed into inst and `rule_row` does the
   rest.
 
   A regret slot not written this pass (delta[m, 0] != stamp) belongs to a
@@ -343,7 +375,7 @@ def _update_infosets(p, num_actions, iset_start, iset_slot, player_iset_start,
   written by the last sweep of p's reach (own[m, 1] != own_expected) has
   pi_p(h) = 0, whose term would add +0.
   """
-  clip, post, split, predictive = flags
+  split = flags.split
   for m in prange(player_iset_start[p], player_iset_start[p + 1]):
     i = player_isets[m]
     count = num_actions[i]
@@ -361,10 +393,12 @@ def _update_infosets(p, num_actions, iset_start, iset_slot, player_iset_start,
         for j in range(count):
           avg[i, j] += x * strategy[i, j] * weight
     if split:
-      rule_row(regrets[i], inst[i], strategy[i], count, clip, post,
-               predictive, rule[0], rule[1], rule[2], rule[3])
+      rule_row(regrets[i], inst[i], strategy[i], count, flags.clip,
+               flags.post, flags.predictive, rule.discount, rule.positive,
+               rule.negative, rule.predict)
     else:
-      _clip_or_discount(regrets, i, count, clip, post, rule[1], rule[2])
+      _clip_or_discount(regrets, i, count, flags.clip, flags.post,
+                        rule.positive, rule.negative)
       regret_matching_row(regrets, i, count, strategy, i)
 
 
@@ -377,9 +411,9 @@ def cfr_iterations(kind, player, infoset, child_start, num_children,
   """Runs exact iterations first_iteration ..; tables change in place.
 
   Args:
-    schedule: `Schedule.cfr_args()` (mccfrb/kernels/schedule.py).
-    scratch: `cfr_scratch` in solvers/cfr.py: (reach, values, own, delta,
-      visited). FOUR_SWEEPS uses reach float64[N, P + 1] and values
+    schedule: `Schedule.cfr_args()`, a `SweepArgs`
+      (mccfrb/kernels/schedule.py).
+    scratch: a `Scratch` (`cfr_scratch` in solvers/cfr.py). FOUR_SWEEPS uses reach float64[N, P + 1] and values
       float64[N]; SWEEPS uses reach float64[1, N] (one player's own reach,
       root entry 1), values (terminal entries must hold `utility`: they are
       never written), visited int64[T + 1], and per slot (decision node)
@@ -393,8 +427,7 @@ def cfr_iterations(kind, player, infoset, child_start, num_children,
       tables do not depend on it. General trees (utility float64[N, P],
       `GameTree.payoffs`) run FOUR_SWEEPS only, one pass per player in
       player order.
-    flags: the regret rule's (clip, post, split, predictive)
-      (solvers/rules.py `kernel_flags`).
+    flags: the regret rule's `Flags` (solvers/rules.py `kernel_flags`).
     coefficients: float64[num_iterations, 5], the rule's (discount,
       positive, negative, predict, weight) for each iteration
       (`RegretRule.coefficients`).
@@ -417,10 +450,16 @@ def cfr_iterations(kind, player, infoset, child_start, num_children,
     2 + 2 P for a simultaneous pass on a general tree of P players);
     SWEEPS counts the internal nodes each sweep visits.
   """
-  (top_nodes, task_start, task_end, skip_end, iset_start, iset_slot,
-   player_iset_start, player_isets, slot_of, chance, prune,
-   zero_chance) = schedule
-  reach, values, own, delta, visited = scratch
+  reach, values, own = scratch.reach, scratch.values, scratch.own
+  delta, visited = scratch.delta, scratch.visited
+  top_nodes, chance, slot_of = (schedule.top_nodes, schedule.chance,
+                                schedule.slot_of)
+  task_start, task_end, skip_end = (schedule.task_start, schedule.task_end,
+                                    schedule.skip_end)
+  iset_start, iset_slot = schedule.iset_start, schedule.iset_slot
+  player_iset_start = schedule.player_iset_start
+  player_isets = schedule.player_isets
+  prune, zero_chance = schedule.prune, schedule.zero_chance
   n_nodes = kind.shape[0]
   touched = 0
   # Stamps: 3 t for the sweep of player 0's reach that starts a call at
@@ -443,8 +482,8 @@ def cfr_iterations(kind, player, infoset, child_start, num_children,
   for t in range(first_iteration, first_iteration + num_iterations):
     k = t - first_iteration
     weight = coefficients[k, 4]
-    rule = (coefficients[k, 0], coefficients[k, 1], coefficients[k, 2],
-            coefficients[k, 3])
+    rule = Rule(coefficients[k, 0], coefficients[k, 1], coefficients[k, 2],
+                coefficients[k, 3])
     if passes == FOUR_SWEEPS:
       # One pass per player in turn, or one pass for all (p = -1).
       for p in range(-1 if simultaneous else 0,

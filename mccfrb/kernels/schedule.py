@@ -61,6 +61,23 @@ class ResponderLevels(NamedTuple):
   isets: np.ndarray
 
 
+class SweepArgs(NamedTuple):
+  """The schedule's arrays `kernels.cfr.cfr_iterations` reads
+  (`Schedule.cfr_args()`; the fields as `Schedule`'s)."""
+  top_nodes: np.ndarray
+  task_start: np.ndarray
+  task_end: np.ndarray
+  skip_end: np.ndarray
+  iset_start: np.ndarray
+  iset_slot: np.ndarray
+  player_iset_start: np.ndarray
+  player_isets: np.ndarray
+  slot_of: np.ndarray
+  chance: np.ndarray
+  prune: bool
+  zero_chance: bool
+
+
 class Schedule(NamedTuple):
   """Node and infoset orders of a `GameTree` for the exact kernels.
 
@@ -123,11 +140,11 @@ class Schedule(NamedTuple):
     return int(self.iset_start[-1])
 
   def cfr_args(self):
-    """The schedule arrays `kernels.cfr.cfr_iterations` takes, in order."""
-    return (self.top_nodes, self.task_start, self.task_end, self.skip_end,
-            self.iset_start, self.iset_slot, self.player_iset_start,
-            self.player_isets, self.slot_of, self.chance, self.prune,
-            self.zero_chance)
+    """The `SweepArgs` `kernels.cfr.cfr_iterations` takes."""
+    return SweepArgs(self.top_nodes, self.task_start, self.task_end,
+                     self.skip_end, self.iset_start, self.iset_slot,
+                     self.player_iset_start, self.player_isets, self.slot_of,
+                     self.chance, self.prune, self.zero_chance)
 
   def best_response_args(self, player):
     """The schedule arrays `exact.best_response_levels` takes for `player`."""

@@ -252,13 +252,14 @@ def _schedule_args(schedule):
   if schedule is not None:
     return schedule.cfr_args()
   empty = np.zeros(0, dtype=np.int32)
-  return (empty, empty, empty, empty, np.zeros(1, dtype=np.int64),
-          np.zeros(0, dtype=np.int64), np.zeros(3, dtype=np.int64), empty,
-          empty, np.zeros(0), False, False)
+  return schedule_lib.SweepArgs(
+      empty, empty, empty, empty, np.zeros(1, dtype=np.int64),
+      np.zeros(0, dtype=np.int64), np.zeros(3, dtype=np.int64), empty, empty,
+      np.zeros(0), False, False)
 
 
 def cfr_scratch(tree, schedule):
-  """The scratch tuple of `kernels.cfr.cfr_iterations` (see there), for the
+  """The `Scratch` of `kernels.cfr.cfr_iterations` (see there), for the
   four sweeps if `schedule` is None."""
   n, a = tree.num_nodes, tree.max_actions
   if schedule is None:
@@ -274,4 +275,5 @@ def cfr_scratch(tree, schedule):
   own[:, 1] = -1.0
   delta = np.zeros((slots, 1 + a))  # (stamp, regret increments).
   delta[:, 0] = -1.0
-  return reach, values, own, delta, np.zeros(tasks + 1, dtype=np.int64)
+  return cfr.Scratch(reach, values, own, delta,
+                     np.zeros(tasks + 1, dtype=np.int64))

@@ -50,6 +50,8 @@ import math
 
 import numpy as np
 
+from mccfrb.kernels import cfr as cfr_kernels
+
 # Columns of `coefficients`.
 C_DISCOUNT, C_POSITIVE, C_NEGATIVE, C_PREDICT, C_WEIGHT = range(5)
 NUM_COEFFICIENTS = 5
@@ -380,9 +382,9 @@ def check_alternating(alternating_updates, rule):
 
 
 def kernel_flags(rule):
-  """(clip, discount_after, split, predictive) as the kernels take them:
-  discount_after is whether positive/negative factors are applied."""
+  """The rule's switches as the kernels take them (`kernels.cfr.Flags`):
+  post is whether positive/negative factors are applied."""
   post = (type(rule).positive_factor is not RegretRule.positive_factor
           or type(rule).negative_factor is not RegretRule.negative_factor)
-  return bool(rule.clip), bool(post), bool(rule.splits()), bool(
-      rule.predictive)
+  return cfr_kernels.Flags(bool(rule.clip), bool(post), bool(rule.splits()),
+                           bool(rule.predictive))

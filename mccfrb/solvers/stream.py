@@ -630,7 +630,7 @@ class StreamingCFR:
     # Pending cells: player 0's average terms (alternating updates only),
     # and for a split rule R_{t-1} of the updated player while its pass
     # sums r_t into the regrets.
-    fields = CFR_SPLIT_FIELDS if self._flags[2] else CFR_FIELDS
+    fields = CFR_SPLIT_FIELDS if self._flags.split else CFR_FIELDS
     if self.simultaneous:
       fields = tuple(f for f in fields if f != "pending")
     self.tables = HashedTable(self.engine.max_moves, fields, CFR_HEADER,
