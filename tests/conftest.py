@@ -21,6 +21,7 @@ import numpy as np  # pylint: disable=g-import-not-at-top,wrong-import-position
 import pytest
 
 import mccfrb
+from mccfrb.kernels import notice
 
 GOOFSPIEL4 = ("goofspiel(num_cards=4,imp_info=True,points_order=random,"
               "returns_type=point_difference)")
@@ -371,6 +372,13 @@ def streaming_walk_threads(monkeypatch):
 
   monkeypatch.setattr(stream, "engine_nash_conv", spy)
   return asked
+
+
+def error_lines(stderr):
+  """The lines of a process's standard error other than the compile
+  notice (kernels/notice.py), which a process that compiles kernels from an
+  empty numba cache prints first."""
+  return [line for line in stderr.splitlines() if line != notice.NOTICE]
 
 
 def printed_with_empty_cache(script, cache_dir):

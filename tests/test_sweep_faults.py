@@ -19,7 +19,7 @@ from experiments import common
 from mccfrb.experiment import lock
 from mccfrb.experiment import sweep
 from mccfrb.experiment import workers
-from mccfrb.kernels import notice
+from tests.conftest import error_lines
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SWEEP = ["--games=kuhn_poker", "--algorithms=os", "--seeds=2",
@@ -183,9 +183,8 @@ def test_a_full_disk_ends_in_one_line_keeping_the_finished_runs(tmp_path):
   runs = out / "convergence_runs"
   assert full.returncode == 1
   # With an empty numba cache the runs' workers announce their compiles
-  # first (kernels/notice.py); the error itself is one line.
-  assert [line for line in full.stderr.splitlines()
-          if line != notice.NOTICE] == [
+  # first; the error itself is one line.
+  assert error_lines(full.stderr) == [
       f"convergence: error: cannot write {runs}/run_00001.csv: No space left "
       f"on device; kept 2 of 4 runs in {runs}; rerun the same command to "
       "finish the other 2"], full.stderr
