@@ -313,8 +313,8 @@ def test_history_table_stops_growing_at_its_share_of_max_memory():
   memory = solver.memory()
   assert memory["frozen"] and memory["histories"] > 0
   assert memory["bytes"] <= 2**21
-  assert hashed.check_rows(*solver._backend.history.args(), G6_MOVES) == 0
-  assert hashed.check_rows(*solver._backend.tables.args(), G6_MOVES) == 0
+  assert hashed.check_rows(solver._backend.history.args(), G6_MOVES) == 0
+  assert hashed.check_rows(solver._backend.tables.args(), G6_MOVES) == 0
 
 
 def test_auto_picks_the_tree_when_it_fits_and_the_engine_when_not():
@@ -345,7 +345,7 @@ def test_max_memory_stops_growth_without_failing(baseline, max_memory):
   assert memory["frozen"] and memory["dropped"] > 0
   assert memory["bytes"] <= max_memory
   assert solver.num_iterations == 20_000
-  assert hashed.check_rows(*solver._backend.tables.args(), G6_MOVES) == 0
+  assert hashed.check_rows(solver._backend.tables.args(), G6_MOVES) == 0
   # The stored infosets still learn; unstored ones play uniform.
   check_unstored_infosets_play_uniform(solver)
 
@@ -365,7 +365,7 @@ def test_hogwild_learns_and_keeps_the_tables_consistent():
   assert len(starts) == t.num_rows and (starts[1:] >= ends[:-1]).all()
   keys = t.words[starts]
   assert len(np.unique(keys)) == len(keys)
-  assert hashed.check_rows(*t.args(), t.max_moves) == 0
+  assert hashed.check_rows(t.args(), t.max_moves) == 0
 
 
 def test_hogwild_workers_run_on_their_own_threads():

@@ -82,7 +82,7 @@ def test_a_sampled_node_is_corrected_then_learns(p, utility_sum):
   of the child's value in player 0's utility, after its use."""
   table = mccfrb.tables.HashedTable(4, ("value", "count"),
                                     precision="float64", slots=8)
-  row, _ = hashed.python_row_of(*table.args(), np.uint64(12345),
+  row, _ = hashed.python_row_of(table.args(), np.uint64(12345),
                                 np.uint64(678), 3)
   table.field(row, "value")[:] = [1.0, -2.0, 4.0]
   table.field(row, "count")[:] = [1.0, 3.0, 0.0]

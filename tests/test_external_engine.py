@@ -208,7 +208,7 @@ def test_max_memory_freezes_the_tables_and_unstored_infosets_play_uniform():
   assert memory["bytes"] <= 2**20
   assert solver.num_iterations == 100
   t = solver._backend.tables
-  assert hashed.check_rows(*t.args(), t.max_moves) == 0
+  assert hashed.check_rows(t.args(), t.max_moves) == 0
   assert np.abs(_cells(solver)["regret"]).max() > 0
   check_unstored_infosets_play_uniform(solver)
 
@@ -223,7 +223,7 @@ def test_hogwild_learns_and_keeps_the_tables_consistent():
   starts = t.offsets()
   ends = starts + np.array([t.row_words(t.width(o)) for o in starts])
   assert len(starts) == t.num_rows and (starts[1:] >= ends[:-1]).all()
-  assert hashed.check_rows(*t.args(), t.max_moves) == 0
+  assert hashed.check_rows(t.args(), t.max_moves) == 0
   # Both workers start at the root and insert the same new rows at once: a
   # worker meeting a row being inserted waits for it (it used to hang).
   big = mccfrb.ExternalSamplingSolver(G6, seed=0, threads=2, hogwild=True)

@@ -113,7 +113,7 @@ def test_goofspiel_6_runs_on_its_engine_and_stops_growing_at_max_memory():
   memory = solver.memory()
   assert memory["frozen"] and memory["bytes"] <= 2**22
   assert memory["dropped"] > 0 and memory["histories"] > 0
-  assert hashed.check_rows(*solver._backend.tables.args(), 6) == 0
+  assert hashed.check_rows(solver._backend.tables.args(), 6) == 0
   check_unstored_infosets_play_uniform(solver)
 
 

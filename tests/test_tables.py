@@ -44,7 +44,7 @@ def test_rows_are_found_by_their_keys_across_growth(precision):
     assert table.find(h1, h2) == -1
   assert table.num_rows == 3000 and table.num_cells == widths.sum()
   np.testing.assert_array_equal(table.offsets(), sorted(rows))
-  assert hashed.check_rows(*table.args(), 9) == 0
+  assert hashed.check_rows(table.args(), 9) == 0
   # Each row costs its key and width word, its header words and its
   # cells: nothing per row but what it holds.
   used = 8 * (int(table.meta[hashed.TOP]) - 1)
@@ -65,7 +65,7 @@ def test_a_key_is_its_h1_and_its_tag_and_a_width_mismatch_is_detected():
   # refused from Python and counted (not stored) in the kernels.
   with pytest.raises(ValueError, match="another width"):
     table.insert(h1, h2, 4)
-  got, new = hashed.row_of(*table.args(), h1, h2, 4, True, table.meta[:0],
+  got, new = hashed.row_of(table.args(), h1, h2, 4, True, table.meta[:0],
                            False)
   assert got == -1 and not new and table.collisions == 2  # Both met it.
   assert table.num_rows == 2
@@ -83,7 +83,7 @@ def test_a_lookup_from_its_candidate_slot_finds_what_find_finds():
   rows = [table.insert(h1, h2, 2) for h1, h2 in keys]  # slots and tags.
   absent = [(h1, np.uint64(0xFFFFFF << 40)) for h1 in h1s[:10]] + [
       (h1, h2) for h1, h2 in random_keys(50, seed=4)]
-  index, _, words, _, _ = table.args()
+  index, words = table.index, table.words
   for (h1, h2), o in zip(keys + absent, rows + [-1] * len(absent)):
     s = hashed.candidate(index, h2, hashed.home_slot(index, h1))
     assert hashed.find_at(index, words, h1, h2, s) == o == table.find(h1, h2)
@@ -111,14 +111,14 @@ def test_max_memory_holds_while_the_index_doubles(monkeypatch):
   for h1, h2 in random_keys(100_000):
     if not table.grow(1, table.row_words(4)):
       break
-    hashed.python_row_of(*table.args(), h1, h2, 4)
+    hashed.python_row_of(table.args(), h1, h2, 4)
     inserted += 1
     assert table.nbytes() <= limit
   assert table.frozen and 1000 < inserted < 100_000
   assert peaks and max(peaks) <= limit
   # Frozen: lookups of new keys are dropped, stored rows still found.
   dropped = table.dropped
-  o, new = hashed.row_of(*table.args(), np.uint64(7), np.uint64(7), 4,
+  o, new = hashed.row_of(table.args(), np.uint64(7), np.uint64(7), 4,
                          False, table.meta[:0], False)
   assert o == -1 and not new and table.dropped == dropped + 1
 
@@ -265,4 +265,4 @@ def test_hogwild_workers_keep_episodes_in_flight():
       G4, 20_000)
   # Every claimed group runs whole: 4 iterations, both episodes each.
   assert solver._hogwild_episodes.sum() == 40_000
-  assert hashed.check_rows(*solver._backend.tables.args(), 4) == 0
+  assert hashed.check_rows(solver._backend.tables.args(), 4) == 0

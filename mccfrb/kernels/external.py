@@ -135,7 +135,7 @@ class Engine(NamedTuple):
 
   Attributes:
     params: the engine's parameters (games/engines/protocol.py).
-    tab: the hashed table's (index, meta, words, cells, layout).
+    tab: the hashed table (`hashed.Hashed`).
     states: int64[D + 2, state size], a state per depth (the last: scratch).
     frame_row, frame_count: int64[D + 1], each depth's row and moves.
     streams: uint64[W, 2], the Hogwild streams (streams[w, STREAM]: the
@@ -146,7 +146,7 @@ class Engine(NamedTuple):
       move.
   """
   params: np.ndarray
-  tab: tuple
+  tab: hashed.Hashed
   states: np.ndarray
   frame_row: np.ndarray
   frame_count: np.ndarray
@@ -387,7 +387,7 @@ def _row(code, params, state, q, c, tab, allow_insert, workers, widest,
   found or inserted, -1 if it is not stored (the table full, or a
   detected collision, counted); suspend when an insert would find the
   table short of room (meta[STOP] set)."""
-  index, meta, words, cells, layout = tab
+  index, meta, words = tab.index, tab.meta, tab.words
   h1, h2 = protocol.infoset_hash(code, params, state, q)
   row = hashed.find(index, words, h1, h2)
   if row < 0:
@@ -395,8 +395,8 @@ def _row(code, params, state, q, c, tab, allow_insert, workers, widest,
                                             workers * widest):
       meta[STOP] = 1
       return row, True
-    row, _ = hashed.row_of(index, meta, words, cells, layout, h1, h2, c,
-                           allow_insert, no_block, workers > 1)
+    row, _ = hashed.row_of(tab, h1, h2, c, allow_insert, no_block,
+                           workers > 1)
   elif hashed.width_of(words, row) != c:  # A detected collision.
     meta[hashed.COLLISIONS] += 1
     row = -1
@@ -449,15 +449,14 @@ def keyed_row(code, params, state, key_code, d, c, keyed, widest,
   inserted; -1 (b = 0 there) where the table is frozen or a collision is
   detected (counted); suspend when an insert would find the table short
   of room (meta[STOP] set), as `_row`."""
-  index, meta, words, cells, layout = keyed
+  index, meta, words = keyed.index, keyed.meta, keyed.words
   h1, h2 = key_hash(code, params, state, key_code, d)
   row = hashed.find(index, words, h1, h2)
   if row < 0:
     if allow_insert and not hashed.has_room(meta, index, 1, widest):
       meta[STOP] = 1
       return row, True
-    row, _ = hashed.row_of(index, meta, words, cells, layout, h1, h2, c,
-                           allow_insert, meta[:0], False)
+    row, _ = hashed.row_of(keyed, h1, h2, c, allow_insert, meta[:0], False)
   elif hashed.width_of(words, row) != c:
     meta[hashed.COLLISIONS] += 1
     row = -1
@@ -478,7 +477,7 @@ def keyed_correct(keyed, row, a_s, c, sigma, s0, value, p, utility_sum):
   (rule `child`). Row -1: `value` as it is."""
   if row < 0:
     return value
-  _, _, _, cells, layout = keyed
+  cells, layout = keyed.cells, keyed.layout
   b0 = hashed.first_cell(row, layout[hashed.L_HEADER],
                          layout[hashed.L_PER_WORD])
   offset = 0.0 if p == 0 else utility_sum
@@ -587,8 +586,8 @@ def _traversals(mode, code, game, utility_sum, table, eng, weights, prune,
     counters: int64[2], incremented: nodes touched, actions pruned.
     full: a `Full` (read in TRAIN with full averaging only).
     records: RECORD's `Recorded`.
-    keyed: None, or on an engine the baseline's hashed table (index, meta,
-      words, cells, layout; fields value and count): baselines at the
+    keyed: None, or on an engine the baseline's hashed table
+      (`hashed.Hashed`; fields value and count): baselines at the
       sampled nodes (`keyed_row`, `keyed_correct`).
 
   Returns:
@@ -640,10 +639,10 @@ def _traversals(mode, code, game, utility_sum, table, eng, weights, prune,
     streams = eng.streams
     f_brow = eng.frame_brow
     f_act = eng.frame_act
-    index, meta, words, cells, layout = hashed.borrowed(eng.tab)
     # The borrowed arrays, for the inlined `_row`: the tuple from `eng`
     # would count references at every decision node.
-    tab = (index, meta, words, cells, layout)
+    tab = hashed.borrowed(eng.tab)
+    index, meta, layout = tab.index, tab.meta, tab.layout
     params = borrow(params)
     st = borrow(states)
     header = layout[hashed.L_HEADER]
@@ -656,7 +655,7 @@ def _traversals(mode, code, game, utility_sum, table, eng, weights, prune,
     resume = progress[worker, PENDING] != 0
     if keyed is not None:
       kt = hashed.borrowed(keyed)
-      k_layout = kt[4]
+      k_layout = kt.layout
       k_widest = hashed.row_words(f_sigma.shape[1], k_layout[hashed.L_HEADER],
                                   k_layout[hashed.L_FIELDS],
                                   k_layout[hashed.L_PER_WORD])
@@ -1142,7 +1141,7 @@ def es_engine_traversals(code, params, utility_sum, tab, h_through,
 
   Args:
     code, params, utility_sum: the engine (protocol.py) and u0 + u1.
-    tab: (index, meta, words, cells, layout) (tables/hashed.py): field 0
+    tab: the rows' `hashed.Hashed` (tables/hashed.py): field 0
       the regrets, field 1 the average's sums; h_through: the header word
       of the discount stamp (discounted weighting), or -1.
     weighting ... prune_after: as `es_iterations`.
@@ -1163,7 +1162,7 @@ def es_engine_traversals(code, params, utility_sum, tab, h_through,
     of room, meta[STOP] = 1, or the node budget ran out).
   """
   numba.literally(code)
-  _, _, words, cells, _ = tab
+  words, cells = tab.words, tab.cells
   return _traversals(
       4, code, None, utility_sum,  # ENGINE
       Table(cells, cells, words, 0, h_through),

@@ -278,8 +278,7 @@ class EngineArgs(NamedTuple):
 
   Attributes:
     params: the engine's parameters.
-    tab: the infoset rows' (index, meta, words, cells, layout)
-      (tables/hashed.py).
+    tab: the infoset rows (`hashed.Hashed`).
     fmap: int64[FMAP_SIZE] (module docstring).
     allow_insert, allow_keyed: rows are inserted while these hold.
     in_flight: K, episodes played down in lockstep (a Hogwild worker:
@@ -307,7 +306,7 @@ class EngineArgs(NamedTuple):
       unless the baseline is `probe` or a chain.
   """
   params: np.ndarray
-  tab: tuple
+  tab: hashed.Hashed
   fmap: np.ndarray
   allow_insert: bool
   allow_keyed: bool
@@ -734,7 +733,7 @@ def engine_node(eng, codes, scratch, keyed_header, keyed_per_word, x, d,
   c = (info >> 8) & 0xFFFFFF
   a_s = info >> 32
   row = scratch.row[x, d]
-  layout = eng.tab[4]
+  layout = eng.tab.layout
   has_row = row >= 0
   first = (hashed.first_cell(row, layout[hashed.L_HEADER],
                              layout[hashed.L_PER_WORD]) if has_row else 0)
@@ -828,7 +827,7 @@ def _average_opponent_row(game, eng, codes, records, scratch, x, d, ee, row,
   if game is not None:
     last = game.avg_last[row]
   if eng is not None:
-    words = eng.tab[2]
+    words = eng.tab.words
     last = hashed.stamp_of(words, row)
   if last < t:  # Always, but for Hogwild workers' races.
     acc = catch_up_average(acells, a0, c, pr, p0, t, last,
@@ -859,7 +858,7 @@ def _learn_edge(game, eng, codes, records, ee, d, row, c, update_player,
   elif eng is not None:
     fmap = eng.fmap
     if codes.rule == RULE_CORRECTED:
-      baselines.learn(bcells, slot, eng.tab[2],
+      baselines.learn(bcells, slot, eng.tab.words,
                       row + fmap[H_COUNT] + update_player, target,
                       codes.decay)
     else:
@@ -905,7 +904,7 @@ def up_pass(game, eng, keyed, codes, weights, utility_sum, scratch, x, ee,
     stride = baseline_stride(game.utility, codes.owner, codes.key,
                              game.baseline)
   if eng is not None:
-    cells = eng.tab[3]
+    cells = eng.tab.cells
     rcells = cells
     acells = cells
     flat_sigma = flat(eng.path_sigma)
@@ -915,7 +914,8 @@ def up_pass(game, eng, keyed, codes, weights, utility_sum, scratch, x, ee,
     k_header = 0
     k_per_word = 1
     if keyed is not None:
-      _, _, _, k_cells, k_layout = hashed.borrowed(keyed)
+      k = hashed.borrowed(keyed)
+      k_cells, k_layout = k.cells, k.layout
       k_header = k_layout[hashed.L_HEADER]
       k_per_word = k_layout[hashed.L_PER_WORD]
   predictive = (codes.rule == RULE_PREDICTIVE and learn_baselines
@@ -1440,7 +1440,7 @@ def _arrive(code, eng, keyed, codes, scratch, st, x, d, uses_keyed, flight):
     if uses_keyed:
       baseline_key(code, eng, codes, st, x, d)
       if flight > 1:
-        hashed.slot_hint(hashed.borrowed(keyed)[0], eng.path_key[x, d, 0])
+        hashed.slot_hint(hashed.borrowed(keyed).index, eng.path_key[x, d, 0])
   if p == protocol.CHANCE:
     scratch.row[x, d] = -1
   else:
@@ -1448,7 +1448,7 @@ def _arrive(code, eng, keyed, codes, scratch, st, x, d, uses_keyed, flight):
     eng.lane_keys[x, 0] = h1
     eng.lane_keys[x, 1] = h2
     if flight > 1:
-      hashed.slot_hint(eng.tab[0], h1)
+      hashed.slot_hint(eng.tab.index, h1)
   eng.lanes[x, L_STEP] = (LOCATE if p != protocol.CHANCE or uses_keyed
                           else PLAY)
   return False
@@ -1462,15 +1462,16 @@ def _locate(eng, keyed, scratch, x, d, uses_keyed, flight, widest):
   waits a turn)."""
   pending = False
   if (scratch.info[x, d] & 255) != 1:  # A decision (not chance).
-    index = eng.tab[0]
+    index = eng.tab.index
     s = hashed.candidate(index, eng.lane_keys[x, 1],
                          hashed.home_slot(index, eng.lane_keys[x, 0]))
     eng.lanes[x, L_SLOT] = s
     if flight > 1:
-      pending = hashed.row_hint(index, eng.tab[2], s, widest[0])
+      pending = hashed.row_hint(index, eng.tab.words, s, widest[0])
   if keyed is not None:
     if uses_keyed:
-      k_index, _, k_words, _, _ = hashed.borrowed(keyed)
+      k = hashed.borrowed(keyed)
+      k_index, k_words = k.index, k.words
       s = hashed.candidate(k_index, eng.path_key[x, d, 1],
                            hashed.home_slot(k_index, eng.path_key[x, d, 0]))
       eng.lanes[x, L_BSLOT] = s
@@ -1487,19 +1488,15 @@ def _confirm(eng, keyed, scratch, x, d, uses_keyed, atomic):
   baseline's); -1 where none."""
   c = (scratch.info[x, d] >> 8) & 0xFFFFFF
   if (scratch.info[x, d] & 255) != 1:  # A decision (not chance).
-    index, meta, words, cells, layout = eng.tab
-    o, _ = hashed.row_at(index, meta, words, cells, layout,
-                         eng.lane_keys[x, 0], eng.lane_keys[x, 1], c,
-                         eng.allow_insert, eng.block, atomic,
+    o, _ = hashed.row_at(eng.tab, eng.lane_keys[x, 0], eng.lane_keys[x, 1],
+                         c, eng.allow_insert, eng.block, atomic,
                          eng.lanes[x, L_SLOT])
     scratch.row[x, d] = o
   if keyed is not None:
     if uses_keyed:
-      k_index, k_meta, k_words, k_cells, k_layout = hashed.borrowed(keyed)
-      o, _ = hashed.row_at(k_index, k_meta, k_words, k_cells, k_layout,
-                           eng.path_key[x, d, 0], eng.path_key[x, d, 1], c,
-                           eng.allow_keyed, eng.block[:0], atomic,
-                           eng.lanes[x, L_BSLOT])
+      o, _ = hashed.row_at(hashed.borrowed(keyed), eng.path_key[x, d, 0],
+                           eng.path_key[x, d, 1], c, eng.allow_keyed,
+                           eng.block[:0], atomic, eng.lanes[x, L_BSLOT])
       eng.path_brow[x, d] = o
   eng.lanes[x, L_STEP] = PLAY
 
@@ -1508,7 +1505,7 @@ def _confirm(eng, keyed, scratch, x, d, uses_keyed, atomic):
 def row_sigma(eng, weights, o, c, t, out, at):
   """sigma^t of the engine's infoset row o (c moves) into out[at:at + c]:
   regret matching of its regrets, after DCFR's pending discounts."""
-  _, _, words, cells, layout = eng.tab
+  words, cells, layout = eng.tab.words, eng.tab.cells, eng.tab.layout
   start = hashed.first_cell(o, layout[hashed.L_HEADER],
                             layout[hashed.L_PER_WORD]) + (
                                 eng.fmap[F_REGRET] * c)
@@ -1597,7 +1594,7 @@ def _rollout(code, eng, weights, st, x, t, workers, rng):
   buf = flat(eng.probes)
   span = eng.probes.shape[1]
   b0 = (x * span + span - 1) * eng.probes.shape[2]
-  index, _, words, _, _ = eng.tab
+  index, words = eng.tab.index, eng.tab.words
   while True:
     p = protocol.player(code, eng.params, st)
     if p == protocol.TERMINAL:
@@ -1665,13 +1662,13 @@ def engine_down(code, eng, keyed, probe, codes, weights, scratch, wk, e,
   """
   state = eng.state
   lanes = eng.lanes
-  layout = eng.tab[4]
+  layout = eng.tab.layout
   max_moves = scratch.child_est.shape[1]
   widest = (hashed.row_words(max_moves, layout[hashed.L_HEADER],
                              layout[hashed.L_FIELDS],
                              layout[hashed.L_PER_WORD]), 0)
   if keyed is not None:
-    k_layout = hashed.borrowed(keyed)[4]
+    k_layout = hashed.borrowed(keyed).layout
     widest = (widest[0], hashed.row_words(
         max_moves, k_layout[hashed.L_HEADER], k_layout[hashed.L_FIELDS],
         k_layout[hashed.L_PER_WORD]))
@@ -1767,7 +1764,8 @@ def engine_episodes(code, eng, keyed, probe, codes, weights, utility_sum,
     a table ran short of room, nodes touched, episodes run).
   """
   numba.literally(code)
-  index, meta, words, cells, layout = hashed.borrowed(eng.tab)
+  tab = hashed.borrowed(eng.tab)
+  index, meta, layout = tab.index, tab.meta, tab.layout
   scratch = borrowed_scratch(scratch)
   weights = borrowed_weights(weights)
   eng = borrowed_engine(eng)
@@ -1778,7 +1776,8 @@ def engine_episodes(code, eng, keyed, probe, codes, weights, utility_sum,
   widest = hashed.row_words(max_moves, header, layout[hashed.L_FIELDS],
                             per_word)
   if keyed is not None:
-    k_index, k_meta, _, _, k_layout = hashed.borrowed(keyed)
+    k = hashed.borrowed(keyed)
+    k_index, k_meta, k_layout = k.index, k.meta, k.layout
     k_widest = hashed.row_words(max_moves, k_layout[hashed.L_HEADER],
                                 k_layout[hashed.L_FIELDS],
                                 k_layout[hashed.L_PER_WORD])

@@ -249,10 +249,9 @@ class EngineArgs(NamedTuple):
 
   Attributes:
     params: the engine's parameters.
-    tab, history: the infoset rows' and the per-history baselines' tables'
-      (index, meta, words, cells, layout) (fields FIELDS, header HEADER;
-      the history rows' field 0 the value, field 1 the running mean's
-      count).
+    tab, history: the infoset rows' and the per-history baselines' tables
+      (`hashed.Hashed`; fields FIELDS, header HEADER; the history rows'
+      field 0 the value, field 1 the running mean's count).
     allow_insert, allow_history: rows are inserted while these hold.
     pool_state: int64[H, state size]; pool_i: int64[H, POOL_INTS];
       pool_key: uint64[H, 2]: the histories of the visited public states.
@@ -267,8 +266,8 @@ class EngineArgs(NamedTuple):
     ctl: int64[CTL_SIZE].
   """
   params: np.ndarray
-  tab: tuple
-  history: tuple
+  tab: hashed.Hashed
+  history: hashed.Hashed
   allow_insert: bool
   pool_state: np.ndarray
   pool_i: np.ndarray
@@ -615,10 +614,10 @@ def _baseline_row(game, eng, rows, per_history, rule, k, h, c):
     c0 = b0
   if eng is not None:
     if per_history:
-      h_index, h_meta, h_words, h_cells, h_layout = eng.history
-      hrow, _ = hashed.row_of(h_index, h_meta, h_words, h_cells, h_layout,
-                              eng.pool_key[k, 0], eng.pool_key[k, 1], c,
-                              eng.allow_history, h_meta[:0], False)
+      h_layout = eng.history.layout
+      hrow, _ = hashed.row_of(eng.history, eng.pool_key[k, 0],
+                              eng.pool_key[k, 1], c, eng.allow_history,
+                              eng.history.meta[:0], False)
       if hrow >= 0:
         b0 = hashed.first_cell(hrow, h_layout[hashed.L_HEADER],
                                h_layout[hashed.L_PER_WORD])
@@ -950,7 +949,7 @@ def episodes(code, game, eng, utility_sum, table, bl, codes, first_iteration,
     # An engine's code is a compile-time constant (a tree's is unread: a
     # plain integer, and the kernel a plain call from Python).
     numba.literally(code)
-    layout, h_layout = pool.tab[4], pool.history[4]
+    layout, h_layout = pool.tab.layout, pool.history.layout
     header, per_word = layout[hashed.L_HEADER], layout[hashed.L_PER_WORD]
     max_moves = scratch[4].shape[0]
     widest = hashed.row_words(max_moves, header, layout[hashed.L_FIELDS],
@@ -999,7 +998,7 @@ def episodes(code, game, eng, utility_sum, table, bl, codes, first_iteration,
           code, pool, hf, ps_f, visited, work.stack, i, sampling, epsilon,
           header, per_word, widest, s_hi, s_lo, inc_hi, inc_lo)
       if status == DONE and pool.allow_history and not hashed.has_room(
-          pool.history[1], pool.history[0], npool, npool * h_widest):
+          pool.history.meta, pool.history.index, npool, npool * h_widest):
         status = SHORT_HISTORY
       if status != DONE:
         pool.ctl[C_STATUS] = status
@@ -1044,7 +1043,7 @@ def _state_rows(code, params, tab, allow_insert, pool_state, pool_i, gkeys,
   infoset (its histories grouped by key first), inserted while
   `allow_insert` holds; each history's player, moves, first edge and row
   into pool_i. Returns the histories' children (their edges)."""
-  index, meta, words, cells, layout = tab
+  index, cells, layout = tab.index, tab.cells, tab.layout
   header = layout[hashed.L_HEADER]
   per_word = layout[hashed.L_PER_WORD]
   mask = gkeys.shape[0] - 1
@@ -1074,8 +1073,7 @@ def _state_rows(code, params, tab, allow_insert, pool_state, pool_i, gkeys,
       h1, h2 = protocol.infoset_hash(code, params, st, p)
       loc = group_probe(gkeys, gstamp, gval, mask, gs, h1, h2, nloc)
       if loc == nloc:
-        row, _ = hashed.row_of(index, meta, words, cells, layout, h1, h2, c,
-                               allow_insert, no_block, False)
+        row, _ = hashed.row_of(tab, h1, h2, c, allow_insert, no_block, False)
         if row >= 0:
           prefetch(cells, hashed.first_cell(row, header, per_word))
         groups[nloc, 3] = row
@@ -1221,7 +1219,7 @@ def engine_down(code, eng, hf, ps_f, visited, stack, i, sampling, epsilon,
   e_child, e_util, e_group = eng.e_child, eng.e_util, eng.e_group
   ps_i, groups, gxi, ctl = eng.ps_i, eng.groups, eng.gxi, eng.ctl
   gkeys, gstamp, gval = eng.gkeys, eng.gstamp, eng.gval
-  index, meta, cells = tab[0], tab[1], tab[3]
+  index, meta, cells = tab.index, tab.meta, tab.cells
   no_block = meta[:0]
   touched = 0
   protocol.reset(code, params, pool_state[0])

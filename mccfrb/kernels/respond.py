@@ -328,10 +328,9 @@ def _return(me, utility_sum, u0):
 @njit(cache=True, inline="always")
 def _opened(table):
   """(index, words, cells, header words, cells per word) of a hashed
-  table's arguments (tables/hashed.py)."""
-  index, _, words, cells, layout = table
-  return (index, words, cells, layout[hashed.L_HEADER],
-          layout[hashed.L_PER_WORD])
+  table (`hashed.Hashed`)."""
+  return (table.index, table.words, table.cells,
+          table.layout[hashed.L_HEADER], table.layout[hashed.L_PER_WORD])
 
 
 @njit(cache=True, inline="always")
@@ -350,12 +349,11 @@ def _insert(resp, h1, h2, c, widest_words):
   """The new row of key (h1, h2) of width c, or -1 when the table has no
   room for it (then meta[STOP] is set: the caller grows the table before
   the next walk)."""
-  r_index, r_meta, r_words, r_cells, r_layout = resp
-  if not hashed.has_room(r_meta, r_index, 1, widest_words):
+  r_meta = resp.meta
+  if not hashed.has_room(r_meta, resp.index, 1, widest_words):
     r_meta[hashed.STOP] = 1
     return np.int64(-1)
-  row, _ = hashed.row_of(r_index, r_meta, r_words, r_cells, r_layout, h1, h2,
-                         c, True, r_meta[:0], False)
+  row, _ = hashed.row_of(resp, h1, h2, c, True, r_meta[:0], False)
   return row
 
 
@@ -376,15 +374,15 @@ def _arrived(code, params, state, q, c, me, pol, resp, lanes, lane_words, x):
   lanes[x, L_PLAYER] = q
   lanes[x, L_MOVES] = c
   if c > 1:
-    hashed.slot_hint(pol[0], h1)
+    hashed.slot_hint(pol.index, h1)
     if q == me:
-      hashed.slot_hint(resp[0], h1)
+      hashed.slot_hint(resp.index, h1)
 
 
 @njit(cache=True, inline="always")
 def _widest(table, max_moves):
-  """Words of a row of `max_moves` moves in a hashed table's arguments."""
-  layout = table[4]
+  """Words of a row of `max_moves` moves in a hashed table (`Hashed`)."""
+  layout = table.layout
   return hashed.row_words(max_moves, layout[hashed.L_HEADER],
                           layout[hashed.L_FIELDS], layout[hashed.L_PER_WORD])
 
@@ -402,8 +400,8 @@ def _located(pol, resp, lanes, lane_words, x, me, widest):
   """LOCATE: the index slots of lane x's decision key whose tags match (the
   policy's, and at me's decisions the responder's), with a prefetch of the
   rows they name. Returns whether a row is on its way."""
-  p_index, _, p_words, _, _ = pol
-  r_index, _, r_words, _, _ = resp
+  p_index, p_words = pol.index, pol.words
+  r_index, r_words = resp.index, resp.words
   pending = False
   if lanes[x, L_MOVES] > 1:
     s = _slot(p_index, lane_words, x)
@@ -681,11 +679,11 @@ def train(code, params, me, pol, pmap, log_pos, log_neg, resp, opts,
   Args:
     code, params: the engine (protocol.py).
     me: the responder, 0 or 1.
-    pol: the policy's (index, meta, words, cells, layout); pmap: how to
+    pol: the policy's hashed table (`hashed.Hashed`); pmap: how to
       read it (P_*); log_pos, log_neg: discounted weighting's prefix sums
       of log-factors (kernels/weighting.py; read with P_THROUGH only).
-    resp: the responder's (index, meta, words, cells, layout): float64
-      cells, fields RESPONDER_FIELDS.
+    resp: the responder's hashed table: float64 cells, fields
+      RESPONDER_FIELDS.
     opts: float64[OPTS_SIZE] (O_*).
     allow_insert: insert rows (else the walks only use those stored).
     count: walks to start; drain: end the walks in flight (the last
@@ -712,9 +710,9 @@ def train(code, params, me, pol, pmap, log_pos, log_neg, resp, opts,
   lanes = borrow(lanes)
   lane_words = borrow(lane_words)
   rets = borrow(rets)
-  r_meta = resp[1]
+  r_meta = resp.meta
   r_meta[hashed.STOP] = 0
-  r_index = resp[0]
+  r_index = resp.index
   for x in range(lanes.shape[0]):  # The caller may have grown the table:
     if (lanes[x, L_STEP] == CONFIRM and lanes[x, L_PLAYER] == me  # found
         and lanes[x, L_MOVES] > 1):  # again (the same slot if not).

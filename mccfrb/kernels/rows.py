@@ -117,12 +117,12 @@ def flush_counts(meta, acc):
 def own_reach(code, params, state, actions, p, tab, field, stored):
   """pi_p(h): the product of player p's probabilities of its own actions in
   the history `actions` (OpenSpiel action ids), under the current strategy
-  of hashed rows `tab` (tables/hashed.py): the row's field `field` itself
+  of hashed rows `tab` (`hashed.Hashed`): the row's field `field` itself
   if `stored`, else the regret matching of that field (its regrets);
   uniform where an infoset has no row. `state` is scratch, left at the end
   of the history."""
   numba.literally(code)
-  index, _, words, cells, layout = tab
+  index, words, cells, layout = tab.index, tab.words, tab.cells, tab.layout
   header = layout[hashed.L_HEADER]
   per_word = layout[hashed.L_PER_WORD]
   sigma = np.zeros(max(protocol.num_moves(code, params, state), 1))

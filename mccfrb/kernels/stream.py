@@ -113,6 +113,16 @@ from mccfrb.tables.atomics import borrow
 from mccfrb.tables.atomics import prefetch
 
 
+class InfosetRows(NamedTuple):
+  """The infoset rows a walk reads (`walk`'s `tab`): their hashed table,
+  smap (int64[SMAP_SIZE], its fields and header words) and reserve
+  (int64[2], the rows and arena words that workers inserting concurrently
+  have reserved; 0 when none is inside `walk`)."""
+  table: hashed.Hashed
+  smap: np.ndarray
+  reserve: np.ndarray
+
+
 class Arenas(NamedTuple):
   """A walk's state (`walk`), set up by `start_walk` and kept from one walk
   to the next (solvers/stream.py), so that arenas grow only once.
@@ -655,13 +665,15 @@ def _infoset_rows(code, params, mode, level, insert, max_moves, d, wk, tab,
   set; no row inserted)."""
   ctl, frames, ints, states = wk.ctl, wk.frames, wk.ints, wk.states
   ukeys, tkeys, tstamp, tval = wk.ukeys, wk.tkeys, wk.tstamp, wk.tval
-  index, meta, words, cells, layout = tab[0], tab[1], tab[2], tab[3], tab[4]
-  smap, reserve = tab[5], tab[6]
+  t = tab.table
+  index, meta, words, cells, layout = (t.index, t.meta, t.words, t.cells,
+                                       t.layout)
+  smap, reserve = tab.smap, tab.reserve
   header = layout[hashed.L_HEADER]
   per_word = layout[hashed.L_PER_WORD]
   widest = hashed.row_words(max_moves, header, layout[hashed.L_FIELDS],
                             per_word)
-  d_index, d_meta, d_layout = dec[0], dec[1], dec[4]
+  d_index, d_meta, d_layout = dec.index, dec.meta, dec.layout
   d_widest = hashed.row_words(max_moves, d_layout[hashed.L_HEADER],
                               d_layout[hashed.L_FIELDS],
                               d_layout[hashed.L_PER_WORD])
@@ -717,8 +729,7 @@ def _infoset_rows(code, params, mode, level, insert, max_moves, d, wk, tab,
     r = -1
     if c > 1:
       if mode == CFR and insert:
-        r, new = hashed.row_of(index, meta, words, cells, layout, a, b, c,
-                               True, meta[:0], True)
+        r, new = hashed.row_of(t, a, b, c, True, meta[:0], True)
         if new:
           words[r + smap[S_PLAYER]] = who
       else:
@@ -747,10 +758,11 @@ def _infoset_sigmas(mode, level, flush, big_t, max_moves, d, wk, tab, dec):
   (ints[F_IDEC])."""
   ctl, frames, ints = wk.ctl, wk.frames, wk.ints
   floats, ukeys = wk.floats, wk.ukeys
-  words, cells, layout, smap = tab[2], tab[3], tab[4], tab[5]
+  words, cells, layout = tab.table.words, tab.table.cells, tab.table.layout
+  smap = tab.smap
   header = layout[hashed.L_HEADER]
   per_word = layout[hashed.L_PER_WORD]
-  d_index, d_meta, d_words, d_cells, d_layout = dec
+  d_index, d_meta, d_words = dec.index, dec.meta, dec.words
   f_regret = smap[S_REGRET]
   f_avg = smap[S_AVG]
   f_strategy = smap[S_STRATEGY]
@@ -820,9 +832,7 @@ def _infoset_sigmas(mode, level, flush, big_t, max_moves, d, wk, tab, dec):
         ctl[C_MAX_LEVEL] = lev
       dr = -1
       if c > 1 and lev == level:
-        dr, new = hashed.row_of(d_index, d_meta, d_words, d_cells,
-                                d_layout, a, b, c, True, d_meta[:0],
-                                False)
+        dr, new = hashed.row_of(dec, a, b, c, True, d_meta[:0], False)
         if new:
           d_words[dr + D_LEVEL] = lev
       elif c > 1 and lev > level:
@@ -902,7 +912,7 @@ def _combine(code, params, mode, p, level, weight, own_weight, max_moves, d,
   the CFR increments."""
   numba.literally(code)
   frames, ints, floats, states = wk.frames, wk.ints, wk.floats, wk.states
-  cells, layout, smap = tab[3], tab[4], tab[5]
+  cells, layout, smap = tab.table.cells, tab.table.layout, tab.smap
   header = layout[hashed.L_HEADER]
   per_word = layout[hashed.L_PER_WORD]
   # CFR: q's averages go to the field S_AVG in player 0's pass (iteration
@@ -1021,7 +1031,7 @@ def _combine(code, params, mode, p, level, weight, own_weight, max_moves, d,
     return
   # Level mode: decided deeper infosets play their best action, this
   # level's sum their counterfactual values, shallower ones are not needed.
-  d_words, d_cells, d_layout = dec[2], dec[3], dec[4]
+  d_words, d_cells, d_layout = dec.words, dec.cells, dec.layout
   d_header = d_layout[hashed.L_HEADER]
   d_per_word = d_layout[hashed.L_PER_WORD]
   for i in range(n):
@@ -1075,13 +1085,9 @@ def walk(code, params, mode, p, level, flush, big_t, utility_sum, weight,
       per-infoset scratch).
     budget: children to expand before pausing.
     wk: the walk's `Arenas` (set up by `start_walk`).
-    tab: (index, meta, words, cells, layout) of the infoset rows
-      (tables/hashed.py), smap (int64[SMAP_SIZE], their fields and header
-      words), and reserve int64[2], the rows and arena words that workers
-      inserting concurrently have reserved (0 when none is inside `walk`).
-    dec: the level mode's decision rows (index, meta, words, cells,
-      layout): header words DEC_HEADER, field 0 the counterfactual
-      values.
+    tab: the infoset rows (`InfosetRows`).
+    dec: the level mode's decision rows (`hashed.Hashed`): header words
+      DEC_HEADER, field 0 the counterfactual values.
 
   Returns:
     DONE (the root's values in `floats[KR:KR + KV]`), PAUSED, SPLIT (the
@@ -1096,10 +1102,9 @@ def walk(code, params, mode, p, level, flush, big_t, utility_sum, weight,
               borrow(wk.floats), borrow(wk.states), borrow(wk.ukeys),
               borrow(wk.tkeys), borrow(wk.tstamp), borrow(wk.tval),
               borrow(wk.pub))
-  tab = (borrow(tab[0]), borrow(tab[1]), borrow(tab[2]), borrow(tab[3]),
-         borrow(tab[4]), borrow(tab[5]), borrow(tab[6]))
-  dec = (borrow(dec[0]), borrow(dec[1]), borrow(dec[2]), borrow(dec[3]),
-         borrow(dec[4]))
+  tab = InfosetRows(hashed.borrowed(tab.table), borrow(tab.smap),
+                    borrow(tab.reserve))
+  dec = hashed.borrowed(dec)
   params = borrow(params)
   ctl, frames, ints = wk.ctl, wk.frames, wk.ints
   start = ctl[C_WORK]

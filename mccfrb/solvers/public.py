@@ -308,7 +308,7 @@ class PublicSamplingSolver(base.TabularSolverBase):
       end = min(total, done + PUBLIC_CHUNK_EPISODES)
       history = backend.history_args()
       tab = t.args()
-      words, cells = tab[2], tab[3]
+      words, cells = tab.words, tab.cells
       reached, touched = call_literal(
           public_kernel.episodes, e.code, None,
           public_kernel.EngineArgs(e.params, tab, history, not t.frozen,
@@ -317,7 +317,7 @@ class PublicSamplingSolver(base.TabularSolverBase):
           e.utility_sum,
           (cells, cells, cells, words, words, 0, public_kernel.P_AVG,
            public_kernel.P_STRATEGY, public_kernel.H_MARK),
-          (history[3], history[3]), self._codes(), first, done, end, True,
+          (history.cells, history.cells), self._codes(), first, done, end, True,
           self._rng_words, np.uint64(0), 0, 1,
           tuple(b[name] for name in _SCRATCH), None, None)
       self._nodes_touched += int(touched)

@@ -229,15 +229,15 @@ def stream_map(tables):
 
 
 def _table_args(tables, reserve=None):
-  """The `tab` tuple of kernels/stream.py (reserve: the workers' shared
-  reservation counters, int64[2])."""
+  """The `tab` of kernels/stream.py's walk, an `InfosetRows` (reserve: the
+  workers' shared reservation counters, int64[2])."""
   if reserve is None:
     reserve = np.zeros(2, dtype=np.int64)
-  return tables.args() + (stream_map(tables), reserve)
+  return kernels.InfosetRows(tables.args(), stream_map(tables), reserve)
 
 
 def _dec_args(dec):
-  """The `dec` tuple: the decision rows' arrays."""
+  """The `dec` of kernels/stream.py's walk: the decision rows' arrays."""
   return dec.args()
 
 

@@ -48,6 +48,8 @@ the index; the Python side (`HashedTable.grow`) keeps index and arena,
 and the index's transient copy while it doubles, within max_memory.
 """
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
@@ -98,6 +100,19 @@ LOAD_DEN = 4
 # counts may so lag by BLOCK_FLUSH rows per worker: room checks add that.
 BLOCK_SIZE = 5
 BLOCK_FLUSH = 64
+
+
+class Hashed(NamedTuple):
+  """A table's arrays as kernels take them (`HashedTable.args`), read by
+  name: the index (uint64[S]), meta (int64[META_SIZE]), the arena's words
+  (int64) and the same memory as cells (float64 or float32), and the
+  layout (int64[LAYOUT_SIZE]). The functions below that take the arrays
+  one by one are the primitives the kernels call with these fields."""
+  index: np.ndarray
+  meta: np.ndarray
+  words: np.ndarray
+  cells: np.ndarray
+  layout: np.ndarray
 
 
 @njit(cache=True, inline="always")
@@ -162,21 +177,21 @@ def walk(tab):
   header, fields, per_word, top, the first row's offset); the next row
   after row o of width c is `next_row(words, o + row_words(c, header,
   fields, per_word), top, header, fields, per_word)`."""
-  _, meta, words, cells, layout = tab
-  header = layout[L_HEADER]
-  fields = layout[L_FIELDS]
-  per_word = layout[L_PER_WORD]
-  top = meta[TOP]
-  return (words, cells, header, fields, per_word, top,
+  words = tab.words
+  header = tab.layout[L_HEADER]
+  fields = tab.layout[L_FIELDS]
+  per_word = tab.layout[L_PER_WORD]
+  top = tab.meta[TOP]
+  return (words, tab.cells, header, fields, per_word, top,
           next_row(words, 1, top, header, fields, per_word))
 
 
 @njit(cache=True, inline="always")
 def borrowed(tab):
-  """A table's five arrays (index, meta, words, cells, layout), borrowed
-  (atomics.borrow: no reference counts in the loops that use them)."""
-  return (borrow(tab[0]), borrow(tab[1]), borrow(tab[2]), borrow(tab[3]),
-          borrow(tab[4]))
+  """A table's `Hashed` arrays, borrowed (atomics.borrow: no reference
+  counts in the loops that use them)."""
+  return Hashed(borrow(tab.index), borrow(tab.meta), borrow(tab.words),
+                borrow(tab.cells), borrow(tab.layout))
 
 
 @njit(cache=True, inline="always")
@@ -281,28 +296,28 @@ def _reserve(meta, block, n, atomic):
 
 
 @njit(cache=True, inline="always")
-def row_of(index, meta, words, cells, layout, h1, h2, c, allow_insert, block,
-           atomic):
+def row_of(tab, h1, h2, c, allow_insert, block, atomic):
   """The row of key (h1, h2) for a state with c moves.
 
-  A new row (header written, its `layout[L_INIT]` field uniform, the rest
-  zero) if the key has none and `allow_insert`; else -1: the infoset is
-  not stored (meta[DROPPED] + 1), or its key matched a row of another
-  width (a detected collision, meta[COLLISIONS] + 1). `atomic`: other
-  workers insert at the same time (Hogwild).
+  In table `tab` (`Hashed`), a new row (header written, its
+  `layout[L_INIT]` field uniform, the rest zero) if the key has none and
+  `allow_insert`; else -1: the infoset is not stored (meta[DROPPED] + 1),
+  or its key matched a row of another width (a detected collision,
+  meta[COLLISIONS] + 1). `atomic`: other workers insert at the same time
+  (Hogwild).
 
   Returns:
     (offset o or -1, True if the row is new).
   """
-  return row_at(index, meta, words, cells, layout, h1, h2, c, allow_insert,
-                block, atomic, candidate(index, h2, home_slot(index, h1)))
+  return row_at(tab, h1, h2, c, allow_insert, block, atomic,
+                candidate(tab.index, h2, home_slot(tab.index, h1)))
 
 
 @njit(cache=True, inline="always")
-def row_at(index, meta, words, cells, layout, h1, h2, c, allow_insert, block,
-           atomic, s):
+def row_at(tab, h1, h2, c, allow_insert, block, atomic, s):
   """`row_of` from slot s, a `candidate` of the key (the probe of the slots
   before it is done)."""
+  index, meta, words = tab.index, tab.meta, tab.words
   h1 = _key1(h1)
   key = np.int64(h1)
   mask = np.uint64(index.shape[0] - 1)
@@ -327,9 +342,8 @@ def row_at(index, meta, words, cells, layout, h1, h2, c, allow_insert, block,
       meta[DROPPED] += 1
     return np.int64(-1), False
   if atomic:
-    return _insert_atomic(index, meta, words, cells, layout, h1, h2, c, block,
-                          s)
-  o = _new_row(meta, words, cells, layout, h1, c, block, False)
+    return _insert_atomic(tab, h1, h2, c, block, s)
+  o = _new_row(tab, h1, c, block, False)
   index[s] = _entry(h2, o)
   meta[ROWS] += 1
   meta[CELLS] += c
@@ -337,13 +351,14 @@ def row_at(index, meta, words, cells, layout, h1, h2, c, allow_insert, block,
 
 
 @njit(cache=True, inline="always")
-def _new_row(meta, words, cells, layout, h1, c, block, atomic):
+def _new_row(tab, h1, c, block, atomic):
   """A fresh row of width c for key h1 (as stored): its header written,
   its `layout[L_INIT]` field uniform."""
+  words, cells, layout = tab.words, tab.cells, tab.layout
   header = layout[L_HEADER]
   per_word = layout[L_PER_WORD]
-  o = _reserve(meta, block, row_words(c, header, layout[L_FIELDS], per_word),
-               atomic)
+  width = row_words(c, header, layout[L_FIELDS], per_word)
+  o = _reserve(tab.meta, block, width, atomic)
   words[o + H_KEY] = np.int64(h1)
   words[o + H_INFO] = c
   init = layout[L_INIT]
@@ -362,12 +377,13 @@ def _entry(h2, o):
 
 
 @njit(cache=True)
-def _insert_atomic(index, meta, words, cells, layout, h1, h2, c, block, s):
+def _insert_atomic(tab, h1, h2, c, block, s):
   """`row_at`'s insert of key (h1 as stored, h2) at the empty slot s while
   other workers insert too (Hogwild): a call, not inlined, so that the
   kernels do not type it at every lookup (first-use compile time); it
   runs once per row."""
-  o = _new_row(meta, words, cells, layout, h1, c, block, True)
+  index, meta, words = tab.index, tab.meta, tab.words
+  o = _new_row(tab, h1, c, block, True)
   entry = _entry(h2, o)
   while True:
     if atomic_cas(index, s, np.uint64(0), entry) == 0:
@@ -453,17 +469,18 @@ def offsets(index):
 
 
 @njit(cache=True)
-def python_row_of(index, meta, words, cells, layout, h1, h2, c):
+def python_row_of(tab, h1, h2, c):
   """`row_of` with insertion, for the Python side (one thread)."""
-  return row_of(index, meta, words, cells, layout, h1, h2, c, True,
-                meta[:0], False)
+  return row_of(tab, h1, h2, c, True, tab.meta[:0], False)
 
 
 @njit(cache=True)
-def check_rows(index, meta, words, cells, layout, max_moves):
-  """0 if a restored table is consistent (the kernels index it unchecked),
-  else 1 (index and meta disagree), 2 (a row outside the arena or of a
-  bad width) or 3 (a non-finite cell)."""
+def check_rows(tab, max_moves):
+  """0 if a restored table `tab` (`Hashed`) is consistent (the kernels
+  index it unchecked), else 1 (index and meta disagree), 2 (a row outside
+  the arena or of a bad width) or 3 (a non-finite cell)."""
+  index, meta, words, cells, layout = (tab.index, tab.meta, tab.words,
+                                       tab.cells, tab.layout)
   header = layout[L_HEADER]
   fields = layout[L_FIELDS]
   per_word = layout[L_PER_WORD]

@@ -98,8 +98,8 @@ class HashedTable:
     init: a field set to 1 / c in every new row (a stored strategy), or None.
 
   Attributes:
-    index, meta, words, cells, layout: the kernels' arrays (`args()`); the
-      index is replaced when it grows.
+    index, meta, words, cells, layout: the kernels' arrays (`args()`, a
+      `hashed.Hashed`); the index is replaced when it grows.
     frozen: the table stopped growing at max_memory.
   """
 
@@ -132,8 +132,9 @@ class HashedTable:
   # ---------------------------------------------------------------- kernels
 
   def args(self):
-    """(index, meta, words, cells, layout): what a kernel takes."""
-    return self.index, self.meta, self.words, self.cells, self.layout
+    """The arrays a kernel takes (`hashed.Hashed`)."""
+    return hashed.Hashed(self.index, self.meta, self.words, self.cells,
+                         self.layout)
 
   def field_number(self, name):
     return self.fields.index(name)
@@ -197,7 +198,7 @@ class HashedTable:
     """
     if not self.grow(1, self.row_words(width)):
       raise MemoryError(f"the table reached max_memory={self.max_memory}.")
-    o, _ = hashed.python_row_of(*self.args(), np.uint64(h1), np.uint64(h2),
+    o, _ = hashed.python_row_of(self.args(), np.uint64(h1), np.uint64(h2),
                                 int(width))
     if o < 0:
       raise ValueError(f"key ({h1}, {h2}) has a row of another width than "
@@ -320,7 +321,7 @@ class HashedTable:
     self._check_restored()
 
   def _check_restored(self):
-    problem = hashed.check_rows(*self.args(), self.max_moves)
+    problem = hashed.check_rows(self.args(), self.max_moves)
     if problem:
       raise ValueError("a checkpoint's table is damaged: " + {
           1: "its index and row count disagree.",
