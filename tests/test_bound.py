@@ -125,6 +125,29 @@ def test_reproducible_with_the_same_seed(representation):
   assert first.values != other.values
 
 
+def test_two_threads_give_the_one_thread_result_on_the_tree():
+  """Side by side (threads=2) the responders see the same walks and the
+  same scoring episodes as one after the other, and a time budget gives
+  each the whole of it (the same walks each)."""
+  tree, table = _trained("leduc_poker", 2_000)
+  kwargs = dict(iterations=20_000, episodes=50_000, seed=3, progress=False)
+  one = mccfrb.approximate_exploitability("leduc_poker", table, **kwargs)
+  two = mccfrb.approximate_exploitability("leduc_poker", table, threads=2,
+                                          **kwargs)
+  assert (one._replace(seconds=0, responders=())
+          == two._replace(seconds=0, responders=()))
+  for mine, theirs in zip(one.responders, two.responders):
+    np.testing.assert_array_equal(mine, theirs)
+  timed = mccfrb.approximate_exploitability(
+      "leduc_poker", table, seconds=0.5, episodes=1_000, seed=3, threads=2,
+      progress=False)
+  assert timed.iterations[0] == timed.iterations[1] > 0
+  assert 0.5 <= timed.seconds < 5
+  # The kernels the threads run release the GIL.
+  assert bound._sample_walks.targetoptions["nogil"]
+  assert bound._play.targetoptions["nogil"]
+
+
 @pytest.mark.parametrize("game,kwargs,match", [
     ("kuhn_poker(players=3)", {}, "two-player zero-sum"),
     ("kuhn_poker", dict(seconds=0), "seconds must be a number > 0"),
@@ -135,6 +158,10 @@ def test_reproducible_with_the_same_seed(representation):
     ("kuhn_poker", dict(confidence=1.0), "confidence must be"),
     ("kuhn_poker", dict(representation="grown"), "representation must be"),
     ("kuhn_poker", dict(seed=-1), "seed must be"),
+    ("kuhn_poker", dict(threads=3), "threads must be 1 or 2"),
+    ("kuhn_poker", dict(threads=True), "threads must be 1 or 2"),
+    ("kuhn_poker", dict(threads=2, representation="states", iterations=5),
+     "states route .* one thread"),
 ])
 def test_bad_input_is_refused_in_one_line(game, kwargs, match):
   policy = os_policy.UniformRandomPolicy(pyspiel.load_game("kuhn_poker"))

@@ -14,6 +14,7 @@ import mccfrb
 from mccfrb import evaluation
 from mccfrb.evaluation import budget
 from mccfrb.evaluation import respond
+from mccfrb.kernels import respond as respond_kernel
 from mccfrb.solvers import stream
 from mccfrb.tables import hashed
 from mccfrb.tables import policy as policy_lib
@@ -151,6 +152,23 @@ def test_reproducible_and_independent_of_the_chunks(monkeypatch):
     np.testing.assert_array_equal(mine.words[:mine.meta[1]],
                                   theirs.words[:theirs.meta[1]])
   assert first.values != other.values
+
+
+def test_two_threads_give_the_one_thread_result_on_an_engine():
+  """threads=2 trains and scores the two responders side by side: the
+  same rows and the same bound as one after the other."""
+  policy = _engine_policy(G4, 2_000).average_policy()
+  kwargs = dict(iterations=20_000, episodes=20_000, seed=5, progress=False)
+  one = mccfrb.approximate_exploitability(G4, policy, **kwargs)
+  two = mccfrb.approximate_exploitability(G4, policy, threads=2, **kwargs)
+  assert (one._replace(seconds=0, responders=())
+          == two._replace(seconds=0, responders=()))
+  for mine, theirs in zip(one.responders, two.responders):
+    assert mine.num_rows == theirs.num_rows > 0
+    np.testing.assert_array_equal(mine.words[:mine.meta[1]],
+                                  theirs.words[:theirs.meta[1]])
+  assert respond_kernel.train.targetoptions["nogil"]
+  assert respond_kernel.score.targetoptions["nogil"]
 
 
 @pytest.mark.parametrize("game", [G4, "liars_dice(numdice=1,dice_sides=4)"])

@@ -54,17 +54,22 @@ about $(1 + c) / 2$ (0.975 for c = 0.95).
 
 **Representations.** On a game that compiles (`representation="tree"`),
 training and scoring are numba loops over the compiled tree with the
-policy as a dense table. Otherwise (`"states"`) they walk OpenSpiel states
-in Python, asking the policy once per information state (the cache of
-`mccfrb.head_to_head`): goofspiel 6 or more cards, liar's dice with
-several dice, the engine solvers' `EnginePolicy`. That route is hundreds
-of times slower; its rate is reported in the result.
+policy as a dense table. The policy of a sampling solver on an engine (an
+`EnginePolicy`, `"engine"`) is bounded by numba walks over the engine
+that read the solver's own table (mccfrb/evaluation/respond.py).
+Otherwise (`"states"`) they walk OpenSpiel states in Python, asking the
+policy once per information state (the cache of `mccfrb.head_to_head`):
+hundreds of times slower; its rate is reported in the result. The two
+players' responders train and are scored one after the other, or on the
+tree and engine routes side by side with `threads=2`
+(mccfrb/evaluation/budget.py).
 """
 
+import concurrent.futures
+import contextlib
 import importlib
 import math
 import statistics
-import time
 from typing import NamedTuple
 
 import numba
@@ -80,7 +85,6 @@ from mccfrb.kernels import exact
 from mccfrb.kernels.rng import pcg64_next
 from mccfrb.kernels.rng import pcg64_state
 from mccfrb.solvers import engine as engine_solvers
-from mccfrb.solvers import running
 from mccfrb import tables as tables_lib
 
 # The module (mccfrb.evaluation.head_to_head is the function of that name):
@@ -111,8 +115,9 @@ class ExploitabilityBound(NamedTuple):
     stderrs: their standard errors.
     episodes: scoring episodes per player (fresh, not the training ones).
     iterations: training samples (walks) per player.
-    seconds: training time, both players together (the walks and the
-      final best response to the sampled game).
+    seconds: training time (wall clock), both players together (the walks
+      and the final best response to the sampled game): with threads=2
+      the time they trained side by side.
     representation: "tree" (compiled, numba) or "states" (OpenSpiel
       states, Python).
     responders: the two trained responders: on the tree, int32[I] arrays
@@ -145,7 +150,7 @@ class ExploitabilityBound(NamedTuple):
 def approximate_exploitability(game, policy, seconds=None, seed=None,
                                episodes=None, iterations=None,
                                confidence=0.95, representation="auto",
-                               progress=None, max_memory=None):
+                               progress=None, max_memory=None, threads=1):
   """A lower bound on the exploitability of `policy`, with an interval.
 
   Trains a best responder per player against the fixed `policy`, scores
@@ -156,12 +161,14 @@ def approximate_exploitability(game, policy, seconds=None, seed=None,
     game: a game string or `pyspiel.Game`, two-player zero-sum.
     policy: on the tree, anything `mccfrb.table_from_policy` takes; on
       states, any policy `mccfrb.head_to_head` takes (`EnginePolicy`...).
-    seconds: training time, both responders together, > 0 (default 10
-      unless `iterations` is given); numba compilation not counted. The
-      closer `policy` is to an equilibrium, the more training the bound
-      needs to find its exploitability: on goofspiel 6 a policy of ten
-      CPU minutes of MCCFRb gets 0.75 of it from 60 s, 0.93 from two
-      minutes (docs: Exploitability bounds).
+    seconds: training time (wall clock) of both responders, > 0 (default
+      10 unless `iterations` is given): half each, one after the other,
+      or with threads=2 the whole of it each, side by side; numba
+      compilation not counted. The closer `policy` is to an equilibrium,
+      the more training the bound needs to find its exploitability: on
+      goofspiel 6 a policy of ten CPU minutes of MCCFRb gets 0.67-0.76 of
+      it from 60 s on one thread, 0.90 on two (docs: Exploitability
+      bounds).
     seed: int >= 0 or None; equal seeds and `iterations` give equal results.
     episodes: scoring episodes per player (default 1,000,000 on the tree
       and on an engine, 20,000 on states).
@@ -174,6 +181,11 @@ def approximate_exploitability(game, policy, seconds=None, seed=None,
     max_memory: bytes the engine route's two responder tables may hold
       together (default: half the memory available); past it training goes
       on within the information states stored, with one warning.
+    threads: 1, or 2 to train and score the two responders side by side
+      on two threads (the tree and engine routes, whose numba kernels
+      release the GIL): with two free cores, about twice the walks in the
+      same seconds; the same result as one thread for the same
+      `iterations` and `seed`.
 
   Returns:
     An `ExploitabilityBound`.
@@ -208,6 +220,9 @@ def approximate_exploitability(game, policy, seconds=None, seed=None,
                      f"{representation!r}.")
   if max_memory is not None:
     tables_lib.check_max_memory(max_memory)
+  threads = h2h._check_int(  # pylint: disable=protected-access
+      threads, "threads", "1 or 2 (one responder a thread)",
+      lambda n: n in (1, 2) and not isinstance(threads, bool))
   if representation == "auto" and isinstance(policy,
                                              engine_solvers.EnginePolicy):
     representation = "engine"
@@ -223,27 +238,40 @@ def approximate_exploitability(game, policy, seconds=None, seed=None,
       representation = "tree"
     else:
       representation = "states"
+  if threads == 2 and representation == "states":
+    raise ValueError(
+        "threads=2 trains the two responders side by side on the tree and "
+        "engine routes (numba); the states route walks OpenSpiel states in "
+        "Python and runs on one thread: pass threads=1.")
   streams = [np.random.default_rng(s)
              for s in np.random.SeedSequence(seed).spawn(4)]
-  budget = (None if seconds is None else float(seconds) / 2.0)
-  if representation == "engine":
-    trained, scored, episodes = respond.train_and_score(
-        game, policy, budget, iterations, episodes, streams, progress,
-        max_memory)
-  elif representation == "tree":
-    strategy = policy_lib.table_from_policy(tree, policy, game=game)
-    episodes = TREE_EPISODES if episodes is None else episodes
-    trained = [_train_tree(tree, strategy, p, streams[p], budget, iterations,
-                           progress) for p in (0, 1)]
-    scored = [_score_tree(tree, strategy, p, trained[p][0], streams[2 + p],
-                          episodes, progress) for p in (0, 1)]
-  else:
-    agent = h2h._agent(policy, "policy", True)  # pylint: disable=protected-access
-    episodes = STATES_EPISODES if episodes is None else episodes
-    trained = [_train_states(game, agent, p, streams[p], budget, iterations,
-                             progress) for p in (0, 1)]
-    scored = [_score_states(game, agent, p, trained[p][0], streams[2 + p],
-                            episodes, progress) for p in (0, 1)]
+  # Each responder's share of the seconds: half one after the other, the
+  # whole side by side.
+  budget = None if seconds is None else float(seconds) / (3 - threads)
+  with contextlib.ExitStack() as stack:
+    pool = (stack.enter_context(concurrent.futures.ThreadPoolExecutor(1))
+            if threads == 2 else None)
+    if representation == "engine":
+      trained, scored, episodes = respond.train_and_score(
+          game, policy, budget, iterations, episodes, streams, progress,
+          max_memory, pool, seconds)
+    else:
+      if representation == "tree":
+        strategy = policy_lib.table_from_policy(tree, policy, game=game)
+        episodes = TREE_EPISODES if episodes is None else episodes
+        trainer, scorer = ((_TreeTrainer, tree, strategy),
+                           (_TreeScorer, tree, strategy))
+      else:
+        agent = h2h._agent(policy, "policy", True)  # pylint: disable=protected-access
+        episodes = STATES_EPISODES if episodes is None else episodes
+        trainer, scorer = ((_StatesTrainer, game, agent),
+                           (_StatesScorer, game, agent))
+      trained = budget_lib.train_all(
+          [trainer[0](*trainer[1:], p, streams[p]) for p in (0, 1)], budget,
+          iterations, progress, pool)
+      scored = budget_lib.score_all(
+          [scorer[0](*scorer[1:], p, trained[p][0], streams[2 + p], episodes)
+           for p in (0, 1)], episodes, progress, pool)
   constant = _constant(game, tree)
   values = tuple(m for m, _ in scored)
   stderrs = tuple(s for _, s in scored)
@@ -255,7 +283,8 @@ def approximate_exploitability(game, policy, seconds=None, seed=None,
       low=float(estimate - z * stderr), high=float(estimate + z * stderr),
       confidence=confidence, values=values, stderrs=stderrs,
       episodes=int(episodes), iterations=tuple(t[1] for t in trained),
-      seconds=float(sum(t[2] for t in trained)),
+      seconds=float(sum(t[2] for t in trained) if threads == 1
+                    else max(t[2] for t in trained)),
       representation=representation,
       responders=tuple(t[0] for t in trained))
 
@@ -273,26 +302,36 @@ def _constant(game, tree):
 # Compiled tree (numba).
 
 
+class _TreeTrainer:
+  """`player`'s responder on the compiled tree (budget.py's trainer): the
+  best response to the sampled game, the compiled tree with the chance and
+  opponent probabilities replaced by the frequencies of the walks
+  (`_sample_walks`, `_empirical_best_response`); the responder: the best
+  action column per infoset, int32[I]."""
+
+  def __init__(self, tree, strategy, player, generator):
+    self.player, self._tree = player, tree
+    self._visits = np.zeros(tree.num_nodes, dtype=np.int64)
+    self._rng = pcg64_state(generator)
+    self._stack = np.empty(tree.max_depth * tree.max_actions + 2,
+                           dtype=np.int64)
+    self._args = (*tree.kernel_args()[:6], strategy, player)
+    self.step(0)  # Compile (not timed).
+
+  def step(self, k):
+    _sample_walks(*self._args, k, self._rng, self._visits, self._stack)
+
+  def finish(self):
+    return _empirical_best_response(self._tree, self.player, self._visits)
+
+
 def _train_tree(tree, strategy, player, generator, budget, iterations,
                 progress):
   """(best action column per infoset int32[I], walks, seconds) of
-  `player`'s best response to the sampled game: the compiled tree with the
-  chance and opponent probabilities replaced by the frequencies of the
-  walks (`_empirical_best_response`)."""
-  visits = np.zeros(tree.num_nodes, dtype=np.int64)
-  rng = pcg64_state(generator)
-  stack = np.empty(tree.max_depth * tree.max_actions + 2, dtype=np.int64)
-  args = (*tree.kernel_args()[:6], strategy, player)
-  _sample_walks(*args, 0, rng, visits, stack)  # Compile (not timed).
-  started = time.perf_counter()
-
-  def step(k):
-    _sample_walks(*args, k, rng, visits, stack)
-
-  walks, _ = budget_lib.budget_loop(step, budget, iterations, progress,
-                          f"best response, player {player}")
-  best = _empirical_best_response(tree, player, visits)
-  return best, walks, time.perf_counter() - started
+  `player`'s responder (`_TreeTrainer`)."""
+  return budget_lib.train_all([_TreeTrainer(tree, strategy, player,
+                                            generator)],
+                              budget, iterations, progress, None)[0]
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -308,7 +347,7 @@ def _sampled_child(is_chance, start, n, u, edge_prob, strategy, infoset):
   return start + n - 1
 
 
-@numba.njit(cache=True, error_model="numpy")
+@numba.njit(cache=True, error_model="numpy", nogil=True)
 def _sample_walks(node_kind, node_player, node_infoset, child_start,
                   num_children, edge_prob, strategy, player, count, rng,
                   visits, stack):
@@ -371,23 +410,31 @@ def _empirical_best_response(tree, player, visits):
   return best
 
 
+class _TreeScorer:
+  """`player`'s returns with `best` against `strategy` on the compiled tree
+  (budget.py's scorer, `_play`)."""
+
+  chunk = 1 << 16
+
+  def __init__(self, tree, strategy, player, best, generator, episodes):
+    self.player = player
+    self._args = (*tree.kernel_args(), float(tree.utility_sum), strategy,
+                  player, best, pcg64_state(generator))
+    self.returns = np.empty(episodes)
+    _play(*self._args, self.returns[:0])  # Compile.
+
+  def play(self, lo, hi):
+    _play(*self._args, self.returns[lo:hi])
+
+
 def _score_tree(tree, strategy, player, best, generator, episodes, progress):
   """(mean, stderr) of `player`'s return with `best` against `strategy`."""
-  returns = np.empty(episodes)
-  rng = pcg64_state(generator)
-  _play(*tree.kernel_args(), float(tree.utility_sum), strategy, player, best,
-        rng, returns[:0])  # Compile.
-  chunk = 1 << 16
-  with running.RunProgress(episodes, progress, desc=f"scoring player "
-                           f"{player}", unit="ep") as bar:
-    for lo in range(0, episodes, chunk):
-      _play(*tree.kernel_args(), float(tree.utility_sum), strategy, player,
-            best, rng, returns[lo:lo + chunk])
-      bar.update(min(lo + chunk, episodes))
-  return h2h._mean_and_stderr(returns)  # pylint: disable=protected-access
+  return budget_lib.score_all([_TreeScorer(tree, strategy, player, best,
+                                           generator, episodes)],
+                              episodes, progress, None)[0]
 
 
-@numba.njit(cache=True, error_model="numpy")
+@numba.njit(cache=True, error_model="numpy", nogil=True)
 def _play(node_kind, node_player, node_infoset, child_start, num_children,
           edge_prob, utility, utility_sum, strategy, player, best, rng, out):
   """Fills `out` with `player`'s returns of episodes in which it plays the
@@ -415,42 +462,46 @@ def _play(node_kind, node_player, node_infoset, child_start, num_children,
 # OpenSpiel states (Python).
 
 
-def _train_states(game, agent, player, generator, budget, iterations,
-                  progress):
-  """({information state string: best action}, walks, seconds)."""
-  sums, parent = {}, {}
-  chance = h2h._Uniforms(generator)  # pylint: disable=protected-access
-  opponent = 1 - player
+class _StatesTrainer:
+  """`player`'s responder on OpenSpiel states (budget.py's trainer): the
+  walks' returns summed by the responder's sequences, then backward
+  induction over them (`_induction_states`); the responder:
+  {information state string: best action}."""
 
-  def walk(state, seq):
+  def __init__(self, game, agent, player, generator):
+    self.player, self._game, self._agent = player, game, agent
+    self._sums, self._parent = {}, {}
+    self._chance = h2h._Uniforms(generator)  # pylint: disable=protected-access
+
+  def _walk(self, state, seq):
+    player, opponent, parent = self.player, 1 - self.player, self._parent
     while not state.is_terminal():
       if state.is_chance_node():
         state.apply_action(h2h._sample_pairs(  # pylint: disable=protected-access
-            state.chance_outcomes(), chance()))
+            state.chance_outcomes(), self._chance()))
       elif state.current_player() == opponent:
-        state.apply_action(agent.pick(state, opponent, chance))
+        state.apply_action(self._agent.pick(state, opponent, self._chance))
       else:
         key = state.information_state_string(player)
         if parent.setdefault(key, seq) != seq:
           raise ValueError(
-              f"{game}: information state {key!r} of player {player} is "
-              "reached after two different sequences of its own actions "
+              f"{self._game}: information state {key!r} of player {player} "
+              "is reached after two different sequences of its own actions "
               "(imperfect recall); representation='states' needs perfect "
               "recall: use representation='tree' where the game compiles.")
         legal = state.legal_actions(player)
         for action in legal[:-1]:
-          walk(state.child(action), (key, action))
+          self._walk(state.child(action), (key, action))
         seq = (key, legal[-1])
         state.apply_action(legal[-1])
-    sums[seq] = sums.get(seq, 0.0) + state.returns()[player]
+    self._sums[seq] = self._sums.get(seq, 0.0) + state.returns()[player]
 
-  def step(k):
+  def step(self, k):
     for _ in range(k):
-      walk(game.new_initial_state(), None)
+      self._walk(self._game.new_initial_state(), None)
 
-  walks, seconds = budget_lib.budget_loop(step, budget, iterations, progress,
-                                f"best response, player {player}")
-  return _induction_states(sums, parent), walks, seconds
+  def finish(self):
+    return _induction_states(self._sums, self._parent)
 
 
 def _induction_states(sums, parent):
@@ -500,19 +551,21 @@ class _Responder:
     return action
 
 
-def _score_states(game, agent, player, best, generator, episodes, progress):
-  """(mean, stderr) of `player`'s return with `best` (the policy's own play
-  where `best` has no action) against the agent."""
-  moves = h2h._Uniforms(generator)  # pylint: disable=protected-access
-  responder = _Responder(best, agent)
-  seats = (responder, agent) if player == 0 else (agent, responder)
-  returns = np.empty(episodes)
-  with running.RunProgress(episodes, progress, desc=f"scoring player "
-                           f"{player}", unit="ep") as bar:
-    for e in range(episodes):
-      returns[e] = h2h._episode(  # pylint: disable=protected-access
-          game, seats, moves, moves)[player]
-      if e % 1024 == 1023:
-        bar.update(e + 1)
-    bar.update(episodes)
-  return h2h._mean_and_stderr(returns)  # pylint: disable=protected-access
+class _StatesScorer:
+  """`player`'s returns with `best` (the policy's own play where `best` has
+  no action) against the agent, on OpenSpiel states (budget.py's
+  scorer)."""
+
+  chunk = 1024
+
+  def __init__(self, game, agent, player, best, generator, episodes):
+    self.player, self._game = player, game
+    self._moves = h2h._Uniforms(generator)  # pylint: disable=protected-access
+    responder = _Responder(best, agent)
+    self._seats = (responder, agent) if player == 0 else (agent, responder)
+    self.returns = np.empty(episodes)
+
+  def play(self, lo, hi):
+    for e in range(lo, hi):
+      self.returns[e] = h2h._episode(  # pylint: disable=protected-access
+          self._game, self._seats, self._moves, self._moves)[self.player]

@@ -12,8 +12,6 @@ within `max_memory` (half each); at the cap the search stops adding
 information states, the training goes on, and one warning says so.
 """
 
-import math
-import time
 import warnings
 
 import numpy as np
@@ -23,7 +21,6 @@ from mccfrb.games.engines.common import call_literal
 from mccfrb.kernels import respond
 from mccfrb.kernels.rng import pcg64_state
 from mccfrb.solvers import engine as engine_solvers
-from mccfrb.solvers import running
 from mccfrb import tables as tables_lib
 
 # Scoring episodes per player by default.
@@ -91,9 +88,11 @@ class PolicyRows:
 
 
 def train_and_score(game, policy, budget, iterations, episodes, streams,
-                    progress, max_memory):
+                    progress, max_memory, pool, seconds):
   """The engine route of `approximate_exploitability`: ([(responder table,
-  walks, seconds)] and [(mean, stderr)] of both players, episodes)."""
+  walks, seconds)] and [(mean, stderr)] of both players, episodes); side
+  by side on `pool` if there is one (budget.py). `seconds`: the budget
+  asked for (for the refusal of one too small)."""
   rows = PolicyRows(game, policy)
   engine = rows.engine
   total = tables_lib.check_max_memory(max_memory)
@@ -109,34 +108,38 @@ def train_and_score(game, policy, budget, iterations, episodes, streams,
   opts[respond.O_EXPLORE_MOVES] = EXPLORE_MOVES
   opts[respond.O_TRUST] = TRUST
   opts[respond.O_MIX] = MIX
-  moves = max(engine.max_moves, 1)
-  scratch = (np.zeros(moves), np.zeros(moves))
   warned = []
-  trained = []
-  for p in (0, 1):
-    table = tables_lib.HashedTable(engine.max_moves, respond.RESPONDER_FIELDS,
-                                   max_memory=total // 2)
-    # A copy each: the kernel keeps its walks' statistics in it.
-    trained.append(_train(rows, p, table, opts.copy(), scratch, streams[p],
-                          budget, iterations, progress, warned))
+  # A copy of opts each: the kernel keeps its walks' statistics in it.
+  trainers = [
+      Trainer(rows, p, tables_lib.HashedTable(
+          engine.max_moves, respond.RESPONDER_FIELDS, max_memory=total // 2),
+              opts.copy(), streams[p], warned) for p in (0, 1)]
+  trained = budget_lib.train_all(trainers, budget, iterations, progress, pool)
   if budget is not None:
-    for p, (_, walks, seconds) in enumerate(trained):
+    for p, (_, walks, took) in enumerate(trained):
       if walks < MIN_WALKS:
         raise ValueError(
-            f"seconds={2 * budget:g} trained {walks:,} "
+            f"seconds={seconds:g} trained {walks:,} "
             f"walk{'' if walks == 1 else 's'} for player {p} "
-            f"in {seconds:.3f} s; a bound needs at least {MIN_WALKS:,} a "
+            f"in {took:.3f} s; a bound needs at least {MIN_WALKS:,} a "
             f"player: pass seconds >= "
-            f"{2 * MIN_WALKS * seconds / max(walks, 1):.2g}.")
+            f"{MIN_WALKS * seconds / max(walks, 1):.2g}.")
   episodes = EPISODES if episodes is None else episodes
-  scored = [_score(rows, p, trained[p][0], opts, scratch, streams[2 + p],
-                   episodes, progress) for p in (0, 1)]
-  return trained, scored, episodes
+  scorers = [Scorer(rows, p, trained[p][0], opts, streams[2 + p], episodes)
+             for p in (0, 1)]
+  return trained, budget_lib.score_all(scorers, episodes, progress,
+                                       pool), episodes
 
 
 def _kernel_args(rows, table, opts):
   return (rows.tables.args(), rows.pmap, rows.log_pos, rows.log_neg,
           table.args(), opts)
+
+
+def _scratch(engine):
+  """The kernels' two float64[max moves] work rows (a thread's own)."""
+  moves = max(engine.max_moves, 1)
+  return np.zeros(moves), np.zeros(moves)
 
 
 def _lanes(engine):
@@ -154,62 +157,66 @@ def _lanes(engine):
           np.zeros(2, dtype=np.int64), frames)
 
 
-def _train(rows, player, table, opts, scratch, generator, budget, iterations,
-           progress, warned):
-  """(responder table, walks, seconds) of `player`'s training."""
-  e = rows.engine
-  key = np.uint64(generator.integers(1 << 63))
-  lanes = _lanes(e)
-  cursor = lanes[3]
-  margin = ROOM_ROWS * table.row_words(max(e.max_moves, 1))
+class Trainer:
+  """`player`'s responder on an engine (budget.py's trainer): `step(k)`
+  starts k more walks of kernels/respond.py `train`, `finish()` ends the
+  walks in flight and returns the responder's table."""
 
-  def run(count, drain=False):
+  def __init__(self, rows, player, table, opts, generator, warned):
+    self._rows, self.player, self._table = rows, player, table
+    self._opts, self._warned = opts, warned
+    self._key = np.uint64(generator.integers(1 << 63))
+    self._lanes = _lanes(rows.engine)
+    self._scratch = _scratch(rows.engine)
+    self._margin = ROOM_ROWS * table.row_words(max(rows.engine.max_moves, 1))
+    self._run(0)  # Compile (not timed).
+
+  def _run(self, count, drain=False):
+    e, table, cursor = self._rows.engine, self._table, self._lanes[3]
     while True:
-      pol, pmap, log_pos, log_neg, resp, _ = _kernel_args(rows, table, opts)
+      pol, pmap, log_pos, log_neg, resp, _ = _kernel_args(self._rows, table,
+                                                          self._opts)
       status = call_literal(
-          respond.train, e.code, e.params, player, pol, pmap, log_pos,
-          log_neg, resp, opts, not table.frozen, count, drain, key, *lanes,
-          *scratch)
+          respond.train, e.code, e.params, self.player, pol, pmap, log_pos,
+          log_neg, resp, self._opts, not table.frozen, count, drain,
+          self._key, *self._lanes, *self._scratch)
       if status == respond.RAN:
         return
-      if not table.grow(ROOM_ROWS, margin) and not warned:
-        warned.append(True)
+      if not table.grow(ROOM_ROWS, self._margin) and not self._warned:
+        self._warned.append(True)
         warnings.warn(
             f"approximate_exploitability: a responder's table reached "
             f"max_memory={table.max_memory:,} bytes (half of max_memory) "
-            f"after {int(cursor[1]):,} walks of player {player}; training "
-            "goes on within the information states searched so far.",
-            RuntimeWarning, stacklevel=4)
+            f"after {int(cursor[1]):,} walks of player {self.player}; "
+            "training goes on within the information states searched so "
+            "far.", RuntimeWarning, stacklevel=2)
 
-  run(0)  # Compile (not timed).
-  started = time.perf_counter()
+  def step(self, k):
+    self._run(int(self._lanes[3][1]) + k)
 
-  def step(k):
-    run(int(cursor[1]) + k)
-
-  walks, _ = budget_lib.budget_loop(step, budget, iterations, progress,
-                                    f"best response, player {player}")
-  run(walks, drain=True)  # The walks in flight end.
-  return table, walks, time.perf_counter() - started
+  def finish(self):
+    self._run(int(self._lanes[3][1]), drain=True)  # The walks in flight end.
+    return self._table
 
 
-def _score(rows, player, table, opts, scratch, generator, episodes, progress):
-  """(mean, stderr) of `player`'s return with its trained responder."""
-  e = rows.engine
-  rng = pcg64_state(generator)
-  returns = np.empty(episodes)
-  args = _kernel_args(rows, table, opts)
-  cur, sig = scratch
-  state = np.zeros(e.state_size, dtype=np.int64)
-  with running.RunProgress(episodes, progress, desc=f"scoring player "
-                           f"{player}", unit="ep") as bar:
-    for lo in range(0, episodes, SCORE_CHUNK):
-      call_literal(respond.score, e.code, e.params, player, *args, rng,
-                   state, cur, sig, returns[lo:lo + SCORE_CHUNK])
-      bar.update(min(lo + SCORE_CHUNK, episodes))
-  mean = float(returns.mean())
-  stderr = float(returns.std(ddof=1) / math.sqrt(episodes))
-  return mean, stderr
+class Scorer:
+  """`player`'s returns with its trained responder `table` on fresh
+  episodes (budget.py's scorer): kernels/respond.py `score`."""
+
+  chunk = SCORE_CHUNK
+
+  def __init__(self, rows, player, table, opts, generator, episodes):
+    self._rows, self.player = rows, player
+    self._args = _kernel_args(rows, table, opts)
+    self._rng = pcg64_state(generator)
+    self._state = np.zeros(rows.engine.state_size, dtype=np.int64)
+    self._scratch = _scratch(rows.engine)
+    self.returns = np.empty(episodes)
+
+  def play(self, lo, hi):
+    e = self._rows.engine
+    call_literal(respond.score, e.code, e.params, self.player, *self._args,
+                 self._rng, self._state, *self._scratch, self.returns[lo:hi])
 
 
 def responder_policy(policy, table, player, trust=None):

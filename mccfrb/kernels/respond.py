@@ -661,7 +661,7 @@ def _episode(code, params, me, pol, pmap, log_pos, log_neg, resp, opts, rng,
           s_hi, s_lo)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", nogil=True)
 def train(code, params, me, pol, pmap, log_pos, log_neg, resp, opts,
           allow_insert, count, drain, key, lanes, lane_words, rets, cursor,
           frames, cur, sig):
@@ -752,7 +752,7 @@ def train(code, params, me, pol, pmap, log_pos, log_neg, resp, opts,
   return status
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", nogil=True)
 def score(code, params, me, pol, pmap, log_pos, log_neg, resp, opts,
           rng_state, state, cur, sig, out):
   """Fills `out` with me's returns of episodes in which the trained
