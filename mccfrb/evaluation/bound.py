@@ -67,6 +67,7 @@ tree and engine routes side by side with `threads=2`
 
 import concurrent.futures
 import contextlib
+import functools
 import importlib
 import math
 import statistics
@@ -259,18 +260,18 @@ def approximate_exploitability(game, policy, seconds=None, seed=None,
       if representation == "tree":
         strategy = policy_lib.table_from_policy(tree, policy, game=game)
         episodes = TREE_EPISODES if episodes is None else episodes
-        trainer, scorer = ((_TreeTrainer, tree, strategy),
-                           (_TreeScorer, tree, strategy))
+        trainer = functools.partial(_TreeTrainer, tree, strategy)
+        scorer = functools.partial(_TreeScorer, tree, strategy)
       else:
         agent = h2h._agent(policy, "policy", True)  # pylint: disable=protected-access
         episodes = STATES_EPISODES if episodes is None else episodes
-        trainer, scorer = ((_StatesTrainer, game, agent),
-                           (_StatesScorer, game, agent))
+        trainer = functools.partial(_StatesTrainer, game, agent)
+        scorer = functools.partial(_StatesScorer, game, agent)
       trained = budget_lib.train_all(
-          [trainer[0](*trainer[1:], p, streams[p]) for p in (0, 1)], budget,
-          iterations, progress, pool)
+          [trainer(p, streams[p]) for p in (0, 1)], budget, iterations,
+          progress, pool)
       scored = budget_lib.score_all(
-          [scorer[0](*scorer[1:], p, trained[p][0], streams[2 + p], episodes)
+          [scorer(p, trained[p][0], streams[2 + p], episodes)
            for p in (0, 1)], episodes, progress, pool)
   constant = _constant(game, tree)
   values = tuple(m for m, _ in scored)
