@@ -202,14 +202,15 @@ def _rows(table):
                 for o in table.offsets())
 
 
-def test_a_full_table_keeps_training_and_warns_once():
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_full_table_keeps_training_and_warns_once(threads):
   game = "goofspiel(num_cards=6,imp_info=True)"
   policy = _engine_policy(game, 2_000).average_policy()
   with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     result = mccfrb.approximate_exploitability(
         game, policy, iterations=100_000, seed=0, episodes=10_000,
-        progress=False, max_memory=1 << 21)
+        progress=False, max_memory=1 << 21, threads=threads)
   said = [w for w in caught if "max_memory" in str(w.message)]
   assert len(said) == 1, [str(w.message) for w in caught]
   assert "\n" not in str(said[0].message)

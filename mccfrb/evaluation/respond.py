@@ -12,6 +12,7 @@ within `max_memory` (half each); at the cap the search stops adding
 information states, the training goes on, and one warning says so.
 """
 
+import threading
 import warnings
 
 import numpy as np
@@ -108,7 +109,7 @@ def train_and_score(game, policy, budget, iterations, episodes, streams,
   opts[respond.O_EXPLORE_MOVES] = EXPLORE_MOVES
   opts[respond.O_TRUST] = TRUST
   opts[respond.O_MIX] = MIX
-  warned = []
+  warned = _Once()  # Shared: one warning for both responders.
   # A copy of opts each: the kernel keeps its walks' statistics in it.
   trainers = [
       Trainer(rows, p, tables_lib.HashedTable(
@@ -157,6 +158,19 @@ def _lanes(engine):
           np.zeros(2, dtype=np.int64), frames)
 
 
+class _Once:
+  """`first()` is True at its first call only, from whichever thread."""
+
+  def __init__(self):
+    self._lock = threading.Lock()
+    self._done = False
+
+  def first(self):
+    with self._lock:
+      done, self._done = self._done, True
+    return not done
+
+
 class Trainer:
   """`player`'s responder on an engine (budget.py's trainer): `step(k)`
   starts k more walks of kernels/respond.py `train`, `finish()` ends the
@@ -182,8 +196,7 @@ class Trainer:
           self._key, *self._lanes, *self._scratch)
       if status == respond.RAN:
         return
-      if not table.grow(ROOM_ROWS, self._margin) and not self._warned:
-        self._warned.append(True)
+      if not table.grow(ROOM_ROWS, self._margin) and self._warned.first():
         warnings.warn(
             f"approximate_exploitability: a responder's table reached "
             f"max_memory={table.max_memory:,} bytes (half of max_memory) "
