@@ -659,7 +659,7 @@ def _traversals(mode, code, game, utility_sum, table, eng, weights, prune,
       k_widest = hashed.row_words(f_sigma.shape[1], k_layout[hashed.L_HEADER],
                                   k_layout[hashed.L_FIELDS],
                                   k_layout[hashed.L_PER_WORD])
-  acc = (0, 0.0, 0.0, 0)  # float32 cells' updates (rows.count_store).
+  acc = rows.Counts(0, 0.0, 0.0, 0)  # float32 cells' updates.
   width = f_sigma.shape[1]
   no_increments = np.empty(0)  # Unrecorded: `regret_update` keeps none.
   flat_sigma = f_sigma.reshape(f_sigma.size)
@@ -1074,7 +1074,7 @@ def _apply_traversals(player, infoset, num_children, regrets, avg, through,
       regrets, through, log_pos, log_neg)
   width = avg.shape[1]
   flat_avg = avg.reshape(avg.size)
-  acc = (0, 0.0, 0.0, 0)  # float64 cells: nothing to count.
+  acc = rows.Counts(0, 0.0, 0.0, 0)  # float64 cells: nothing to count.
   for e in range(num_episodes):
     t = first_iteration + e // num_players
     p = e % num_players

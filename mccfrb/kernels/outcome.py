@@ -122,6 +122,7 @@ from mccfrb.kernels.rng import batch_key
 from mccfrb.kernels.rng import pcg64_next
 from mccfrb.kernels.rng import stream_start
 from mccfrb.kernels.rng import stream_uniform
+from mccfrb.kernels.rows import Counts
 from mccfrb.kernels.rows import catch_up as catch_up_cells
 from mccfrb.kernels.rows import count_store
 from mccfrb.kernels.rows import flush_counts
@@ -1130,7 +1131,7 @@ def tree_episodes(game, grown, codes, weights, utility_sum, first_iteration,
   num_players = players_of(game.utility)
   rng = (rng_state[0], rng_state[1], rng_state[2], rng_state[3])
   touched = 0
-  acc = (0, 0.0, 0.0, 0)
+  acc = Counts(0, 0.0, 0.0, 0)
   e = first_episode
   if grown is not None:
     e = grown.io[0]
@@ -1209,7 +1210,7 @@ def record_episodes(game, codes, weights, utility_sum, first_iteration,
   scratch = borrowed_scratch(scratch)
   num_players = players_of(game.utility)
   touched = 0
-  acc = (0, 0.0, 0.0, 0)
+  acc = Counts(0, 0.0, 0.0, 0)
   rng = (np.uint64(0), np.uint64(0), np.uint64(0), np.uint64(0))
   for e in range(worker * num_episodes // workers,
                  (worker + 1) * num_episodes // workers):
@@ -1250,7 +1251,7 @@ def apply_records(game, codes, weights, first_iteration, num_episodes,
   rec_value = flat(records.value)
   rec_avg = flat(records.avg)
   depth = records.value.shape[1]
-  acc = (0, 0.0, 0.0, 0)
+  acc = Counts(0, 0.0, 0.0, 0)
   learns = codes.rule == RULE_CORRECTED or codes.rule == RULE_CHILD
   changed = 0
   for k in range(num_episodes):
@@ -1795,7 +1796,7 @@ def engine_episodes(code, eng, keyed, probe, codes, weights, utility_sum,
   # claimed iteration always runs whole).
   per_check = max_depth * (2 * per if workers > 1 else flight)
   rng = (rng_state[0], rng_state[1], rng_state[2], rng_state[3])
-  acc = (0, 0.0, 0.0, 0)
+  acc = Counts(0, 0.0, 0.0, 0)
   touched = 0
   ran = 0
   wk = np.int64(worker) * flight if workers > 1 else np.int64(0)
@@ -1893,7 +1894,7 @@ def engine_conditional(code, eng, keyed, probe, codes, utility_sum, t,
   rsums = np.zeros(max_moves)
   rsquares = np.zeros(max_moves)
   rng = (rng_state[0], rng_state[1], rng_state[2], rng_state[3])
-  acc = (0, 0.0, 0.0, 0)
+  acc = Counts(0, 0.0, 0.0, 0)
   no_study = Study(np.zeros((0, 0)), np.zeros((0, 0)), np.zeros((0, 0)),
                    np.zeros((0, 0)), np.zeros(continuations),
                    np.zeros((0, 0)))

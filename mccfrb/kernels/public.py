@@ -89,6 +89,7 @@ from mccfrb.kernels.rng import batch_key
 from mccfrb.kernels.rng import pcg64_next
 from mccfrb.kernels.rng import stream_start
 from mccfrb.kernels.rng import stream_uniform
+from mccfrb.kernels.rows import Counts
 from mccfrb.kernels.rows import match_into
 from mccfrb.kernels.stream import group_probe
 from mccfrb.kernels.stream import group_table_size
@@ -286,9 +287,22 @@ class EngineArgs(NamedTuple):
   allow_history: bool
 
 
+class Codes(NamedTuple):
+  """An episode's variant codes (module docstring): the baseline's
+  learning `rule` (RULE_*), `averaging` and `regret_plus` (as
+  kernels/outcome.py's), `sampling` and its `epsilon`, and the history
+  baseline's `decay`."""
+  rule: int
+  averaging: int
+  regret_plus: int
+  sampling: int
+  epsilon: float
+  decay: float
+
+
 class Rows(NamedTuple):
-  """The tables as an episode reads them (`episodes`'s `table` and `bl`,
-  borrowed).
+  """The tables as an episode reads them (`episodes`'s `table`, borrowed;
+  the caller's header and per_word unread: the kernel sets an engine's).
 
   Attributes:
     rcells, acells, scells: a row's regrets at rcells[r0 + a], average
@@ -633,7 +647,7 @@ def edge_estimate(game, eng, rows, work, codes, h, j, b0, c0, i,
   xi = 1, or the baseline-corrected estimate), after which the history
   baseline of a sampled edge learns u(h a) (or, with `records`, its
   target is recorded). Returns (u(h, a), the records' edge count)."""
-  rule, decay = codes[0], codes[5]
+  rule, decay = codes.rule, codes.decay
   hf, bcells, ccells = work.hf, rows.bcells, rows.ccells
   slot, terminal, util, xi = _edge(game, eng, work.ps_f, h, j)
   if terminal:
@@ -692,7 +706,8 @@ def _average_opponent(game, eng, rows, work, codes, h, row, r0, s0, c, t,
   if eng is not None:
     prev = hashed.stamp_of(rows.twords, row)
   catch_up_average(acells, r0 + rows.a_step * c, c, scells, s0, t, prev,
-                   hf[h, F_OPP_OWN], codes[2], (0, 0.0, 0.0, 0))
+                   hf[h, F_OPP_OWN], codes.regret_plus,
+                   Counts(0, 0.0, 0.0, 0))
   if game is not None:
     rows.twords[row] = t
   if eng is not None:
@@ -717,8 +732,8 @@ def state_values(code, game, eng, rows, work, codes, lo, hi, q, d, i, t,
   after their use (`edge_estimate`); optimistic averaging runs once per
   opponent infoset (`_average_opponent`). Returns the records' row and
   edge counts."""
-  averaging = codes[1]
-  per_history = codes[0] == RULE_CHILD or codes[0] == RULE_PREDICTIVE
+  averaging = codes.averaging
+  per_history = codes.rule == RULE_CHILD or codes.rule == RULE_PREDICTIVE
   frozen = study is not None
   hf, child_est = work.hf, work.child_est
   for k in range(lo, hi):
@@ -726,7 +741,8 @@ def state_values(code, game, eng, rows, work, codes, lo, hi, q, d, i, t,
     if p == protocol.TERMINAL:
       continue
     s0 = r0 + rows.s_step * c
-    b0, c0 = _baseline_row(game, eng, rows, per_history, codes[0], k, h, c)
+    b0, c0 = _baseline_row(game, eng, rows, per_history, codes.rule, k, h,
+                           c)
     v = 0.0
     for j in range(c):
       est, num_edges = edge_estimate(game, eng, rows, work, codes, h, j, b0,
@@ -774,7 +790,7 @@ def update_infosets(game, eng, rows, work, codes, lo, hi, q, i, avg_w,
   regret_plus else 1, and an engine's row takes sigma^{t+1}; or, with
   `study`, the summed increments and their squares go to its sums; or,
   with `records`, they are recorded. Returns the records' row count."""
-  regret_plus, averaging = codes[2], codes[1]
+  regret_plus, averaging = codes.regret_plus, codes.averaging
   rcells, scells, mwords = rows.rcells, rows.scells, rows.mwords
   hf = work.hf
   for k in range(lo, hi):
@@ -884,7 +900,7 @@ def _clear_marks(game, eng, rows, work, nvis, npool):
 
 
 @njit(cache=True, error_model="numpy")
-def episodes(code, game, eng, utility_sum, table, bl, codes, first_iteration,
+def episodes(code, game, eng, utility_sum, table, codes, first_iteration,
               first_episode, num_episodes, learn_baselines, rng_state, key,
               worker, workers, scratch, study, records):
   """Public-state sampling episodes of the worker-th of `workers`
@@ -912,15 +928,14 @@ def episodes(code, game, eng, utility_sum, table, bl, codes, first_iteration,
       (protocol.TREE, a plain integer: a plain call from Python).
     game: None on an engine, or a tree's `TreeArgs`.
     eng: None on a tree, or an engine's `EngineArgs`.
-    table: (rcells, acells, scells, mwords, twords, width, a_step, s_step,
-      m_off) and bl: (bcells, ccells), the fields of `Rows`.
-    codes: (rule, averaging, regret_plus, sampling, epsilon, decay).
+    table: the tables, a `Rows` (its header and per_word unread).
+    codes: the variant, a `Codes`.
     learn_baselines: False leaves the baseline tables untouched.
     rng_state: uint64[4], the solver's PCG64 state (kernels/rng.py),
       advanced in place (but with `records`).
     key: with `records`, episode e draws from the stream `stream_start(key,
       e)`.
-    scratch: (hf, ps_f, visited, stack, child_est), `Work`'s fields.
+    scratch: the episode's `Work`.
     study: None, or a tree's frozen episodes (the tables stay untouched):
       their sums, a `Study`.
     records: None, or phase 1 of `public_batches`: its `Records`.
@@ -941,8 +956,6 @@ def episodes(code, game, eng, utility_sum, table, bl, codes, first_iteration,
   pool = _borrowed_engine(eng) if eng is not None else eng
   sums = _borrowed_study(study) if study is not None else study
   recs = _borrowed_records(records) if records is not None else records
-  rcells, acells, scells, mwords, twords, width, a_step, s_step, m_off = (
-      table)
   header = 0
   per_word = 0
   if eng is not None:
@@ -951,19 +964,23 @@ def episodes(code, game, eng, utility_sum, table, bl, codes, first_iteration,
     numba.literally(code)
     layout, h_layout = pool.tab.layout, pool.history.layout
     header, per_word = layout[hashed.L_HEADER], layout[hashed.L_PER_WORD]
-    max_moves = scratch[4].shape[0]
+    max_moves = scratch.child_est.shape[0]
     widest = hashed.row_words(max_moves, header, layout[hashed.L_FIELDS],
                               per_word)
     h_widest = hashed.row_words(max_moves, h_layout[hashed.L_HEADER],
                                 h_layout[hashed.L_FIELDS],
                                 h_layout[hashed.L_PER_WORD])
     pool.ctl[C_STATUS] = DONE
-  rows = Rows(borrow(rcells), borrow(acells), borrow(scells), borrow(mwords),
-              borrow(twords), width, a_step, s_step, m_off, borrow(bl[0]),
-              borrow(bl[1]), header, per_word)
-  work = Work(borrow(scratch[0]), borrow(scratch[1]), borrow(scratch[2]),
-              borrow(scratch[3]), borrow(scratch[4]))
-  rule, _, regret_plus, sampling, epsilon, _ = codes
+  rows = Rows(borrow(table.rcells), borrow(table.acells),
+              borrow(table.scells), borrow(table.mwords),
+              borrow(table.twords), table.width, table.a_step, table.s_step,
+              table.m_off, borrow(table.bcells), borrow(table.ccells), header,
+              per_word)
+  work = Work(borrow(scratch.hf), borrow(scratch.ps_f),
+              borrow(scratch.visited), borrow(scratch.stack),
+              borrow(scratch.child_est))
+  rule, regret_plus = codes.rule, codes.regret_plus
+  sampling, epsilon = codes.sampling, codes.epsilon
   frozen = study is not None
   record = records is not None
   hf, ps_f, visited = work.hf, work.ps_f, work.visited
@@ -1362,13 +1379,14 @@ def _group_xi(code, eng, hf, header, per_word, cells, hs, he, ng, ncand,
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def _dense(regrets, avg, sigma, infoset_mark, avg_last):
-  """A tree's table of `episodes`: row i's regrets, average sums and
+def _dense(regrets, avg, sigma, infoset_mark, avg_last, baseline,
+           baseline_count):
+  """A tree's `Rows` for `episodes`: row i's regrets, average sums and
   sigma^t at cell i A of the flat arrays, its mark infoset_mark[i], its
-  c_I avg_last[i]."""
-  return (regrets.reshape(regrets.size), avg.reshape(avg.size),
-          sigma.reshape(sigma.size), infoset_mark, avg_last,
-          regrets.shape[1], 0, 0, 0)
+  c_I avg_last[i]; the baselines and their counts by child node id."""
+  return Rows(regrets.reshape(regrets.size), avg.reshape(avg.size),
+              sigma.reshape(sigma.size), infoset_mark, avg_last,
+              regrets.shape[1], 0, 0, 0, baseline, baseline_count, 0, 0)
 
 
 @njit(cache=True, error_model="numpy", parallel=parallel_phases())
@@ -1400,7 +1418,7 @@ def public_batches(kind, player, infoset, child_start, num_children,
   terminal and b(h a) otherwise.
 
   The arguments are a tree's arrays and tables as `episodes` takes them
-  in `game`, `table`, `bl` and `codes` (regrets, avg: float64[I, A];
+  in `game`, `table` and `codes` (regrets, avg: float64[I, A];
   avg_last: int64[I]; baseline, baseline_count: float64[N], int64[N] by
   child node id), its scratch (hf, sigma, infoset_mark, mass, child_est,
   visited, stack, ps_f, strategy_scratch, increment) stacked on a leading
@@ -1449,11 +1467,11 @@ def public_batches(kind, player, infoset, child_start, num_children,
                       ps_child_start, ps_children, mass[w],
                       strategy_scratch[w], increment[w], 0), None,
           utility_sum,
-          _dense(regrets, avg, sigma[w], infoset_mark[w], avg_last),
-          (baseline, baseline_count),
-          (rule, averaging, regret_plus, sampling, epsilon, decay),
+          _dense(regrets, avg, sigma[w], infoset_mark[w], avg_last, baseline,
+                 baseline_count),
+          Codes(rule, averaging, regret_plus, sampling, epsilon, decay),
           t0, 0, count, True, rng_state, key, np.int64(w), workers,
-          (hf[w], ps_f[w], visited[w], stack[w], child_est[w]), None,
+          Work(hf[w], ps_f[w], visited[w], stack[w], child_est[w]), None,
           Records(rec_rows, rec_value, rec_avg, rec_scalar, rec_edges,
                   rec_target, rec_ps, rec_counts))[1]
     for part in prange(workers):

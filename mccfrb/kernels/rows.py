@@ -6,6 +6,8 @@ kernels' float64 tables, and float32 rows lose only the rounding of what
 is stored.
 """
 
+from typing import NamedTuple
+
 import numba
 import numpy as np
 from numba import njit
@@ -80,16 +82,27 @@ def _float32_cells(typingctx, cells):  # pylint: disable=unused-argument
   return types.boolean(cells), codegen
 
 
+class Counts(NamedTuple):
+  """What `count_store` counts of a kernel's updates of float32 cells
+  (`Counts(0, 0.0, 0.0, 0)` at the start; unchanged on float64 cells):
+  the updates, the magnitude of the additions rounding lost, the
+  magnitude of every addition, and the cells left non-finite."""
+  updates: int
+  lost: float
+  mass: float
+  bad: int
+
+
 @njit(cache=True, inline="always")
 def count_store(acc, cells, i, old, added):
-  """`acc` (updates, |additions| lost, |additions|, non-finite cells)
-  after cells[i] was set from `old` by adding `added`: on float32 cells
-  an addition that rounding lost (the cell did not move) counts its
-  magnitude as lost, and a cell no longer finite counts; on float64 cells
-  `acc` comes back unchanged, compiled away: the cells' type is a
-  constant of the compiled code (a test of the itemsize, read at run
-  time, left the float32 path and its four loop-carried sums in the
-  float64 kernels; BUILD_NOTES, "External sampling written once").
+  """`acc` (`Counts`) after cells[i] was set from `old` by adding
+  `added`: on float32 cells an addition that rounding lost (the cell did
+  not move) counts its magnitude as lost, and a cell no longer finite
+  counts; on float64 cells `acc` comes back unchanged, compiled away: the
+  cells' type is a constant of the compiled code (a test of the itemsize,
+  read at run time, left the float32 path and its four loop-carried sums
+  in the float64 kernels; BUILD_NOTES, "External sampling written
+  once").
   Kernels add the sums to the table's meta (`flush_counts`)."""
   if not _float32_cells(cells):
     return acc
@@ -97,7 +110,8 @@ def count_store(acc, cells, i, old, added):
   size = abs(added)
   lost = size if stored == old else 0.0
   bad = 0 if np.isfinite(stored) else 1
-  return (acc[0] + 1, acc[1] + lost, acc[2] + size, acc[3] + bad)
+  return Counts(acc.updates + 1, acc.lost + lost, acc.mass + size,
+                acc.bad + bad)
 
 
 @njit(cache=True, inline="always")
@@ -105,12 +119,12 @@ def flush_counts(meta, acc):
   """Adds a kernel's `count_store` sums to meta: the counts atomically,
   the magnitudes (meta's float64 view, hashed.LOST and hashed.MASS) not
   (Hogwild workers may lose a few: a statistic)."""
-  if acc[0] > 0:
-    atomic_add(meta, hashed.UPDATES, acc[0])
-    atomic_add(meta, hashed.OVERFLOW, acc[3])
+  if acc.updates > 0:
+    atomic_add(meta, hashed.UPDATES, acc.updates)
+    atomic_add(meta, hashed.OVERFLOW, acc.bad)
     masses = meta.view(np.float64)
-    masses[hashed.LOST] += acc[1]
-    masses[hashed.MASS] += acc[2]
+    masses[hashed.LOST] += acc.lost
+    masses[hashed.MASS] += acc.mass
 
 
 @njit(cache=True, error_model="numpy")

@@ -315,11 +315,13 @@ class PublicSamplingSolver(base.TabularSolverBase):
                                    *(b[name] for name in _PUB_BUFFERS),
                                    h is not None and not h.frozen),
           e.utility_sum,
-          (cells, cells, cells, words, words, 0, public_kernel.P_AVG,
-           public_kernel.P_STRATEGY, public_kernel.H_MARK),
-          (history.cells, history.cells), self._codes(), first, done, end, True,
-          self._rng_words, np.uint64(0), 0, 1,
-          tuple(b[name] for name in _SCRATCH), None, None)
+          public_kernel.Rows(cells, cells, cells, words, words, 0,
+                             public_kernel.P_AVG, public_kernel.P_STRATEGY,
+                             public_kernel.H_MARK, history.cells,
+                             history.cells, 0, 0),
+          self._codes(), first, done, end, True, self._rng_words,
+          np.uint64(0), 0, 1,
+          public_kernel.Work(*(b[name] for name in _SCRATCH)), None, None)
       self._nodes_touched += int(touched)
       done = int(reached)
       self._num_iterations = start_iterations + done // 2
@@ -363,8 +365,9 @@ class PublicSamplingSolver(base.TabularSolverBase):
 
   def _codes(self):
     s = self._settings
-    return (self._rule, self._averaging_code, self._regret_code,
-            SAMPLINGS[s["sampling"]], s["epsilon"], self._decay)
+    return public_kernel.Codes(self._rule, self._averaging_code,
+                               self._regret_code, SAMPLINGS[s["sampling"]],
+                               s["epsilon"], self._decay)
 
   def _episodes(self, num_episodes, first_iteration, frozen, learn_baselines,
                 rng_state, regrets, baseline, baseline_count, stats,
@@ -380,11 +383,14 @@ class PublicSamplingSolver(base.TabularSolverBase):
         public_kernel.TreeArgs(*self._tree_arrays(), mass, strategy_scratch,
                                increment, int(start_ps)), None,
         self._tree.utility_sum,
-        (regrets.reshape(-1), self._avg.reshape(-1), sigma.reshape(-1),
-         infoset_mark, self._avg_last, regrets.shape[1], 0, 0, 0),
-        (baseline, baseline_count), self._codes(), first_iteration, 0,
-        num_episodes, learn_baselines, rng_state, np.uint64(0), 0, 1,
-        (hf, ps_f, visited, stack, child_est), study, None)[1])
+        public_kernel.Rows(regrets.reshape(-1), self._avg.reshape(-1),
+                           sigma.reshape(-1), infoset_mark, self._avg_last,
+                           regrets.shape[1], 0, 0, 0, baseline,
+                           baseline_count, 0, 0),
+        self._codes(), first_iteration, 0, num_episodes, learn_baselines,
+        rng_state, np.uint64(0), 0, 1,
+        public_kernel.Work(hf, ps_f, visited, stack, child_est), study,
+        None)[1])
 
   def _cumulative_average(self):
     """The cumulative strategy, flushed to iteration T when averaging is
