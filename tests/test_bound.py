@@ -10,6 +10,7 @@ from open_spiel.python.algorithms import exploitability as os_exploitability
 
 import mccfrb
 from mccfrb import evaluation
+from mccfrb.evaluation import budget
 
 bound = importlib.import_module("mccfrb.evaluation.bound")
 
@@ -18,6 +19,20 @@ def _trained(game, iterations, seed=0):
   solver = mccfrb.MCCFRbSolver(game, seed=seed)
   solver.run(iterations, progress=False)
   return solver.tree, solver.average_policy_table()
+
+
+def _train_tree(tree, table, player, generator, iterations):
+  """(best action column per infoset, walks, seconds) of `player`'s
+  responder on the tree, trained for `iterations` walks."""
+  return budget.train_all([bound._TreeTrainer(tree, table, player, generator)],
+                          None, iterations, False, None)[0]
+
+
+def _score_tree(tree, table, player, best, generator, episodes):
+  """(mean, stderr) of `player`'s return with `best` against `table`."""
+  return budget.score_all([bound._TreeScorer(tree, table, player, best,
+                                             generator, episodes)],
+                          episodes, False, None)[0]
 
 
 def _check_lower_bound(result, exact):
@@ -81,14 +96,12 @@ def test_responder_is_below_best_response_and_scored_without_bias(game):
   best_values = mccfrb.best_response_values(tree, table)
   streams = [np.random.default_rng(s) for s in (5, 6)]
   for p in (0, 1):
-    best, walks, _ = bound._train_tree(tree, table, p, streams[0], None,
-                                       20_000, False)
+    best, walks, _ = _train_tree(tree, table, p, streams[0], 20_000)
     assert walks == 20_000
     value = _responder_value(tree, table, p, best)
     assert value <= best_values[p] + 1e-9
     assert value >= best_values[p] - 0.1 * abs(best_values[p]) - 0.02
-    mean, stderr = bound._score_tree(tree, table, p, best, streams[1],
-                                     400_000, False)
+    mean, stderr = _score_tree(tree, table, p, best, streams[1], 400_000)
     assert abs(mean - value) < 4.5 * stderr, (p, mean, stderr, value)
 
 
@@ -193,8 +206,8 @@ def test_merged_information_states_on_the_tree():
   tree, table = _trained(game, 5_000)
   best_values = mccfrb.best_response_values(tree, table)
   for p in (0, 1):
-    best, _, _ = bound._train_tree(tree, table, p, np.random.default_rng(p),
-                                   None, 200_000, False)
+    best, _, _ = _train_tree(tree, table, p, np.random.default_rng(p),
+                             200_000)
     value = _responder_value(tree, table, p, best)
     assert best_values[p] - 0.01 <= value <= best_values[p] + 1e-9, (
         p, value, best_values[p])

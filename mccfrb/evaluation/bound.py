@@ -253,26 +253,26 @@ def approximate_exploitability(game, policy, seconds=None, seed=None,
     pool = (stack.enter_context(concurrent.futures.ThreadPoolExecutor(1))
             if threads == 2 else None)
     if representation == "engine":
-      trained, scored, episodes = respond.train_and_score(
-          game, policy, budget, iterations, episodes, streams, progress,
-          max_memory, pool, seconds)
+      trainer, scorer = respond.route(game, policy, max_memory)
+      episodes = respond.EPISODES if episodes is None else episodes
+    elif representation == "tree":
+      strategy = policy_lib.table_from_policy(tree, policy, game=game)
+      episodes = TREE_EPISODES if episodes is None else episodes
+      trainer = functools.partial(_TreeTrainer, tree, strategy)
+      scorer = functools.partial(_TreeScorer, tree, strategy)
     else:
-      if representation == "tree":
-        strategy = policy_lib.table_from_policy(tree, policy, game=game)
-        episodes = TREE_EPISODES if episodes is None else episodes
-        trainer = functools.partial(_TreeTrainer, tree, strategy)
-        scorer = functools.partial(_TreeScorer, tree, strategy)
-      else:
-        agent = h2h._agent(policy, "policy", True)  # pylint: disable=protected-access
-        episodes = STATES_EPISODES if episodes is None else episodes
-        trainer = functools.partial(_StatesTrainer, game, agent)
-        scorer = functools.partial(_StatesScorer, game, agent)
-      trained = budget_lib.train_all(
-          [trainer(p, streams[p]) for p in (0, 1)], budget, iterations,
-          progress, pool)
-      scored = budget_lib.score_all(
-          [scorer(p, trained[p][0], streams[2 + p], episodes)
-           for p in (0, 1)], episodes, progress, pool)
+      agent = h2h._agent(policy, "policy", True)  # pylint: disable=protected-access
+      episodes = STATES_EPISODES if episodes is None else episodes
+      trainer = functools.partial(_StatesTrainer, game, agent)
+      scorer = functools.partial(_StatesScorer, game, agent)
+    trained = budget_lib.train_all(
+        [trainer(p, streams[p]) for p in (0, 1)], budget, iterations,
+        progress, pool)
+    if representation == "engine" and budget is not None:
+      respond.check_walks(trained, seconds)
+    scored = budget_lib.score_all(
+        [scorer(p, trained[p][0], streams[2 + p], episodes)
+         for p in (0, 1)], episodes, progress, pool)
   constant = _constant(game, tree)
   values = tuple(m for m, _ in scored)
   stderrs = tuple(s for _, s in scored)
@@ -324,15 +324,6 @@ class _TreeTrainer:
 
   def finish(self):
     return _empirical_best_response(self._tree, self.player, self._visits)
-
-
-def _train_tree(tree, strategy, player, generator, budget, iterations,
-                progress):
-  """(best action column per infoset int32[I], walks, seconds) of
-  `player`'s responder (`_TreeTrainer`)."""
-  return budget_lib.train_all([_TreeTrainer(tree, strategy, player,
-                                            generator)],
-                              budget, iterations, progress, None)[0]
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -426,13 +417,6 @@ class _TreeScorer:
 
   def play(self, lo, hi):
     _play(*self._args, self.returns[lo:hi])
-
-
-def _score_tree(tree, strategy, player, best, generator, episodes, progress):
-  """(mean, stderr) of `player`'s return with `best` against `strategy`."""
-  return budget_lib.score_all([_TreeScorer(tree, strategy, player, best,
-                                           generator, episodes)],
-                              episodes, progress, None)[0]
 
 
 @numba.njit(cache=True, error_model="numpy", nogil=True)

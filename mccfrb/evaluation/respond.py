@@ -12,12 +12,12 @@ within `max_memory` (half each); at the cap the search stops adding
 information states, the training goes on, and one warning says so.
 """
 
+import functools
 import threading
 import warnings
 
 import numpy as np
 
-from mccfrb.evaluation import budget as budget_lib
 from mccfrb.games.engines.common import call_literal
 from mccfrb.kernels import respond
 from mccfrb.kernels.rng import pcg64_state
@@ -88,12 +88,11 @@ class PolicyRows:
     self.big_t = float(policy.iterations)
 
 
-def train_and_score(game, policy, budget, iterations, episodes, streams,
-                    progress, max_memory, pool, seconds):
-  """The engine route of `approximate_exploitability`: ([(responder table,
-  walks, seconds)] and [(mean, stderr)] of both players, episodes); side
-  by side on `pool` if there is one (budget.py). `seconds`: the budget
-  asked for (for the refusal of one too small)."""
+def route(game, policy, max_memory):
+  """The engine route of `approximate_exploitability`: budget.py's
+  `trainer(player, generator)` and `scorer(player, table, generator,
+  episodes)` for the policy of a sampling solver on an engine; a policy
+  or a `max_memory` it cannot serve is refused here, before any work."""
   rows = PolicyRows(game, policy)
   engine = rows.engine
   total = tables_lib.check_max_memory(max_memory)
@@ -110,26 +109,27 @@ def train_and_score(game, policy, budget, iterations, episodes, streams,
   opts[respond.O_TRUST] = TRUST
   opts[respond.O_MIX] = MIX
   warned = _Once()  # Shared: one warning for both responders.
-  # A copy of opts each: the kernel keeps its walks' statistics in it.
-  trainers = [
-      Trainer(rows, p, tables_lib.HashedTable(
-          engine.max_moves, respond.RESPONDER_FIELDS, max_memory=total // 2),
-              opts.copy(), streams[p], warned) for p in (0, 1)]
-  trained = budget_lib.train_all(trainers, budget, iterations, progress, pool)
-  if budget is not None:
-    for p, (_, walks, took) in enumerate(trained):
-      if walks < MIN_WALKS:
-        raise ValueError(
-            f"seconds={seconds:g} trained {walks:,} "
-            f"walk{'' if walks == 1 else 's'} for player {p} "
-            f"in {took:.3f} s; a bound needs at least {MIN_WALKS:,} a "
-            f"player: pass seconds >= "
-            f"{MIN_WALKS * seconds / max(walks, 1):.2g}.")
-  episodes = EPISODES if episodes is None else episodes
-  scorers = [Scorer(rows, p, trained[p][0], opts, streams[2 + p], episodes)
-             for p in (0, 1)]
-  return trained, budget_lib.score_all(scorers, episodes, progress,
-                                       pool), episodes
+
+  def trainer(player, generator):
+    # A copy of opts each: the kernel keeps its walks' statistics in it.
+    return Trainer(rows, player, tables_lib.HashedTable(
+        engine.max_moves, respond.RESPONDER_FIELDS, max_memory=total // 2),
+                   opts.copy(), generator, warned)
+
+  return trainer, functools.partial(Scorer, rows, opts)
+
+
+def check_walks(trained, seconds):
+  """Refuses the bound of a `seconds` budget that trained fewer than
+  MIN_WALKS walks for a player (`trained`: budget.train_all's)."""
+  for p, (_, walks, took) in enumerate(trained):
+    if walks < MIN_WALKS:
+      raise ValueError(
+          f"seconds={seconds:g} trained {walks:,} "
+          f"walk{'' if walks == 1 else 's'} for player {p} "
+          f"in {took:.3f} s; a bound needs at least {MIN_WALKS:,} a "
+          f"player: pass seconds >= "
+          f"{MIN_WALKS * seconds / max(walks, 1):.2g}.")
 
 
 def _kernel_args(rows, table, opts):
@@ -218,7 +218,7 @@ class Scorer:
 
   chunk = SCORE_CHUNK
 
-  def __init__(self, rows, player, table, opts, generator, episodes):
+  def __init__(self, rows, opts, player, table, generator, episodes):
     self._rows, self.player = rows, player
     self._args = _kernel_args(rows, table, opts)
     self._rng = pcg64_state(generator)
