@@ -39,6 +39,12 @@ seconds, measured in the run: OpenSpiel's solver trains at most 60 s,
 extrapolates the rest):
 
   python -m experiments.big_games --evaluator=bound --games=phantom_ttt --algorithms=mccfrb_defaults,es,os_at_openspiel_speed --checkpoint_seconds=15,30,60,120,300,600 --bound_seconds=60 --clock=cpu
+
+--bound_threads=2 trains each bound's two responders side by side on two
+threads, --bound_seconds each (about twice the walks on two free cores:
+run one process at a time); a policy bounded through OpenSpiel states
+(OpenSpiel's own on a game that does not compile) takes one thread, and
+bound.csv's bound_threads column says which.
 """
 
 import os
@@ -107,6 +113,11 @@ _BOUND_SECONDS = flags.DEFINE_float(
 _BOUND_EPISODES = flags.DEFINE_integer(
     "bound_episodes", 1_000_000, "With --evaluator=bound: scoring episodes "
     "per player of each bound.")
+_BOUND_THREADS = flags.DEFINE_integer(
+    "bound_threads", 1, "With --evaluator=head_to_head or bound: 2 trains "
+    "the bound's two responders side by side on two threads, "
+    "--bound_seconds each (the tree and engine routes; OpenSpiel states "
+    "take one).", lower_bound=1, upper_bound=2)
 _EVAL_THREADS = flags.DEFINE_integer(
     "eval_threads", 1, "With --evaluator=exploitability: threads of the "
     "streaming walk that scores each checkpoint (the same value; training "
@@ -164,9 +175,24 @@ def plot(frame, game, path, clock="wall"):
   plt.close(fig)
 
 
+def check_columns(path, columns):
+  """Refuses a CSV at `path` whose header is not `columns` (written by
+  another version), before any run appends to it."""
+  if not os.path.exists(path):
+    return
+  with open(path, encoding="utf-8") as f:
+    header = f.readline().strip()
+  if header and header != ",".join(columns):
+    common.fail("big_games", f"{path} has other columns than this version "
+                "writes (an earlier version's file?); move it away or pick "
+                "another --out_dir.")
+
+
 def append_row(path, row, columns):
   """Appends one row to the CSV at `path` (with the header if new); a
-  column the row lacks is left empty."""
+  column the row lacks is left empty. A file whose header is not
+  `columns` (written by another version) is refused."""
+  check_columns(path, columns)
   new_file = not os.path.exists(path)
   with open(path, "a", encoding="utf-8") as f:  # One write per row.
     f.write(pd.DataFrame([row]).reindex(columns=columns).to_csv(
@@ -197,7 +223,8 @@ def run_bound(games_list, targets):
         head_to_head.timed_run(
             game, algorithm, seed, targets, _BOUND_EPISODES.value,
             _CONFIDENCE.value, on_row, opponents=(),
-            bound_seconds=_BOUND_SECONDS.value, clock=_CLOCK.value)
+            bound_seconds=_BOUND_SECONDS.value, clock=_CLOCK.value,
+            bound_threads=_BOUND_THREADS.value)
   plot_bounds(pd.read_csv(path), games_list)
 
 
@@ -225,7 +252,8 @@ def run_head_to_head(games_list, targets):
         head_to_head.timed_run(game, algorithm, seed, targets,
                                _EPISODES.value, _CONFIDENCE.value, on_row,
                                bound_seconds=_BOUND_SECONDS.value,
-                               clock=_CLOCK.value)
+                               clock=_CLOCK.value,
+                               bound_threads=_BOUND_THREADS.value)
   frame = pd.read_csv(path)
   for game in games_list:
     head_to_head.plot(frame, game, head_to_head.plot_path(_OUT_DIR.value,
@@ -286,6 +314,13 @@ def main(argv):
                            f"bound), got {_BOUND_SECONDS.value}.")
   games_list = common.rejoin_game_list(_GAMES.value)
   os.makedirs(_OUT_DIR.value, exist_ok=True)
+  for name, columns in {
+      "exploitability": [("big_games.csv", COLUMNS)],
+      "head_to_head": [("head_to_head.csv", head_to_head.COLUMNS),
+                       ("bound.csv", head_to_head.BOUND_COLUMNS)],
+      "bound": [("bound.csv", head_to_head.BOUND_COLUMNS)],
+  }[_EVALUATOR.value]:
+    check_columns(os.path.join(_OUT_DIR.value, name), columns)
   if _EVALUATOR.value == "head_to_head":
     run_head_to_head(games_list, targets)
     return

@@ -2,15 +2,17 @@ r"""How close the exploitability bound comes to the exact value, by seconds.
 
   python -m experiments.bound
   python -m experiments.bound --games=leduc_poker --seconds=1,10 --episodes=1000000
+  python -m experiments.bound --threads=2      # the responders side by side
 
 For each game of --games: train an MCCFRb policy (MCCFRbSolver, seed
 --seed, --policy_iterations iterations), compute its exact exploitability
 (mccfrb.exploitability), then for each budget of --seconds run
 mccfrb.approximate_exploitability(game, policy, seconds=budget,
-seed=--seed, episodes=--episodes) on the compiled tree: best responders
-trained for `budget` seconds (both players together), scored on fresh
-episodes. Writes bound.csv (one row per game and budget: exact, bound,
-its 95% interval, ratio = bound / exact, training walks) and bound.png
+seed=--seed, episodes=--episodes, threads=--threads) on the compiled tree:
+best responders trained for `budget` seconds (both players together; with
+--threads=2 each, side by side on two threads), scored on fresh episodes.
+Writes bound.csv (one row per game and budget: exact, bound, its 95%
+interval, ratio = bound / exact, training walks, threads) and bound.png
 (the bound with its interval against training seconds, the exact value as
 a line) to --out_dir. Also the responders' exact value against the policy
 (responders_exact: the bound without its Monte Carlo noise, computed on
@@ -44,9 +46,12 @@ _EPISODES = flags.DEFINE_integer("episodes", 4_000_000,
 _SEED = flags.DEFINE_integer("seed", 0, "Seed of the policy and the bound.")
 _OUT_DIR = flags.DEFINE_string("out_dir", "experiments/results/bound",
                                "Output folder.")
+_THREADS = flags.DEFINE_integer(
+    "threads", 1, "2 trains the two responders side by side on two "
+    "threads, each for the whole budget.", lower_bound=1, upper_bound=2)
 
 
-def measure(game, budgets, policy_iterations, episodes, seed):
+def measure(game, budgets, policy_iterations, episodes, seed, threads=1):
   """Rows of the table for one game."""
   solver = mccfrb.MCCFRbSolver(game, seed=seed)
   solver.run(policy_iterations)
@@ -56,7 +61,8 @@ def measure(game, budgets, policy_iterations, episodes, seed):
   mine = [own_infosets(solver.tree, p) for p in (0, 1)]
   for budget in budgets:
     result = mccfrb.approximate_exploitability(
-        game, table, seconds=budget, seed=seed, episodes=episodes)
+        game, table, seconds=budget, seed=seed, episodes=episodes,
+        threads=threads)
     # The responders' exact values: the bound without its Monte Carlo noise.
     values = []
     for p in (0, 1):
@@ -75,7 +81,8 @@ def measure(game, budgets, policy_iterations, episodes, seed):
         high=result.high, ratio=result.exploitability / exact,
         responders_exact=responders_exact,
         responders_ratio=responders_exact / exact,
-        walks=sum(result.iterations), episodes=result.episodes))
+        walks=sum(result.iterations), episodes=result.episodes,
+        threads=threads))
   return rows
 
 
@@ -103,7 +110,9 @@ def plot(frame, path):
     ax.plot(rows.seconds, rows.responders_exact, "x", color="tab:red",
             label="responders' exact value")
     ax.set_xscale("log")
-    ax.set_xlabel("best-response training, s")
+    ax.set_xlabel("best-response training, s" + (
+        " (each responder, side by side)" if rows.threads.iloc[0] == 2
+        else " (both responders)"))
     ax.set_ylabel("exploitability")
     ax.set_title(f"{name}\nMCCFRb policy, "
                  f"{rows.policy_iterations.iloc[0]:,} it.", fontsize=9)
@@ -119,7 +128,7 @@ def main(argv):
   rows = []
   for game in common.rejoin_game_list(_GAMES.value):
     rows += measure(game, budgets, _POLICY_ITERATIONS.value, _EPISODES.value,
-                    _SEED.value)
+                    _SEED.value, _THREADS.value)
   frame = pd.DataFrame(rows)
   frame.to_csv(os.path.join(_OUT_DIR.value, "bound.csv"), index=False)
   plot(frame, os.path.join(_OUT_DIR.value, "bound.png"))

@@ -400,6 +400,76 @@ def test_head_to_head_bound_is_below_and_close_to_the_exact_value():
       "mccfrb_seconds"}  # The run's own columns.
 
 
+def test_head_to_head_bound_takes_two_threads_where_its_route_allows(
+    monkeypatch):
+  """bound_threads=2 trains the responders side by side on the tree
+  route (both players for the whole budget: more walks than a thread
+  gets in it); a policy bounded through OpenSpiel states (here Kuhn with
+  its compiled tree refused) takes one thread instead of the refusal of
+  approximate_exploitability, and the row says which; other counts are
+  refused."""
+  from mccfrb import evaluation as evaluation_lib  # pylint: disable=import-outside-toplevel
+  from mccfrb.experiment import head_to_head  # pylint: disable=import-outside-toplevel
+  from mccfrb.experiment import wallclock  # pylint: disable=import-outside-toplevel
+  runner = wallclock.factory_of("mccfrb_plus_none")("kuhn_poker", 0, "tree")
+  runner.run(300)
+  rows = {}
+  for threads in (1, 2):
+    evaluation = head_to_head.Evaluation(
+        "kuhn_poker", 0, 2000, opponents=(), bound_seconds=0.5,
+        bound_threads=threads)
+    rows[threads], = evaluation(runner, 1.0)
+    assert rows[threads]["bound_threads"] == threads
+    assert rows[threads]["representation"] == "tree"
+  assert rows[2]["responder_walks"] > 1.3 * rows[1]["responder_walks"], rows
+
+  def refuse(game):
+    raise ValueError(f"{game} does not compile here.")
+  monkeypatch.setattr(evaluation_lib, "as_tree", refuse)
+  evaluation = head_to_head.Evaluation(
+      "kuhn_poker", 0, 200, opponents=(), bound_seconds=0.2, bound_threads=2)
+  row, = evaluation(runner, 1.0)
+  assert (row["representation"], row["bound_threads"]) == ("states", 1)
+  assert row["responder_walks"] > 0
+  for threads in (0, 3, True, 2.0):
+    with pytest.raises(ValueError, match="^bound_threads must be 1 or 2 "):
+      head_to_head.Evaluation("kuhn_poker", 0, 200, bound_threads=threads)
+
+
+def test_bound_binary_bounds_on_two_threads():
+  """experiments.bound's measure with threads=2: a row per budget with
+  its threads, the bound close to the exact exploitability of the policy
+  (Kuhn: responders near best responses in a fraction of a second) and
+  its interval's lower end below it."""
+  from experiments import bound as bound_binary  # pylint: disable=import-outside-toplevel
+  rows = bound_binary.measure("kuhn_poker", [0.3], 2000, 400_000, 0,
+                              threads=2)
+  assert len(rows) == 1
+  row = rows[0]
+  assert row["threads"] == 2 and row["walks"] > 0
+  assert row["low"] <= row["exact"]
+  assert abs(row["responders_ratio"] - 1.0) < 0.02, row
+  assert abs(row["bound"] - row["exact"]) <= (
+      0.1 * row["exact"] + 4 * (row["high"] - row["bound"]) / 1.96), row
+
+
+def test_big_games_refuses_a_csv_of_other_columns_before_training(tmp_path):
+  """A bound.csv written by an earlier version (no bound_threads column)
+  is refused in one line before any run, and left as it was."""
+  from mccfrb.experiment import head_to_head  # pylint: disable=import-outside-toplevel
+  old = ",".join(head_to_head.BOUND_COLUMNS[:-1]) + "\n"
+  (tmp_path / "bound.csv").write_text(old)
+  done = run_binary("experiments.big_games", "--games=kuhn_poker",
+                    "--algorithms=mccfrb_plus_none", "--evaluator=bound",
+                    "--checkpoint_seconds=30", f"--out_dir={tmp_path}")
+  assert done.returncode == 1
+  lines = done.stderr.strip().splitlines()
+  assert len(lines) == 1, done.stderr
+  assert "bound.csv has other columns than this version writes" in lines[0]
+  assert (tmp_path / "bound.csv").read_text() == old
+  assert not (tmp_path / "bound_kuhn_poker.png").exists()
+
+
 def test_head_to_head_cpu_clock_counts_cpu_seconds_not_waits(monkeypatch):
   """clock="cpu": the run and the opponent train until their CPU seconds
   reach the target; time spent waiting (here a sleep in every call of

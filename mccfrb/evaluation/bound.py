@@ -224,21 +224,7 @@ def approximate_exploitability(game, policy, seconds=None, seed=None,
   threads = h2h._check_int(  # pylint: disable=protected-access
       threads, "threads", "1 or 2 (one responder a thread)",
       lambda n: n in (1, 2) and not isinstance(threads, bool))
-  if representation == "auto" and isinstance(policy,
-                                             engine_solvers.EnginePolicy):
-    representation = "engine"
-  tree = None
-  if representation in ("auto", "tree"):
-    try:
-      from mccfrb import evaluation  # pylint: disable=import-outside-toplevel
-      tree = evaluation.as_tree(game)
-    except ValueError:
-      if representation == "tree":
-        raise
-    if tree is not None:
-      representation = "tree"
-    else:
-      representation = "states"
+  representation, tree = _route(game, policy, representation)
   if threads == 2 and representation == "states":
     raise ValueError(
         "threads=2 trains the two responders side by side on the tree and "
@@ -288,6 +274,31 @@ def approximate_exploitability(game, policy, seconds=None, seed=None,
                     else max(t[2] for t in trained)),
       representation=representation,
       responders=tuple(t[0] for t in trained))
+
+
+def route(game, policy, representation="auto"):
+  """The route `approximate_exploitability` takes for `policy`: "tree",
+  "engine" or "states" (`representation`'s "auto" resolved: an engine for
+  an `EnginePolicy`, else the tree if the game compiles, else states).
+  Only the tree and engine routes take threads=2."""
+  return _route(games.load_game(game, general=True), policy,
+                representation)[0]
+
+
+def _route(game, policy, representation):
+  """(route, the compiled tree or None) of `route`."""
+  if representation == "auto" and isinstance(policy,
+                                             engine_solvers.EnginePolicy):
+    return "engine", None
+  if representation not in ("auto", "tree"):
+    return representation, None
+  try:
+    from mccfrb import evaluation  # pylint: disable=import-outside-toplevel
+    return "tree", evaluation.as_tree(game)
+  except ValueError:
+    if representation == "tree":
+      raise
+  return "states", None
 
 
 def _constant(game, tree):

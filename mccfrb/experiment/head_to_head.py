@@ -27,9 +27,15 @@ of `mccfrb.approximate_exploitability`: best responders trained against
 the checkpoint policy for `bound_seconds` (both players together), scored
 on `episodes` fresh episodes per player; `exploitability_bound` is a lower
 bound on the policy's exploitability, `low` its lower end at `confidence`.
+With `bound_threads` = 2 the two responders train side by side on two
+threads, `bound_seconds` each, where the policy's route allows it (the
+tree and engine routes; a policy bounded through OpenSpiel states, such
+as OpenSpiel's own on a game that does not compile, takes one): the row's
+`bound_threads` says which.
 `big_games` writes these rows to bound.csv and plots them (`plot_bound`).
 """
 
+import numbers
 import os
 import time
 
@@ -40,7 +46,6 @@ from mccfrb import evaluation
 from mccfrb.evaluation import bound as bound_lib
 from mccfrb.experiment import analysis
 from mccfrb.experiment import wallclock
-from mccfrb.solvers import representation as representation_lib
 
 OPPONENTS = ("uniform", "openspiel_os_cpp")
 # The training clocks: wall seconds, or the process's CPU seconds.
@@ -58,7 +63,7 @@ BOUND_COLUMNS = ["game", "algorithm", "seed", "target", "seconds",
                  "responder_walks", "exploitability_bound", "stderr", "low",
                  "high", "confidence", "episodes", "representation",
                  "eval_seconds", "memory_bytes", "openspiel_rate",
-                 "openspiel_seconds", "mccfrb_seconds"]
+                 "openspiel_seconds", "mccfrb_seconds", "bound_threads"]
 
 
 def is_bound_row(row):
@@ -77,12 +82,15 @@ class Evaluation:
     confidence: of the intervals.
     opponents: a subset of OPPONENTS.
     bound_seconds: best-response training seconds of the exploitability
-      bound (both players together); 0 for none.
+      bound (both players together, or each with two threads); 0 for none.
     clock: a key of CLOCKS, the opponent's training clock.
+    bound_threads: 1, or 2 to train the bound's responders side by side
+      where the policy's route allows it (the module's docstring).
   """
 
   def __init__(self, game, seed, episodes, confidence=0.95,
-               opponents=OPPONENTS, bound_seconds=0.0, clock="wall"):
+               opponents=OPPONENTS, bound_seconds=0.0, clock="wall",
+               bound_threads=1):
     unknown = set(opponents) - set(OPPONENTS)
     if unknown:
       raise ValueError(f"Unknown opponents {sorted(unknown)}; known: "
@@ -90,6 +98,11 @@ class Evaluation:
     self.clock = _clock(clock)
     if not bound_seconds >= 0:
       raise ValueError(f"bound_seconds must be >= 0, got {bound_seconds}.")
+    if (isinstance(bound_threads, bool) or not isinstance(
+        bound_threads, numbers.Integral) or bound_threads not in (1, 2)):
+      raise ValueError(f"bound_threads must be 1 or 2 (one responder a "
+                       f"thread), got {bound_threads!r}.")
+    self.bound_threads = bound_threads
     self.game = games.load_game(game)
     self.seed, self.episodes, self.confidence = seed, episodes, confidence
     self.opponents = tuple(opponents)
@@ -129,10 +142,14 @@ class Evaluation:
     `mccfrb.approximate_exploitability` with `bound_seconds` of training
     and `episodes` scoring episodes per player."""
     start = time.perf_counter()
+    threads = self.bound_threads
+    if threads == 2 and bound_lib.route(self.game, policy) == "states":
+      threads = 1  # OpenSpiel states, in Python: one thread.
     result = bound_lib.approximate_exploitability(
         self.game, policy, seconds=self.bound_seconds, seed=self.seed,
-        episodes=self.episodes, confidence=self.confidence, progress=False)
-    return dict(
+        episodes=self.episodes, confidence=self.confidence, progress=False,
+        threads=threads)
+    return dict(bound_threads=threads,
         bound_seconds=self.bound_seconds, responder_seconds=result.seconds,
         responder_walks=sum(result.iterations),
         exploitability_bound=result.exploitability, stderr=result.stderr,
@@ -162,15 +179,16 @@ def _clock(name):
 
 def timed_run(game, algorithm, seed, targets, episodes, confidence=0.95,
               on_row=None, opponents=OPPONENTS, bound_seconds=0.0,
-              clock="wall"):
+              clock="wall", bound_threads=1):
   """`wallclock.timed_run` with every checkpoint scored head to head (rows
   with COLUMNS, one per checkpoint and opponent) and, with `bound_seconds`
   > 0, by the exploitability bound (a row with BOUND_COLUMNS per
-  checkpoint), training read on `clock` (a key of CLOCKS) for the run and
-  the opponent alike. The mccfrb solvers take representation="auto" (a
+  checkpoint, its responders on `bound_threads` threads where the
+  policy's route allows it), training read on `clock` (a key of CLOCKS)
+  for the run and the opponent alike. The mccfrb solvers take representation="auto" (a
   compiled tree, an engine, whatever the game allows)."""
   evaluation = Evaluation(game, seed, episodes, confidence, opponents,
-                          bound_seconds, clock)
+                          bound_seconds, clock, bound_threads)
   return wallclock.timed_run(game, algorithm, seed, targets, on_row,
                              evaluate=evaluation, representation="auto",
                              clock=evaluation.clock)
@@ -236,21 +254,28 @@ def plot_path(out_dir, game):
 
 def plot_bound(frame, game, path, clock="wall"):
   """The exploitability bound (rows with BOUND_COLUMNS) by training seconds
-  (on `clock`) with its interval, a line per algorithm and responder
-  budget (over seeds: the mean of the bounds and of the interval ends)."""
+  (on `clock`) with its interval, a line per algorithm, responder budget
+  and responder threads (over seeds: the mean of the bounds and of the
+  interval ends)."""
   import matplotlib  # pylint: disable=import-outside-toplevel
   matplotlib.use("Agg")
   import matplotlib.ticker  # pylint: disable=import-outside-toplevel
   import matplotlib.pyplot as plt  # pylint: disable=import-outside-toplevel
   rows = frame[frame.game == game]
+  # Files written before the column: one thread.
+  threads = rows.get("bound_threads")
+  rows = rows.assign(bound_threads=1 if threads is None
+                     else threads.fillna(1).astype(int))
   fig, ax = plt.subplots(figsize=(7, 4.5))
-  for (algorithm, budget), runs in rows.groupby(["algorithm",
-                                                 "bound_seconds"]):
+  for (algorithm, budget, threads), runs in rows.groupby(
+      ["algorithm", "bound_seconds", "bound_threads"]):
     mean = runs.groupby("target", as_index=False)[
         ["seconds", "exploitability_bound", "low", "high",
          "responder_walks"]].mean()
+    budget = (f"{budget:g} s" if threads == 1 else
+              f"{budget:g} s each on {threads} threads")
     line, = ax.plot(mean.seconds, mean.exploitability_bound, marker="o",
-                    label=f"{algorithm} (responders {budget:g} s, "
+                    label=f"{algorithm} (responders {budget}, "
                     f"{mean.responder_walks.iloc[-1]:,.0f} walks)")
     ax.fill_between(mean.seconds, mean.low, mean.high, alpha=0.2,
                     color=line.get_color())
