@@ -402,26 +402,31 @@ def test_head_to_head_bound_is_below_and_close_to_the_exact_value():
 
 def test_head_to_head_bound_takes_two_threads_where_its_route_allows(
     monkeypatch):
-  """bound_threads=2 trains the responders side by side on the tree
-  route (both players for the whole budget: more walks than a thread
-  gets in it); a policy bounded through OpenSpiel states (here Kuhn with
-  its compiled tree refused) takes one thread instead of the refusal of
-  approximate_exploitability, and the row says which; other counts are
-  refused."""
+  """bound_threads=2 reaches approximate_exploitability as threads=2 on
+  the tree route; a policy bounded through OpenSpiel states (here Kuhn
+  with its compiled tree refused) takes one thread instead of the
+  refusal of approximate_exploitability, and the row says which; other
+  counts are refused."""
   from mccfrb import evaluation as evaluation_lib  # pylint: disable=import-outside-toplevel
+  from mccfrb.evaluation import bound as bound_lib  # pylint: disable=import-outside-toplevel
   from mccfrb.experiment import head_to_head  # pylint: disable=import-outside-toplevel
   from mccfrb.experiment import wallclock  # pylint: disable=import-outside-toplevel
   runner = wallclock.factory_of("mccfrb_plus_none")("kuhn_poker", 0, "tree")
   runner.run(300)
-  rows = {}
+  asked = []
+  real = bound_lib.approximate_exploitability
+
+  def spy(*args, **kwargs):
+    asked.append(kwargs["threads"])
+    return real(*args, **kwargs)
+  monkeypatch.setattr(bound_lib, "approximate_exploitability", spy)
   for threads in (1, 2):
     evaluation = head_to_head.Evaluation(
-        "kuhn_poker", 0, 2000, opponents=(), bound_seconds=0.5,
+        "kuhn_poker", 0, 2000, opponents=(), bound_seconds=0.2,
         bound_threads=threads)
-    rows[threads], = evaluation(runner, 1.0)
-    assert rows[threads]["bound_threads"] == threads
-    assert rows[threads]["representation"] == "tree"
-  assert rows[2]["responder_walks"] > 1.3 * rows[1]["responder_walks"], rows
+    row, = evaluation(runner, 1.0)
+    assert (row["bound_threads"], asked[-1]) == (threads, threads)
+    assert row["representation"] == "tree" and row["responder_walks"] > 0
 
   def refuse(game):
     raise ValueError(f"{game} does not compile here.")
@@ -429,23 +434,28 @@ def test_head_to_head_bound_takes_two_threads_where_its_route_allows(
   evaluation = head_to_head.Evaluation(
       "kuhn_poker", 0, 200, opponents=(), bound_seconds=0.2, bound_threads=2)
   row, = evaluation(runner, 1.0)
-  assert (row["representation"], row["bound_threads"]) == ("states", 1)
+  assert (row["representation"], row["bound_threads"], asked[-1]) == (
+      "states", 1, 1)
   assert row["responder_walks"] > 0
   for threads in (0, 3, True, 2.0):
     with pytest.raises(ValueError, match="^bound_threads must be 1 or 2 "):
       head_to_head.Evaluation("kuhn_poker", 0, 200, bound_threads=threads)
 
 
-def test_bound_binary_bounds_on_two_threads():
-  """experiments.bound's measure with threads=2: a row per budget with
-  its threads, the bound close to the exact exploitability of the policy
-  (Kuhn: responders near best responses in a fraction of a second) and
-  its interval's lower end below it."""
-  from experiments import bound as bound_binary  # pylint: disable=import-outside-toplevel
-  rows = bound_binary.measure("kuhn_poker", [0.3], 2000, 400_000, 0,
-                              threads=2)
+def test_bound_binary_bounds_on_two_threads(tmp_path):
+  """experiments.bound --threads=2: a row per budget with its threads,
+  the bound close to the exact exploitability of the policy (Kuhn:
+  responders near best responses in a fraction of a second) and its
+  interval's lower end below it; the plot."""
+  done = run_binary("experiments.bound", "--games=kuhn_poker",
+                    "--seconds=0.3", "--policy_iterations=2000",
+                    "--episodes=400000", "--threads=2",
+                    f"--out_dir={tmp_path}")
+  assert done.returncode == 0, done.stderr
+  rows = pd.read_csv(tmp_path / "bound.csv").to_dict("records")
   assert len(rows) == 1
   row = rows[0]
+  assert (tmp_path / "bound.png").exists()
   assert row["threads"] == 2 and row["walks"] > 0
   assert row["low"] <= row["exact"]
   assert abs(row["responders_ratio"] - 1.0) < 0.02, row
