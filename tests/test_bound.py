@@ -1,6 +1,9 @@
 """Tests of mccfrb.approximate_exploitability (mccfrb/evaluation/bound.py)."""
 
 import importlib
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pyspiel
@@ -136,6 +139,27 @@ def test_reproducible_with_the_same_seed(representation):
     else:
       assert mine == theirs
   assert first.values != other.values
+
+
+def test_seconds_leave_out_compiling_on_an_empty_numba_cache(tmp_path):
+  """On an empty numba cache (a process of its own), the tree route's
+  training seconds are the budget's: compiling the final best response's
+  kernel (about half a second) happens before the timed walks."""
+  script = (
+      "import numpy as np, mccfrb\n"
+      "tree = mccfrb.compile_tree('leduc_poker')\n"
+      "table = np.zeros((tree.num_infosets, tree.max_actions))\n"
+      "for i, n in enumerate(tree.infoset_num_actions):\n"
+      "  table[i, :n] = 1.0 / n\n"
+      "r = mccfrb.approximate_exploitability('leduc_poker', table, "
+      "seconds=0.3, seed=0, episodes=1000, progress=False)\n"
+      "print(r.seconds)\n")
+  done = subprocess.run(
+      [sys.executable, "-c", script], capture_output=True, text=True,
+      timeout=300, env=dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path)))
+  assert done.returncode == 0, done.stderr
+  assert any(tmp_path.rglob("*.nbi"))  # It compiled into the empty cache.
+  assert 0.3 <= float(done.stdout.split()[-1]) < 0.4, done.stdout
 
 
 def test_two_threads_give_the_one_thread_result_on_the_tree():

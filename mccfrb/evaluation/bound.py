@@ -329,6 +329,14 @@ class _TreeTrainer:
                            dtype=np.int64)
     self._args = (*tree.kernel_args()[:6], strategy, player)
     self.step(0)  # Compile (not timed).
+    if not exact.best_response_value.signatures:
+      # `finish`'s kernel too, compiled (or loaded from numba's cache)
+      # here and not in the timed training: on Kuhn's tree, whose arrays
+      # have the same types, so that no sweep of this tree is spent on it.
+      from mccfrb import evaluation  # pylint: disable=import-outside-toplevel
+      small = evaluation.as_tree("kuhn_poker")
+      _empirical_best_response(small, player,
+                               np.zeros(small.num_nodes, dtype=np.int64))
 
   def step(self, k):
     _sample_walks(*self._args, k, self._rng, self._visits, self._stack)
