@@ -463,6 +463,24 @@ def test_bound_binary_bounds_on_two_threads(tmp_path):
       0.1 * row["exact"] + 4 * (row["high"] - row["bound"]) / 1.96), row
 
 
+def test_committed_bound_and_head_to_head_csvs_take_more_rows():
+  """The committed bound.csv and head_to_head.csv files have the columns
+  big_games writes today, so that the pages' commands, run again with
+  their --out_dir, append to them instead of being refused."""
+  from mccfrb.experiment import head_to_head  # pylint: disable=import-outside-toplevel
+  expected = {"bound.csv": head_to_head.BOUND_COLUMNS,
+              "head_to_head.csv": head_to_head.COLUMNS}
+  found = 0
+  results = ROOT / "experiments" / "results"
+  own = results / "bound" / "bound.csv"  # experiments.bound's, rewritten.
+  for path in sorted(results.rglob("*.csv")):
+    if path.name in expected and path != own:
+      header = path.read_text(encoding="utf-8").splitlines()[0]
+      assert header.split(",") == expected[path.name], path
+      found += 1
+  assert found >= 9  # Five bound.csv, four head_to_head.csv.
+
+
 def test_big_games_refuses_a_csv_of_other_columns_before_training(tmp_path):
   """A bound.csv written by an earlier version (no bound_threads column)
   is refused in one line before any run, and left as it was."""
