@@ -168,7 +168,7 @@ def approximate_exploitability(game, policy, seconds=None, seed=None,
       compilation not counted. The closer `policy` is to an equilibrium,
       the more training the bound needs to find its exploitability: on
       goofspiel 6 a policy of ten CPU minutes of MCCFRb gets 0.67-0.76 of
-      it from 60 s on one thread, 0.90 on two (docs: Exploitability
+      it from 60 s on one thread, 0.89-0.91 on two (docs: Exploitability
       bounds).
     seed: int >= 0 or None; equal seeds and `iterations` give equal results.
     episodes: scoring episodes per player (default 1,000,000 on the tree
