@@ -110,9 +110,9 @@ def plot(frame, path):
     ax.plot(rows.seconds, rows.responders_exact, "x", color="tab:red",
             label="responders' exact value")
     ax.set_xscale("log")
-    ax.set_xlabel("best-response training, s" + (
-        " (each responder, side by side)" if rows.threads.iloc[0] == 2
-        else " (both responders)"))
+    ax.set_xlabel("best-response training, s\n" + (
+        "(each responder, side by side)" if rows.threads.iloc[0] == 2
+        else "(both responders)"))
     ax.set_ylabel("exploitability")
     ax.set_title(f"{name}\nMCCFRb policy, "
                  f"{rows.policy_iterations.iloc[0]:,} it.", fontsize=9)
