@@ -190,9 +190,8 @@ def check_columns(path, columns):
 
 def append_row(path, row, columns):
   """Appends one row to the CSV at `path` (with the header if new); a
-  column the row lacks is left empty. A file whose header is not
-  `columns` (written by another version) is refused."""
-  check_columns(path, columns)
+  column the row lacks is left empty (`main` has checked the header of a
+  file already there: `check_columns`)."""
   new_file = not os.path.exists(path)
   with open(path, "a", encoding="utf-8") as f:  # One write per row.
     f.write(pd.DataFrame([row]).reindex(columns=columns).to_csv(

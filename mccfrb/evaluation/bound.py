@@ -221,9 +221,7 @@ def approximate_exploitability(game, policy, seconds=None, seed=None,
                      f"{representation!r}.")
   if max_memory is not None:
     tables_lib.check_max_memory(max_memory)
-  threads = h2h._check_int(  # pylint: disable=protected-access
-      threads, "threads", "1 or 2 (one responder a thread)",
-      lambda n: n in (1, 2) and not isinstance(threads, bool))
+  threads = check_threads(threads)
   representation, tree = _route(game, policy, representation)
   if threads == 2 and representation == "states":
     raise ValueError(
@@ -274,6 +272,14 @@ def approximate_exploitability(game, policy, seconds=None, seed=None,
                     else max(t[2] for t in trained)),
       representation=representation,
       responders=tuple(t[0] for t in trained))
+
+
+def check_threads(threads, name="threads"):
+  """`threads` as an int if it is 1 or 2 (one responder a thread), else
+  ValueError naming it `name`."""
+  return h2h._check_int(  # pylint: disable=protected-access
+      threads, name, "1 or 2 (one responder a thread)",
+      lambda n: n in (1, 2) and not isinstance(threads, bool))
 
 
 def route(game, policy, representation="auto"):

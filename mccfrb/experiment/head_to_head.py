@@ -35,7 +35,6 @@ as OpenSpiel's own on a game that does not compile, takes one): the row's
 `big_games` writes these rows to bound.csv and plots them (`plot_bound`).
 """
 
-import numbers
 import os
 import time
 
@@ -98,11 +97,8 @@ class Evaluation:
     self.clock = _clock(clock)
     if not bound_seconds >= 0:
       raise ValueError(f"bound_seconds must be >= 0, got {bound_seconds}.")
-    if (isinstance(bound_threads, bool) or not isinstance(
-        bound_threads, numbers.Integral) or bound_threads not in (1, 2)):
-      raise ValueError(f"bound_threads must be 1 or 2 (one responder a "
-                       f"thread), got {bound_threads!r}.")
-    self.bound_threads = bound_threads
+    self.bound_threads = bound_lib.check_threads(bound_threads,
+                                                 "bound_threads")
     self.game = games.load_game(game)
     self.seed, self.episodes, self.confidence = seed, episodes, confidence
     self.opponents = tuple(opponents)
@@ -149,13 +145,13 @@ class Evaluation:
         self.game, policy, seconds=self.bound_seconds, seed=self.seed,
         episodes=self.episodes, confidence=self.confidence, progress=False,
         threads=threads)
-    return dict(bound_threads=threads,
+    return dict(
         bound_seconds=self.bound_seconds, responder_seconds=result.seconds,
         responder_walks=sum(result.iterations),
         exploitability_bound=result.exploitability, stderr=result.stderr,
         low=result.low, high=result.high, confidence=result.confidence,
         episodes=result.episodes, representation=result.representation,
-        eval_seconds=time.perf_counter() - start)
+        eval_seconds=time.perf_counter() - start, bound_threads=threads)
 
   def _trained_opponent(self, seconds):
     """OpenSpiel's C++ outcome sampling's average policy once it has
@@ -185,8 +181,9 @@ def timed_run(game, algorithm, seed, targets, episodes, confidence=0.95,
   > 0, by the exploitability bound (a row with BOUND_COLUMNS per
   checkpoint, its responders on `bound_threads` threads where the
   policy's route allows it), training read on `clock` (a key of CLOCKS)
-  for the run and the opponent alike. The mccfrb solvers take representation="auto" (a
-  compiled tree, an engine, whatever the game allows)."""
+  for the run and the opponent alike. The mccfrb solvers take
+  representation="auto" (a compiled tree, an engine, whatever the game
+  allows)."""
   evaluation = Evaluation(game, seed, episodes, confidence, opponents,
                           bound_seconds, clock, bound_threads)
   return wallclock.timed_run(game, algorithm, seed, targets, on_row,
@@ -262,10 +259,6 @@ def plot_bound(frame, game, path, clock="wall"):
   import matplotlib.ticker  # pylint: disable=import-outside-toplevel
   import matplotlib.pyplot as plt  # pylint: disable=import-outside-toplevel
   rows = frame[frame.game == game]
-  # Files written before the column: one thread.
-  threads = rows.get("bound_threads")
-  rows = rows.assign(bound_threads=1 if threads is None
-                     else threads.fillna(1).astype(int))
   fig, ax = plt.subplots(figsize=(7, 4.5))
   for (algorithm, budget, threads), runs in rows.groupby(
       ["algorithm", "bound_seconds", "bound_threads"]):
