@@ -9,6 +9,8 @@ _numba_cache.stamp_with_sources(_os.path.dirname(__file__))
 
 from mccfrb import numba_inline as _numba_inline
 _numba_inline.install()
+from mccfrb import numba_ssa as _numba_ssa
+_numba_ssa.install()
 
 from mccfrb.kernels import notice as _notice
 _notice.install()
