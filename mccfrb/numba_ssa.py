@@ -23,8 +23,8 @@ the same order, so the fresh names, the phi nodes and the machine code
 are the same (the LLVM IR of every kernel the solvers of five kinds
 compiled compared equal, and `tests/test_numba_ssa.py` compares it on a
 function with loops, branches and an inlined callee). On goofspiel 4's
-engine, `kernels/outcome.engine_episodes` spent 3.9 s of its 27 s first
-compile in the pass, then 0.4 s. It applies to every numba function the process compiles,
+engine, `kernels/outcome.engine_episodes` spent 3.1 s of its 27 s first
+compile in the pass, then 1.5 s (its `metadata["pipeline_times"]`). It applies to every numba function the process compiles,
 mccfrb's or not. Set MCCFRB_NUMBA_SSA=0 before importing mccfrb to leave
 numba as it is; a numba whose SSA pass is not the one this module knows is
 left as it is too.

@@ -100,6 +100,7 @@ from mccfrb.kernels import rows
 from mccfrb.games.engines import protocol
 from mccfrb.tables import hashed
 from mccfrb.tables.atomics import borrow
+from mccfrb.tables.atomics import flat
 
 
 class Tree(NamedTuple):
@@ -286,6 +287,13 @@ def _dense(regrets, avg, through):
                regrets.shape[1], -1)
 
 
+@njit(cache=True, inline="always")
+def _widest(layout, width):
+  """The words of a table's widest row (`width` cells per field)."""
+  return hashed.row_words(width, layout[hashed.L_HEADER],
+                          layout[hashed.L_FIELDS], layout[hashed.L_PER_WORD])
+
+
 @njit(cache=True, error_model="numpy", inline="always")
 def _no_records():
   return Recorded(np.zeros((0, 0), dtype=np.int64),
@@ -432,13 +440,15 @@ def _explore(code, params, states, d, j, c, weights, index):
 
 
 @njit(cache=True, inline="always")
-def _draw(use_stream, stream, s_hi, s_lo, inc_hi, inc_lo):
-  """One uniform: from the counter-based stream, or the solver's PCG64."""
+def _draw(use_stream, rng):
+  """(rng, one uniform): from the counter-based stream, or the solver's
+  PCG64; rng = (stream, PCG64 state high, low, increment high, low)."""
+  stream, s_hi, s_lo, inc_hi, inc_lo = rng
   if use_stream:
     stream, u = stream_uniform(stream)
   else:
     s_hi, s_lo, u = pcg64_next(s_hi, s_lo, inc_hi, inc_lo)
-  return stream, s_hi, s_lo, u
+  return (stream, s_hi, s_lo, inc_hi, inc_lo), u
 
 
 @njit(cache=True, inline="always")
@@ -538,57 +548,383 @@ def average_update(acells, a0, c, sigma, d, w, acc):
   return acc
 
 
-@njit(cache=True, error_model="numpy")
+class Run(NamedTuple):
+  """A `_traversals` call's constants: its mode's flags (`record` RECORD,
+  `grown` GROWN; `use_stream`: traversal e draws from stream_start(key,
+  e), else from the solver's PCG64), simple (0) or full (1) averaging,
+  u0 + u1, and an engine's insertion, workers and node budget."""
+  record: bool
+  grown: bool
+  use_stream: bool
+  averaging: int
+  utility_sum: float
+  allow_insert: bool
+  workers: int
+  node_budget: int
+
+
+class Walk(NamedTuple):
+  """One traversal's constants (`_walk`): traversal e updates player p at
+  iteration t with regret weight regret_w (w_t), simple averaging adds
+  w'_t = w at the nodes of player `averaged`, pruning is on if
+  `prune_now`; `dry`: a grown tree's dry run (module docstring)."""
+  e: int
+  p: int
+  averaged: int
+  t: int
+  w: float
+  regret_w: float
+  prune_now: bool
+  dry: bool
+
+
+# What `_enter` and `_leave` did at depth d.
+DOWN = 0   # entered a child: depth d + 1
+UP = 1     # returns `ret` to the parent (a leaf, or the node is done)
+HALT = 2   # suspended at the node's entry (an engine's table short of room)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _down(code, game, eng, keyed, frames, grown, d, s, a):
+  """Enters the child by sampled move a of the node at depth d (a chance
+  or an opponent's node; s: a tree's first child slot)."""
+  frames.child[d] = -1
+  if eng is not None:
+    if keyed is not None:
+      eng.frame_act[d] = a
+    _descend(code, eng.params, eng.states, d, a)
+  if game is not None:
+    frames.node[d + 1] = _child(grown, game.slot_node, s + a)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _enter_explored(code, game, eng, frames, grown, d, s, j, c):
+  """Enters explored child j of the update player's node at depth d."""
+  frames.child[d] = j
+  if eng is not None:
+    _explore(code, eng.params, eng.states, d, j, c, frames.weight,
+             eng.tab.index)
+  if game is not None:
+    frames.node[d + 1] = _child(grown, game.slot_node, s + j)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _decision_row(code, game, eng, geo, table, run, d, n, q, c):
+  """(q, row, r0, a0, tw, stored, suspend) of the decision node at depth d
+  (`Table`'s cells; an engine's row found or inserted by `_row`, -1 not
+  stored)."""
+  row = np.int64(0)
+  if eng is not None:
+    row, suspend = _row(code, eng.params, eng.states[d], q, c, eng.tab,
+                        run.allow_insert, run.workers, geo[2],
+                        eng.tab.meta[:0])
+    if suspend:
+      return q, row, 0, 0, 0, False, True
+    eng.frame_row[d] = row
+    eng.frame_count[d] = c
+    r0 = hashed.first_cell(row, geo[0], geo[1]) if row >= 0 else 0
+    return q, row, r0, r0 + c, row + table.h_through, row >= 0, False
+  if game is not None:
+    q = np.int64(game.player[n])
+    row = np.int64(game.infoset[n])
+  r0 = row * table.width
+  return q, row, r0, r0, row, True, False
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _current_sigma(table, weights, frames, run, walk, d, c, r0, tw, stored):
+  """sigma(I) into frames.sigma[d] by regret matching, a discounted row
+  caught up first (module docstring); uniform at an unstored row. A dry
+  run leaves the lazy discounts to the real one (its traversal may end
+  elsewhere, and a row caught up early would be discounted in two
+  products instead of one): it matches the caught-up regrets, written to
+  frames.values[d]. Returns whether it did (`lazy`)."""
+  width = frames.sigma.shape[1]
+  f_sigma = flat(frames.sigma)
+  lazy = walk.dry and weights.weighting == 2
+  if lazy:
+    f_values = flat(frames.values)
+    rows.caught_up_into(table.rcells, r0, c, table.twords, tw, walk.t,
+                        weights.log_pos, weights.log_neg, f_values,
+                        d * width)
+    rows.match_into(f_values, d * width, c, f_sigma, d * width)
+  elif stored:
+    if weights.weighting == 2 and not run.record:
+      rows.catch_up(table.rcells, r0, c, table.twords, tw, walk.t,
+                    weights.log_pos, weights.log_neg)
+    rows.match_into(table.rcells, r0, c, f_sigma, d * width)
+  else:  # Not stored: uniform, never updated.
+    for j in range(c):
+      frames.sigma[d, j] = 1.0 / c
+  return lazy
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _prune_weights(code, game, eng, table, prune, frames, run, walk, rng,
+                   io, pending, d, n, s, c, r0, lazy, stored):
+  """At the update player's node at depth d: frames.weight[d, a], 1 for
+  an explored action, 0 for a pruned one, 1 / q_a for one probabilistic
+  pruning explored (module docstring; a child that is terminal, or a
+  grown tree's that is not stored, is never pruned; if every action
+  would be, none is); then enters the first explored child. Returns (rng,
+  actions pruned)."""
+  explored = 0
+  for j in range(c):
+    frames.weight[d, j] = 1.0
+    r = frames.values[d, j] if lazy else np.float64(table.rcells[r0 + j])
+    noted = False
+    if game is not None:
+      if run.grown and _child(True, game.slot_node, s + j) < 0:
+        _note(pending, io, n, j)  # Not stored (dry runs): not pruned.
+        noted = True
+    if not noted and walk.prune_now and stored and r < prune.threshold:
+      # An engine plays the child into row d + 1, overwritten when a
+      # child is entered.
+      leaf = False
+      if eng is not None:
+        _descend(code, eng.params, eng.states, d, j)
+        leaf = protocol.player(code, eng.params,
+                               eng.states[d + 1]) == protocol.TERMINAL
+      if game is not None:
+        leaf = game.kind[_child(run.grown, game.slot_node, s + j)] == 2
+      if not leaf:
+        rng, u = _draw(run.use_stream, rng)
+        frames.weight[d, j] = prune_weight(
+            prune.pruning, u, prune.probability, prune.k, prune.threshold,
+            r, prune.floor)
+    if frames.weight[d, j] > 0.0:
+      explored += 1
+  skipped = 0
+  if explored == 0:
+    for j in range(c):
+      frames.weight[d, j] = 1.0
+  elif not walk.dry:
+    skipped = c - explored
+  j = 0
+  while frames.weight[d, j] == 0.0:
+    j += 1
+  _enter_explored(code, game, eng, frames, run.grown, d, s, j, c)
+  return rng, skipped
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _enter(code, game, eng, keyed, geo, table, weights, prune, frames,
+           records, io, pending, run, walk, d, rng, acc, num_records):
+  """The way down at the node at depth d: a leaf's value; at a chance
+  node or an opponent's, one move sampled (simple averaging, or its
+  record, at the averaged player's); at the update player's, sigma and
+  the pruning weights, and the first explored child entered.
+
+  Returns:
+    (DOWN, UP (a leaf, its value `ret`) or HALT, ret, rng, acc,
+    num_records, actions pruned).
+  """
+  n = 0
+  s = 0
+  q = np.int64(0)
+  c = np.int64(0)
+  k = np.int64(0)
+  ret = 0.0
+  if eng is not None:
+    k, q, c, ret = _node(code, eng.params, eng.states[d], walk.p,
+                         run.utility_sum)
+  if game is not None:
+    n = frames.node[d]
+    if run.grown and n < 0:  # Not stored (dry runs only): a leaf.
+      up = frames.node[d - 1]
+      _note(pending, io, up, -2 - n - game.child_start[up])
+      return UP, 0.0, rng, acc, num_records, 0
+    k = np.int64(game.kind[n])
+    if k == 2:
+      return (UP, payoff(game.utility, run.utility_sum, n, walk.p), rng, acc,
+              num_records, 0)
+    s = game.child_start[n]
+    c = np.int64(game.num_children[n])
+  if k == 2:
+    return UP, ret, rng, acc, num_records, 0
+  if eng is not None:
+    if keyed is not None:
+      if k == 0 or q != walk.p:  # A sampled node: its baseline's row.
+        eng.frame_brow[d], suspend = keyed_row(
+            code, eng.params, eng.states[d], eng.key_code, d, c, keyed,
+            geo[3], eng.allow_keyed)
+        if suspend:
+          return HALT, ret, rng, acc, num_records, 0
+        eng.frame_count[d] = c
+  width = frames.sigma.shape[1]
+  f_sigma = flat(frames.sigma)
+  if k == 0:
+    rng, u = _draw(run.use_stream, rng)
+    a = 0
+    if eng is not None:
+      a = _chance(code, eng.params, eng.states[d], c, f_sigma, d * width, u)
+    if game is not None:
+      a = sample_index(game.edge_prob, s, c, u, 0.0)
+    _down(code, game, eng, keyed, frames, run.grown, d, s, a)
+    return DOWN, ret, rng, acc, num_records, 0
+  q, row, r0, a0, tw, stored, suspend = _decision_row(
+      code, game, eng, geo, table, run, d, n, q, c)
+  if suspend:
+    return HALT, ret, rng, acc, num_records, 0
+  lazy = _current_sigma(table, weights, frames, run, walk, d, c, r0, tw,
+                        stored)
+  if q != walk.p:
+    rng, u = _draw(run.use_stream, rng)
+    a = sample_index(f_sigma, d * width, c, u, 0.0)
+    if run.averaging == 0 and q == walk.averaged:
+      if run.record:
+        records.nodes[walk.e, num_records] = n
+        for j in range(c):
+          records.sigma[walk.e, num_records, j] = frames.sigma[d, j]
+        num_records += 1
+      elif not walk.dry and stored:
+        acc = average_update(table.acells, a0, c, frames.sigma, d, walk.w,
+                             acc)
+    _down(code, game, eng, keyed, frames, run.grown, d, s, a)
+    return DOWN, ret, rng, acc, num_records, 0
+  rng, skipped = _prune_weights(code, game, eng, table, prune, frames, run,
+                                walk, rng, io, pending, d, n, s, c, r0, lazy,
+                                stored)
+  return DOWN, ret, rng, acc, num_records, skipped
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _leave(code, game, eng, keyed, geo, table, frames, records, run, walk,
+           d, ret, acc, num_records, no_increments):
+  """The way up at the node at depth d, its child's value `ret` returned:
+  at a sampled node, `ret` as it is (an engine's baseline-corrected,
+  `keyed_correct`); at the update player's, the next explored child
+  entered, or after the last one the regret update (`regret_update`;
+  RECORD records its increments instead).
+
+  Returns:
+    (DOWN or UP, the node's value, acc, num_records).
+  """
+  j = frames.child[d]
+  if j < 0:
+    if eng is not None:
+      if keyed is not None:
+        ret = keyed_correct(keyed, eng.frame_brow[d], eng.frame_act[d],
+                            eng.frame_count[d], flat(frames.sigma),
+                            d * frames.sigma.shape[1], ret, walk.p,
+                            run.utility_sum)
+    return UP, ret, acc, num_records
+  frames.values[d, j] = ret
+  n = 0
+  s = 0
+  c = np.int64(0)
+  if eng is not None:
+    c = eng.frame_count[d]
+  if game is not None:
+    n = frames.node[d]
+    s = game.child_start[n]
+    c = np.int64(game.num_children[n])
+  j += 1
+  while j < c and frames.weight[d, j] == 0.0:
+    j += 1
+  if j < c:
+    _enter_explored(code, game, eng, frames, run.grown, d, s, j, c)
+    return DOWN, ret, acc, num_records
+  r0 = 0
+  stored = True
+  if eng is not None:
+    row = eng.frame_row[d]
+    r0 = hashed.first_cell(row, geo[0], geo[1]) if row >= 0 else 0
+    stored = row >= 0
+  if game is not None:
+    r0 = game.infoset[n] * table.width
+  increments = no_increments
+  if run.record:
+    records.nodes[walk.e, num_records] = n
+    increments = records.value[walk.e, num_records]
+    num_records += 1
+  write = not run.record and not walk.dry and stored
+  ret, acc = regret_update(table.rcells, r0, c, frames.sigma, frames.values,
+                           frames.weight, d, walk.regret_w, write,
+                           increments, acc)
+  return UP, ret, acc, num_records
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _walk(code, game, eng, keyed, geo, table, weights, prune, frames,
+          records, io, pending, run, walk, d, rng, acc, touched):
+  """One traversal (module docstring), from the root, or resumed at the
+  node at depth d, down (`_enter`) and up (`_leave`), on its stack of
+  frames. Returns (the depth it ended or suspended at, rng, acc, nodes
+  touched, actions pruned, records made, suspended)."""
+  no_increments = flat(frames.values)[:0]  # Unrecorded: none kept.
+  num_records = 0
+  pruned = 0
+  entering = True
+  ret = 0.0
+  while True:
+    if entering:
+      if eng is not None:
+        if touched >= run.node_budget or (run.workers > 1
+                                          and eng.tab.meta[STOP] != 0):
+          return d, rng, acc, touched, pruned, num_records, True
+      if not walk.dry:
+        touched += 1
+      step, ret, rng, acc, num_records, skipped = _enter(
+          code, game, eng, keyed, geo, table, weights, prune, frames,
+          records, io, pending, run, walk, d, rng, acc, num_records)
+      pruned += skipped
+      if step == HALT:
+        return d, rng, acc, touched - 1, pruned, num_records, True
+      entering = step == DOWN
+    else:
+      step, ret, acc, num_records = _leave(
+          code, game, eng, keyed, geo, table, frames, records, run, walk, d,
+          ret, acc, num_records, no_increments)
+      entering = step == DOWN
+    if step == DOWN:
+      d += 1
+    elif d == 0:
+      return d, rng, acc, touched, pruned, num_records, False
+    else:
+      d -= 1
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _traversals(mode, code, game, utility_sum, table, eng, weights, prune,
                 averaging, first_iteration, allow_insert, node_budget,
                 rng_state, key, worker, workers, progress, frames, counters,
                 full, records, io, pending, keyed):
   """Worker `worker`'s traversals, progress[worker, NEXT] (resuming a
   suspended one first) up to progress[worker, END] - 1: traversal e
-  updates player e % P at iteration first_iteration + e // P (the module
-  docstring's Eqs. 1-2). The one external-sampling traversal of every
-  representation: the game is a compiled or grown tree's arrays, or an
-  engine's states (protocol.py) when `eng` is given; the table is dense
-  rows or hashed ones (tables/hashed.py), read through a row's cells:
-  regrets at rcells[r0 + a], the average's sums at acells[a0 + a], the
-  discount stamp at twords[tw].
+  updates player e % P at iteration first_iteration + e // P (`_walk`).
+  The one external-sampling traversal of every representation: `game` a
+  compiled or grown tree's `Tree`, or `eng` an engine's `Engine`, the
+  other None (numba prunes the branches on them before it types the
+  kernel: a tree's kernel never types an engine or a hashed table, an
+  engine's never full averaging); `table` a `Table` of dense rows
+  (`_dense`) or hashed ones.
 
-  `eng` is None on a tree, and numba prunes the branches on `eng is not
-  None` before it types the kernel: a tree's kernel never types an
-  engine or a hashed table (typing them took external sampling's first
-  use from 7 s to 17 s), and an engine's never types full averaging.
+  Compiled without numba's reference counts (`_nrt=False`; it allocates
+  nothing): its pieces, inlined by numba, receive the tuples' arrays at
+  every node, and with counts each array handed on costs a call to
+  NRT_incref and one to NRT_decref, functions LLVM cannot inline, even
+  for a borrowed array (tables/atomics.py): 0.13x the iterations a
+  second on Leduc (BUILD_NOTES.md, "External sampling written once").
 
   Args:
     mode: a compile-time constant (numba.literally): TRAIN (full averaging
       after every iteration's last traversal when averaging is 1), RECORD
-      (phase 1 of `es_batches`), GROWN (`es_grown`, with `io`, `pending`
-      and the tree's slot_node), ENGINE (`es_engine_traversals`, with
-      `eng`).
+      (phase 1 of `es_batches`, into `records`), GROWN (`es_grown`, with
+      `io`, `pending`), ENGINE (`es_engine_traversals`).
     code: the engine's code (a compile-time constant; 3, unread, on a
       tree).
-    game: None on an engine, or a `Tree`.
-    utility_sum: u0 + u1.
-    table: a `Table`, dense rows (`_dense`) or hashed ones.
-    eng: None, or an `Engine` (its key_code, allow_keyed, frame_brow and
-      frame_act read only with `keyed`).
-    weights: kernels/outcome.py's `Weights` (kernels/weighting.py).
-    prune: a `Prune`.
-    averaging: 0 simple, 1 full (TRAIN only).
-    allow_insert, node_budget: an engine's: insert unstored infosets
-      (else they play uniform and are counted dropped); suspend after
-      this many nodes.
+    weights, prune, frames, full: `Weights`, `Prune`, a worker's `Frames`,
+      `Full` (read in TRAIN with full averaging only).
+    allow_insert, node_budget: an engine's: insert unstored infosets;
+      suspend after this many nodes.
     rng_state: uint64[4], the solver's PCG64, advanced in place when the
       kernel draws from it (TRAIN, GROWN, an engine with one worker);
-      RECORD and Hogwild workers draw traversal e from
-      `stream_start(key, e)`.
-    progress: int64[W, PROGRESS_SIZE].
-    frames: a worker's `Frames` (node: a tree's node ids).
-    counters: int64[2], incremented: nodes touched, actions pruned.
-    full: a `Full` (read in TRAIN with full averaging only).
-    records: RECORD's `Recorded`.
-    keyed: None, or on an engine the baseline's hashed table
-      (`hashed.Hashed`; fields value and count): baselines at the
-      sampled nodes (`keyed_row`, `keyed_correct`).
+      RECORD and Hogwild workers draw traversal e from stream_start(key,
+      e).
+    progress: int64[W, PROGRESS_SIZE]; counters: int64[2], incremented.
+    keyed: None, or an engine's baselines at the sampled nodes
+      (`hashed.Hashed`; `keyed_row`, `keyed_correct`).
 
   Returns:
     False when suspended (an engine's table short of room, meta[STOP] = 1,
@@ -596,83 +932,35 @@ def _traversals(mode, code, game, utility_sum, table, eng, weights, prune,
   """
   numba.literally(mode)
   numba.literally(code)
-  record = mode == RECORD
-  grown = mode == GROWN
-  # Every array the loops touch, borrowed (tables/atomics.py): views made
-  # in the loops and inlined calls cost no atomic reference counts.
-  rcells = borrow(table.rcells)
-  acells = borrow(table.acells)
-  twords = borrow(table.twords)
-  width_a = table.width
-  h_through = table.h_through
-  weighting = weights.weighting
-  linear_until = weights.linear_until
-  gamma = weights.gamma
-  log_pos = borrow(weights.log_pos)
-  log_neg = borrow(weights.log_neg)
-  pruning = prune.pruning
-  prune_threshold = prune.threshold
-  f_node = frames.node
-  f_child = frames.child
-  f_sigma = borrow(frames.sigma)
-  f_values = borrow(frames.values)
-  f_weight = borrow(frames.weight)
   num_players = 2
   if game is not None:
-    kind = game.kind
-    player = game.player
-    infoset = game.infoset
-    child_start = game.child_start
-    num_children = game.num_children
-    edge_prob = game.edge_prob
-    utility = game.utility
-    slot_node = game.slot_node
-    num_players = players_of(utility)
-  use_stream = record
+    num_players = players_of(game.utility)
+  use_stream = mode == RECORD
   stream = np.uint64(0)
   resume = False
+  # An engine's row header, cells per word and widest rows (its own, the
+  # baselines').
+  z = np.int64(0)
+  geo = (z, z, z, z)
   if eng is not None:
-    params = eng.params
-    states = eng.states
-    f_row = eng.frame_row
-    f_count = eng.frame_count
-    streams = eng.streams
-    f_brow = eng.frame_brow
-    f_act = eng.frame_act
-    # The borrowed arrays, for the inlined `_row`: the tuple from `eng`
-    # would count references at every decision node.
-    tab = hashed.borrowed(eng.tab)
-    index, meta, layout = tab.index, tab.meta, tab.layout
-    params = borrow(params)
-    st = borrow(states)
-    header = layout[hashed.L_HEADER]
-    per_word = layout[hashed.L_PER_WORD]
-    widest = hashed.row_words(f_sigma.shape[1], header,
-                              layout[hashed.L_FIELDS], per_word)
-    no_block = meta[:0]
-    use_stream = workers > 1
-    stream = streams[worker, STREAM]
-    resume = progress[worker, PENDING] != 0
+    layout = eng.tab.layout
+    geo = (layout[hashed.L_HEADER], layout[hashed.L_PER_WORD],
+           _widest(layout, frames.sigma.shape[1]), z)
     if keyed is not None:
-      kt = hashed.borrowed(keyed)
-      k_layout = kt.layout
-      k_widest = hashed.row_words(f_sigma.shape[1], k_layout[hashed.L_HEADER],
-                                  k_layout[hashed.L_FIELDS],
-                                  k_layout[hashed.L_PER_WORD])
+      geo = (geo[0], geo[1], geo[2],
+             _widest(keyed.layout, frames.sigma.shape[1]))
+    use_stream = workers > 1
+    stream = eng.streams[worker, STREAM]
+    resume = progress[worker, PENDING] != 0
+  run = Run(mode == RECORD, mode == GROWN, use_stream, averaging,
+            utility_sum, allow_insert, workers, node_budget)
   acc = rows.Counts(0, 0.0, 0.0, 0)  # float32 cells' updates.
-  width = f_sigma.shape[1]
-  no_increments = np.empty(0)  # Unrecorded: `regret_update` keeps none.
-  flat_sigma = f_sigma.reshape(f_sigma.size)
-  flat_values = f_values.reshape(f_values.size)
-  s_hi = rng_state[0]
-  s_lo = rng_state[1]
-  inc_hi = rng_state[2]
-  inc_lo = rng_state[3]
+  rng = (stream, rng_state[0], rng_state[1], rng_state[2], rng_state[3])
   e = progress[worker, NEXT]
   end = progress[worker, END]
   d = progress[worker, DEPTH] if resume else 0
   ran = progress[worker, RAN]
-  if grown:
+  if run.grown:
     io[1] = 0
   touched = 0
   pruned = 0
@@ -680,283 +968,69 @@ def _traversals(mode, code, game, utility_sum, table, eng, weights, prune,
   while resume or e < end:
     t = first_iteration + e // num_players
     p = e % num_players
-    averaged_player = (p + 1) % num_players
-    w = iteration_weight(weighting, t, linear_until, gamma)
-    regret_w = w if weighting == 1 else 1.0
-    prune_now = pruning != 0 and t >= prune.after
-    start_hi = s_hi
-    start_lo = s_lo
+    w = iteration_weight(weights.weighting, t, weights.linear_until,
+                         weights.gamma)
+    start = rng
     # A grown tree's traversal runs dry first (`es_grown`).
-    for attempt in range(2 if grown else 1):
-      dry = grown and attempt == 0
+    for attempt in range(2 if run.grown else 1):
       if attempt == 1 and io[1] > 0:
         break
       if not resume:
-        s_hi = start_hi
-        s_lo = start_lo
+        rng = start
         if use_stream:
-          stream = stream_start(key, e)
+          rng = (stream_start(key, e), rng[1], rng[2], rng[3], rng[4])
         d = 0
         if eng is not None:
-          protocol.reset(code, params, st[0])
+          protocol.reset(code, eng.params, eng.states[0])
         if game is not None:
-          f_node[0] = 0
+          frames.node[0] = 0
       resume = False
-      num_records = 0
-      entering = True
-      ret = 0.0
-      while True:
-        n = 0
-        if game is not None:
-          n = f_node[d]
-        if entering:
-          if eng is not None:
-            if touched >= node_budget or (workers > 1 and meta[STOP] != 0):
-              suspended = True
-              break
-          if not dry:
-            touched += 1
-          s = 0
-          q = np.int64(0)
-          c = np.int64(0)
-          k = np.int64(0)
-          if eng is not None:
-            k, q, c, ret = _node(code, params, st[d], p, utility_sum)
-          if game is not None:
-            if grown and n < 0:  # Not stored (dry runs only): a leaf.
-              up = f_node[d - 1]
-              _note(pending, io, up, -2 - n - child_start[up])
-              ret = 0.0
-              entering = False
-              d -= 1
-              continue
-            k = np.int64(kind[n])
-          if k == 2:
-            if game is not None:
-              ret = payoff(utility, utility_sum, n, p)
-            entering = False
-            if d == 0:
-              break
-            d -= 1
-            continue
-          if game is not None:
-            s = child_start[n]
-            c = np.int64(num_children[n])
-          if eng is not None:
-            if keyed is not None:
-              if k == 0 or q != p:  # A sampled node: its baseline's row.
-                f_brow[d], suspended = keyed_row(
-                    code, params, st[d], eng.key_code, d, c, kt, k_widest,
-                    eng.allow_keyed)
-                if suspended:
-                  touched -= 1
-                  break
-                f_count[d] = c
-          if k == 0:
-            stream, s_hi, s_lo, u = _draw(use_stream, stream, s_hi, s_lo,
-                                          inc_hi, inc_lo)
-            a = 0
-            if eng is not None:
-              a = _chance(code, params, st[d], c, flat_sigma, d * width, u)
-              if keyed is not None:
-                f_act[d] = a
-              _descend(code, params, st, d, a)
-            if game is not None:
-              a = sample_index(edge_prob, s, c, u, 0.0)
-              f_node[d + 1] = _child(grown, slot_node, s + a)
-            f_child[d] = -1
-            d += 1
-            continue
-          # A decision node: its row.
-          row = 0
-          r0 = 0
-          a0 = 0
-          tw = 0
-          stored = True
-          if eng is not None:
-            row, suspended = _row(code, params, st[d], q, c, tab,
-                                  allow_insert, workers, widest, no_block)
-            if suspended:
-              touched -= 1
-              break
-            f_row[d] = row
-            f_count[d] = c
-            r0 = hashed.first_cell(row, header, per_word) if row >= 0 else 0
-            a0 = r0 + c
-            tw = row + h_through
-            stored = row >= 0
-          if game is not None:
-            q = np.int64(player[n])
-            row = np.int64(infoset[n])
-            r0 = row * width_a
-            a0 = r0
-            tw = row
-          # A dry run leaves the lazy discounts to the real one: its
-          # traversal may end elsewhere, and a row caught up early would
-          # be discounted in two products instead of one.
-          lazy = dry and weighting == 2
-          if lazy:
-            rows.caught_up_into(rcells, r0, c, twords, tw, t, log_pos,
-                                log_neg, flat_values, d * width)
-            rows.match_into(flat_values, d * width, c, flat_sigma, d * width)
-          elif stored:
-            if weighting == 2 and not record:
-              rows.catch_up(rcells, r0, c, twords, tw, t, log_pos, log_neg)
-            rows.match_into(rcells, r0, c, flat_sigma, d * width)  # sigma(I)
-          else:  # Not stored: uniform, never updated.
-            for j in range(c):
-              f_sigma[d, j] = 1.0 / c
-          if q != p:
-            stream, s_hi, s_lo, u = _draw(use_stream, stream, s_hi, s_lo,
-                                          inc_hi, inc_lo)
-            a = sample_index(flat_sigma, d * width, c, u, 0.0)
-            if averaging == 0 and q == averaged_player:
-              if record:
-                records.nodes[e, num_records] = n
-                for j in range(c):
-                  records.sigma[e, num_records, j] = f_sigma[d, j]
-                num_records += 1
-              elif not dry and stored:
-                acc = average_update(acells, a0, c, f_sigma, d, w, acc)
-            f_child[d] = -1
-            if eng is not None:
-              if keyed is not None:
-                f_act[d] = a
-              _descend(code, params, st, d, a)
-            if game is not None:
-              f_node[d + 1] = _child(grown, slot_node, s + a)
-            d += 1
-            continue
-          explored = 0
-          for j in range(c):
-            f_weight[d, j] = 1.0
-            r = f_values[d, j] if lazy else np.float64(rcells[r0 + j])
-            noted = False
-            if game is not None:
-              if grown and _child(grown, slot_node, s + j) < 0:
-                _note(pending, io, n, j)  # Not stored (dry runs): not pruned.
-                noted = True
-            if not noted and prune_now and stored and r < prune_threshold:
-              # Pruned only if the child is not terminal (an engine plays
-              # it into row d + 1, overwritten when a child is entered).
-              leaf = False
-              if eng is not None:
-                _descend(code, params, st, d, j)
-                leaf = protocol.player(code, params,
-                                       st[d + 1]) == protocol.TERMINAL
-              if game is not None:
-                leaf = kind[_child(grown, slot_node, s + j)] == 2
-              if not leaf:
-                stream, s_hi, s_lo, u = _draw(use_stream, stream, s_hi,
-                                              s_lo, inc_hi, inc_lo)
-                f_weight[d, j] = prune_weight(
-                    pruning, u, prune.probability, prune.k, prune_threshold,
-                    r, prune.floor)
-            if f_weight[d, j] > 0.0:
-              explored += 1
-          if explored == 0:
-            for j in range(c):
-              f_weight[d, j] = 1.0
-          elif not dry:
-            pruned += c - explored
-          j = 0
-          while f_weight[d, j] == 0.0:
-            j += 1
-          f_child[d] = j
-          if eng is not None:
-            _explore(code, params, st, d, j, c, f_weight, index)
-          if game is not None:
-            f_node[d + 1] = _child(grown, slot_node, s + j)
-          d += 1
-          continue
-        # Returning `ret` to the node of depth d.
-        j = f_child[d]
-        if j < 0:
-          if eng is not None:
-            if keyed is not None:
-              ret = keyed_correct(kt, f_brow[d], f_act[d], f_count[d],
-                                  flat_sigma, d * width, ret, p, utility_sum)
-          if d == 0:
-            break
-          d -= 1
-          continue
-        f_values[d, j] = ret
-        s = 0
-        c = np.int64(0)
-        if eng is not None:
-          c = f_count[d]
-        if game is not None:
-          s = child_start[n]
-          c = np.int64(num_children[n])
-        j += 1
-        while j < c and f_weight[d, j] == 0.0:
-          j += 1
-        if j < c:
-          f_child[d] = j
-          if eng is not None:
-            _explore(code, params, st, d, j, c, f_weight, index)
-          if game is not None:
-            f_node[d + 1] = _child(grown, slot_node, s + j)
-          d += 1
-          entering = True
-          continue
-        r0 = 0
-        stored = True
-        if eng is not None:
-          row = f_row[d]
-          r0 = hashed.first_cell(row, header, per_word) if row >= 0 else 0
-          stored = row >= 0
-        if game is not None:
-          r0 = infoset[n] * width_a
-        increments = no_increments
-        if record:
-          records.nodes[e, num_records] = n
-          increments = records.value[e, num_records]
-          num_records += 1
-        write = not record and not dry and stored
-        ret, acc = regret_update(rcells, r0, c, f_sigma, f_values, f_weight,
-                                 d, regret_w, write, increments, acc)
-        if d == 0:
-          break
-        d -= 1
+      walk = Walk(e, p, (p + 1) % num_players, t, w,
+                  w if weights.weighting == 1 else 1.0,
+                  prune.pruning != 0 and t >= prune.after,
+                  run.grown and attempt == 0)
+      d, rng, acc, touched, skipped, num_records, suspended = _walk(
+          code, game, eng, keyed, geo, table, weights, prune, frames,
+          records, io, pending, run, walk, d, rng, acc, touched)
+      pruned += skipped
       if suspended:
         break
-      if record:
+      if run.record:
         records.count[e] = num_records
       if game is not None:
-        if averaging == 1 and p == num_players - 1 and not record:
-          _full_average(kind, player, infoset, child_start, num_children,
-                        edge_prob, full.num_actions, full.regrets, full.avg,
-                        twords, weighting, log_pos, log_neg, t + 1, w,
-                        full.strategy, full.reach)
-          touched += kind.shape[0]
+        if averaging == 1 and p == num_players - 1 and not run.record:
+          _full_average(game.kind, game.player, game.infoset,
+                        game.child_start, game.num_children, game.edge_prob,
+                        full.num_actions, full.regrets, full.avg,
+                        table.twords, weights.weighting, weights.log_pos,
+                        weights.log_neg, t + 1, w, full.strategy, full.reach)
+          touched += game.kind.shape[0]
     if suspended:
       break
-    if grown and io[1] > 0:
+    if run.grown and io[1] > 0:
       io[0] = e
-      s_hi = start_hi
-      s_lo = start_lo
+      rng = start
       break
     ran += 1
-    if use_stream and not record and e % 2 == 1:
+    if use_stream and not run.record and e % 2 == 1:
       # Hogwild (two players): this worker's next iteration.
       e += 2 * workers - 1
     else:
       e += 1
-  if grown and io[1] == 0:
+  if run.grown and io[1] == 0:
     io[0] = end
   progress[worker, NEXT] = e
   progress[worker, PENDING] = 1 if suspended else 0
   progress[worker, DEPTH] = d
   progress[worker, RAN] = ran
   if eng is not None:
-    streams[worker, STREAM] = stream
-    rows.flush_counts(meta, acc)
+    eng.streams[worker, STREAM] = rng[0]
+    rows.flush_counts(eng.tab.meta, acc)
   counters[TOUCHED] += touched
   counters[PRUNED] += pruned
   if not use_stream:
-    rng_state[0] = s_hi
-    rng_state[1] = s_lo
+    rng_state[0] = rng[1]
+    rng_state[1] = rng[2]
   return not suspended
 
 
