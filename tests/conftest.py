@@ -3,6 +3,7 @@
 import faulthandler
 import hashlib
 import inspect
+import json
 import os
 import re
 import signal
@@ -172,6 +173,18 @@ def default_sigint():
 @pytest.fixture(params=GAMES)
 def game_name(request):
   return request.param
+
+
+def compile_in_subprocess(script, switch, value, disable_jit="0"):
+  """Runs `script` in a fresh Python with the environment variable `switch`
+  (a numba patch of mccfrb's: MCCFRB_NUMBA_SSA, MCCFRB_NUMBA_INLINE) set to
+  `value`, PYTHONHASHSEED fixed (the names of string constants in the LLVM
+  IR) and NUMBA_DISABLE_JIT as given; returns the JSON of its last line."""
+  env = dict(os.environ, PYTHONHASHSEED="0", NUMBA_DISABLE_JIT=disable_jit)
+  env[switch] = value
+  out = subprocess.run([sys.executable, "-c", script], env=env, check=True,
+                       capture_output=True, text=True).stdout
+  return json.loads(out.strip().splitlines()[-1])
 
 
 def table_digest(solver):

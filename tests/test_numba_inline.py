@@ -1,15 +1,12 @@
 """numba's inliner with one deepcopy memo per inlined call
 (mccfrb/numba_inline.py): the same machine code, copied in linear time."""
 
-import json
-import os
-import subprocess
-import sys
 
 from numba.core import inline_closurecall
 
 import mccfrb  # pylint: disable=unused-import  # Installs the memo.
 from mccfrb import numba_inline
+from tests.conftest import compile_in_subprocess
 
 # Compiles a chain of inline="always" functions (loops, branches, a tuple
 # return, a None argument pruned away, variables live across blocks) and
@@ -71,11 +68,7 @@ print(json.dumps(dict(values=values, hashes=hashes, copies=copies[0],
 
 
 def _compile(inline_env, disable_jit="0"):
-  env = dict(os.environ, PYTHONHASHSEED="0", MCCFRB_NUMBA_INLINE=inline_env,
-             NUMBA_DISABLE_JIT=disable_jit)
-  out = subprocess.run([sys.executable, "-c", _SCRIPT], env=env, check=True,
-                       capture_output=True, text=True).stdout
-  return json.loads(out.strip().splitlines()[-1])
+  return compile_in_subprocess(_SCRIPT, "MCCFRB_NUMBA_INLINE", inline_env, disable_jit)
 
 
 def test_importing_mccfrb_installs_the_memo_once():

@@ -2,15 +2,12 @@
 variable (mccfrb/numba_ssa.py): the same machine code, fewer statements
 visited."""
 
-import json
-import os
-import subprocess
-import sys
 
 from numba.core import ssa
 
 import mccfrb  # pylint: disable=unused-import  # Installs the map.
 from mccfrb import numba_ssa
+from tests.conftest import compile_in_subprocess
 
 # Compiles a function whose variables are assigned in several blocks
 # (loops, branches, an inlined callee, a variable defined in one branch
@@ -74,11 +71,7 @@ print(json.dumps(dict(values=values, hashes=hashes, visited=visited[0],
 
 
 def _compile(ssa_env, disable_jit="0"):
-  env = dict(os.environ, PYTHONHASHSEED="0", MCCFRB_NUMBA_SSA=ssa_env,
-             NUMBA_DISABLE_JIT=disable_jit)
-  out = subprocess.run([sys.executable, "-c", _SCRIPT], env=env, check=True,
-                       capture_output=True, text=True).stdout
-  return json.loads(out.strip().splitlines()[-1])
+  return compile_in_subprocess(_SCRIPT, "MCCFRB_NUMBA_SSA", ssa_env, disable_jit)
 
 
 def test_importing_mccfrb_installs_the_map_once():
