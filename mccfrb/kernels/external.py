@@ -287,13 +287,6 @@ def _dense(regrets, avg, through):
                regrets.shape[1], -1)
 
 
-@njit(cache=True, inline="always")
-def _widest(layout, width):
-  """The words of a table's widest row (`width` cells per field)."""
-  return hashed.row_words(width, layout[hashed.L_HEADER],
-                          layout[hashed.L_FIELDS], layout[hashed.L_PER_WORD])
-
-
 @njit(cache=True, error_model="numpy", inline="always")
 def _no_records():
   return Recorded(np.zeros((0, 0), dtype=np.int64),
@@ -563,6 +556,15 @@ class Run(NamedTuple):
   node_budget: int
 
 
+class Geometry(NamedTuple):
+  """An engine's rows (`_traversals`): the table's row header and cells
+  per word, and the words of its widest row and of the baselines'."""
+  header: int
+  per_word: int
+  widest: int
+  keyed_widest: int
+
+
 class Walk(NamedTuple):
   """One traversal's constants (`_walk`): traversal e updates player p at
   iteration t with regret weight regret_w (w_t), simple averaging adds
@@ -616,13 +618,13 @@ def _decision_row(code, game, eng, geo, table, run, d, n, q, c):
   row = np.int64(0)
   if eng is not None:
     row, suspend = _row(code, eng.params, eng.states[d], q, c, eng.tab,
-                        run.allow_insert, run.workers, geo[2],
+                        run.allow_insert, run.workers, geo.widest,
                         eng.tab.meta[:0])
     if suspend:
       return q, row, 0, 0, 0, False, True
     eng.frame_row[d] = row
     eng.frame_count[d] = c
-    r0 = hashed.first_cell(row, geo[0], geo[1]) if row >= 0 else 0
+    r0 = hashed.first_cell(row, geo.header, geo.per_word) if row >= 0 else 0
     return q, row, r0, r0 + c, row + table.h_through, row >= 0, False
   if game is not None:
     q = np.int64(game.player[n])
@@ -747,7 +749,7 @@ def _enter(code, game, eng, keyed, geo, table, weights, prune, frames,
       if k == 0 or q != walk.p:  # A sampled node: its baseline's row.
         eng.frame_brow[d], suspend = keyed_row(
             code, eng.params, eng.states[d], eng.key_code, d, c, keyed,
-            geo[3], eng.allow_keyed)
+            geo.keyed_widest, eng.allow_keyed)
         if suspend:
           return HALT, ret, rng, acc, num_records, 0
         eng.frame_count[d] = c
@@ -829,7 +831,7 @@ def _leave(code, game, eng, keyed, geo, table, frames, records, run, walk,
   stored = True
   if eng is not None:
     row = eng.frame_row[d]
-    r0 = hashed.first_cell(row, geo[0], geo[1]) if row >= 0 else 0
+    r0 = hashed.first_cell(row, geo.header, geo.per_word) if row >= 0 else 0
     stored = row >= 0
   if game is not None:
     r0 = game.infoset[n] * table.width
@@ -938,17 +940,17 @@ def _traversals(mode, code, game, utility_sum, table, eng, weights, prune,
   use_stream = mode == RECORD
   stream = np.uint64(0)
   resume = False
-  # An engine's row header, cells per word and widest rows (its own, the
-  # baselines').
   z = np.int64(0)
-  geo = (z, z, z, z)
+  geo = Geometry(z, z, z, z)
   if eng is not None:
     layout = eng.tab.layout
-    geo = (layout[hashed.L_HEADER], layout[hashed.L_PER_WORD],
-           _widest(layout, frames.sigma.shape[1]), z)
+    keyed_widest = z
     if keyed is not None:
-      geo = (geo[0], geo[1], geo[2],
-             _widest(keyed.layout, frames.sigma.shape[1]))
+      keyed_widest = hashed.layout_row_words(keyed.layout,
+                                             frames.sigma.shape[1])
+    geo = Geometry(layout[hashed.L_HEADER], layout[hashed.L_PER_WORD],
+                   hashed.layout_row_words(layout, frames.sigma.shape[1]),
+                   keyed_widest)
     use_stream = workers > 1
     stream = eng.streams[worker, STREAM]
     resume = progress[worker, PENDING] != 0

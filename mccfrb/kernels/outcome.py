@@ -1665,14 +1665,10 @@ def engine_down(code, eng, keyed, probe, codes, weights, scratch, wk, e,
   lanes = eng.lanes
   layout = eng.tab.layout
   max_moves = scratch.child_est.shape[1]
-  widest = (hashed.row_words(max_moves, layout[hashed.L_HEADER],
-                             layout[hashed.L_FIELDS],
-                             layout[hashed.L_PER_WORD]), 0)
+  widest = (hashed.layout_row_words(layout, max_moves), 0)
   if keyed is not None:
-    k_layout = hashed.borrowed(keyed).layout
-    widest = (widest[0], hashed.row_words(
-        max_moves, k_layout[hashed.L_HEADER], k_layout[hashed.L_FIELDS],
-        k_layout[hashed.L_PER_WORD]))
+    widest = (widest[0], hashed.layout_row_words(
+        hashed.borrowed(keyed).layout, max_moves))
   flat_sigma = flat(eng.path_sigma)
   flat_probs = flat(eng.path_probs)
   flight = eng.in_flight

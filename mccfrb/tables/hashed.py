@@ -122,6 +122,12 @@ def row_words(c, header, fields, per_word):
 
 
 @njit(cache=True, inline="always")
+def layout_row_words(layout, c):
+  """Words of a row of width c in a table of `layout`."""
+  return row_words(c, layout[L_HEADER], layout[L_FIELDS], layout[L_PER_WORD])
+
+
+@njit(cache=True, inline="always")
 def first_cell(o, header, per_word):
   """Index in `cells` of the row's field 0, action 0."""
   return (o + header) * per_word
