@@ -1,7 +1,6 @@
 """numba's inliner with one deepcopy memo per inlined call
 (mccfrb/numba_inline.py): the same machine code, copied in linear time."""
 
-
 from numba.core import inline_closurecall
 
 import mccfrb  # pylint: disable=unused-import  # Installs the memo.
@@ -68,7 +67,8 @@ print(json.dumps(dict(values=values, hashes=hashes, copies=copies[0],
 
 
 def _compile(inline_env, disable_jit="0"):
-  return compile_in_subprocess(_SCRIPT, "MCCFRB_NUMBA_INLINE", inline_env, disable_jit)
+  return compile_in_subprocess(_SCRIPT, "MCCFRB_NUMBA_INLINE", inline_env,
+                               disable_jit)
 
 
 def test_importing_mccfrb_installs_the_memo_once():

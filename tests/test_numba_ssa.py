@@ -2,7 +2,6 @@
 variable (mccfrb/numba_ssa.py): the same machine code, fewer statements
 visited."""
 
-
 from numba.core import ssa
 
 import mccfrb  # pylint: disable=unused-import  # Installs the map.
@@ -71,7 +70,8 @@ print(json.dumps(dict(values=values, hashes=hashes, visited=visited[0],
 
 
 def _compile(ssa_env, disable_jit="0"):
-  return compile_in_subprocess(_SCRIPT, "MCCFRB_NUMBA_SSA", ssa_env, disable_jit)
+  return compile_in_subprocess(_SCRIPT, "MCCFRB_NUMBA_SSA", ssa_env,
+                               disable_jit)
 
 
 def test_importing_mccfrb_installs_the_map_once():
