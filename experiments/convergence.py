@@ -140,13 +140,6 @@ OUTPUTS = ("convergence.csv", "speedup.csv", "convergence_*.png",
 RUNS = "convergence_runs"  # The finished runs of a sweep in progress.
 
 
-def decade_times(seconds):
-  """Powers of ten spanning the positive training times of a sweep."""
-  seconds = seconds[seconds > 0]
-  lo, hi = np.floor(np.log10(seconds.min())), np.ceil(np.log10(seconds.max()))
-  return [float(10.0**k) for k in np.arange(lo, hi + 1)]
-
-
 def budget_times(budget):
   """Powers of ten from budget/100 up to a time budget, and the budget."""
   lo, hi = np.ceil(np.log10(budget / 100)), np.floor(np.log10(budget))
@@ -177,7 +170,7 @@ def print_tables(df):
         print(reached.rename(columns={"mean": "mean iterations"}).to_string(
             float_format="{:,.0f}".format))
       times = (budget_times(budgets.max()) if len(budgets)
-               else decade_times(g["seconds"]))
+               else analysis.round_times(*analysis.common_seconds(g)))
       at = analysis.at_times(g, times).drop(columns="game").set_index(
           "algorithm")
       apart = at.index[at.isna().all(axis="columns")]
@@ -187,12 +180,14 @@ def print_tables(df):
               "overlap)")
       at = at.drop(index=apart).dropna(axis="columns")
       if at.columns.empty or at.empty:
-        print(f"\n{game}: no table by training seconds: no power of ten of "
-              "seconds lies inside every run's training time")
+        print(f"\n{game}: no table by training seconds: no round number "
+              "of seconds (1, 2 or 5 times a power of ten) lies inside "
+              "every run's training time")
         continue
       print(f"\n{game}: mean {analysis.metric_name(g)} by training seconds "
-            "(interpolated log-log, at the powers of ten every run of every "
-            "algorithm reached; the speedups below compare beyond them)")
+            "(interpolated log-log, at round numbers of seconds every run "
+            "of every algorithm reached; the speedups below compare beyond "
+            "them)")
       print(at.to_string())
 
 

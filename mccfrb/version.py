@@ -5,4 +5,4 @@
 (MAJOR.MINOR.PATCH); CONTRIBUTING.md gives the policy.
 """
 
-__version__ = "0.8.2"
+__version__ = "0.8.3"

@@ -162,16 +162,30 @@ def test_speedup_table_from_the_sweep_or_a_reference_csv(tmp_path):
   assert missing.returncode == 1 and "os_optimistic" in missing.stderr
 
 
+@pytest.mark.parametrize("lo, hi, times", [
+    (0.5, 200.0, [1.0, 10.0, 100.0]),  # Two or more decades: those alone.
+    # One decade inside: the 1-2-5 steps (a CI run of the sweep below had
+    # no power of ten but 1 ms inside every run, then none at all).
+    (0.00028, 0.0083, [0.0005, 0.001, 0.002, 0.005]),
+    (0.0011, 0.0083, [0.002, 0.005]),
+    (0.09, 0.11, [0.1]),
+    (0.3, 0.4, []),  # No step inside: no table, said so.
+    (0.4, 0.3, []),  # The runs' times do not overlap.
+])
+def test_the_table_by_seconds_is_at_round_numbers_every_run_reached(
+    lo, hi, times):
+  assert analysis.round_times(lo, hi) == times
+
+
 def test_the_default_compares_with_openspiels_cpp_solver_without_nan(
     tmp_path):
   """The default algorithms against OpenSpiel's C++ outcome sampling, its
   curve read off the committed long run: tables by iteration, by seconds
   and of speedups by iterations and by seconds, none with NaN; the time
   left is estimated on every line but the last."""
-  # 10,000 iterations: MCCFRb's runs take a few milliseconds, so that a
-  # power of ten of seconds lies inside every run's training time (3,000
-  # took under one on a quiet machine, and the table by seconds is then
-  # left out, as the binary says).
+  # 10,000 iterations: MCCFRb's runs take a few milliseconds (from about
+  # 0.2 ms at iteration 1 to 8 ms), so that round numbers of seconds lie
+  # inside every run's training time on a loaded machine too.
   done = run_binary("experiments.convergence", "--games=leduc_poker",
                     "--iterations=10000", "--seeds=2", "--num_checkpoints=5",
                     "--evaluator=mccfrb", f"--out_dir={tmp_path}")

@@ -197,6 +197,33 @@ def at_times(df, times):
   return pd.DataFrame(rows)
 
 
+def round_times(lo, hi):
+  """Round numbers of seconds inside [lo, hi] for the table by seconds.
+
+  The powers of ten there if at least two fit, else the 1-2-5 steps there
+  (runs of a few milliseconds span less than a decade beside the others:
+  0.28 ms to 8.3 ms gives 0.5, 1, 2 and 5 ms); none when no step fits.
+  """
+  if not hi > lo > 0:
+    return []
+  steps = [(m, float(f"{m}e{k}"))
+           for k in range(int(np.floor(np.log10(lo))),
+                          int(np.ceil(np.log10(hi))) + 1) for m in (1, 2, 5)]
+  inside = [(m, t) for m, t in steps if lo <= t <= hi]
+  decades = [t for m, t in inside if m == 1]
+  return decades if len(decades) >= 2 else [t for _, t in inside]
+
+
+def common_seconds(df):
+  """The span of training seconds every seed of every algorithm of `df`
+  reached (lo > hi when they do not overlap; NaN without curves)."""
+  grid = on_time_grid(df, num_points=200)
+  if grid.empty:
+    return np.nan, np.nan
+  spans = grid.groupby("algorithm")["seconds"].agg(["min", "max"])
+  return spans["min"].max(), spans["max"].min()
+
+
 SPEEDUP_COLUMNS = ("game", "algorithm", "iteration", "exploitability",
                    "reference", "reference_iterations", "speedup", "bound",
                    "nodes_touched", "seconds", "reported",
