@@ -32,7 +32,10 @@ def test_two_signatures():
 def _rows(tmp_path, cache):
   """The plugin's rows from a pytest run of KERNELS with numba's cache in
   `cache`, and what the run printed. The file is written once: numba's
-  cache is stale for a source file whose modification time changed."""
+  cache is stale for a source file whose modification time changed. The
+  rootdir is given: pytest would otherwise take the common ancestor of the
+  checkout and tmp_path (/tmp for a checkout under /tmp), and the test ids
+  would carry tmp_path's folders."""
   if not (tmp_path / "test_kernels.py").exists():
     (tmp_path / "test_kernels.py").write_text(KERNELS)
   folder = tmp_path / "times"
@@ -40,7 +43,8 @@ def _rows(tmp_path, cache):
              **{compile_times.FOLDER: str(folder)})
   done = subprocess.run(
       [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-       "-p", "tests.compile_times", str(tmp_path / "test_kernels.py")],
+       "-p", "tests.compile_times", "--rootdir", str(tmp_path),
+       str(tmp_path / "test_kernels.py")],
       cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
       check=False)
   assert done.returncode == 0, done.stdout + done.stderr
