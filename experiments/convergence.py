@@ -169,11 +169,12 @@ def print_tables(df):
               f"Iterations reached ({seeds}):")
         print(reached.rename(columns={"mean": "mean iterations"}).to_string(
             float_format="{:,.0f}".format))
-      times = (budget_times(budgets.max()) if len(budgets)
-               else analysis.round_times(*analysis.common_seconds(g)))
+      times = budget_times(budgets.max()) if len(budgets) else None
       at = analysis.at_times(g, times).drop(columns="game").set_index(
           "algorithm")
-      apart = at.index[at.isna().all(axis="columns")]
+      # Without a column (no round number inside every run) no row is apart.
+      apart = (at.index[at.isna().all(axis="columns")] if len(at.columns)
+               else at.index[:0])
       if len(apart):
         print(f"\n{game}: not in the table by training seconds: "
               f"{', '.join(apart)} (the seeds' training times do not "

@@ -164,8 +164,8 @@ def test_speedup_table_from_the_sweep_or_a_reference_csv(tmp_path):
 
 @pytest.mark.parametrize("lo, hi, times", [
     (0.5, 200.0, [1.0, 10.0, 100.0]),  # Two or more decades: those alone.
-    # One decade inside: the 1-2-5 steps (a CI run of the sweep below had
-    # no power of ten but 1 ms inside every run, then none at all).
+    # One decade inside: the 1-2-5 steps (the sweep below spans only 1 ms
+    # of the powers of ten on a quiet machine, and none on a loaded one).
     (0.00028, 0.0083, [0.0005, 0.001, 0.002, 0.005]),
     (0.0011, 0.0083, [0.002, 0.005]),
     (0.09, 0.11, [0.1]),

@@ -696,3 +696,11 @@ def test_the_table_by_seconds_keeps_algorithms_whose_seeds_do_not_overlap():
   assert table.loc["b", "0.005s"] == pytest.approx(0.2)
   only_a = analysis.at_times(pd.DataFrame(rows[:4]), [0.005])
   assert list(only_a["algorithm"]) == ["a"] and only_a["0.005s"].isna().all()
+  # Without times: the round numbers inside every curve, b's 1 to 10 ms
+  # (a, without a curve, does not narrow them); none without any curve.
+  default = analysis.at_times(pd.DataFrame(rows)).set_index("algorithm")
+  assert list(default.columns) == ["game", "0.001s", "0.01s"]
+  assert default.loc["a", ["0.001s", "0.01s"]].isna().all()
+  assert default.loc["b", "0.01s"] == pytest.approx(0.1)
+  assert list(analysis.at_times(pd.DataFrame(rows[:4])).columns) == [
+      "game", "algorithm"]

@@ -179,11 +179,15 @@ def iteration_curves(df, num_points=40):
   return pd.concat(parts, ignore_index=True) if parts else by_iteration(df)
 
 
-def at_times(df, times):
+def at_times(df, times=None):
   """Mean exploitability reached at each of `times` seconds, one row per
   (game, algorithm) of `df` (NaN if unknown: outside the times every seed
-  reached, all of a row when the seeds' time ranges do not overlap)."""
+  reached, all of a row when the seeds' time ranges do not overlap).
+  Without `times`: at the `round_times` every seed of every algorithm of
+  `df` reached."""
   grid = on_time_grid(df, num_points=200)
+  if times is None:
+    times = round_times(*_common_span(grid))
   rows = []
   for (game, algorithm), _ in df.groupby(KEYS):
     g = (grid[(grid["game"] == game) & (grid["algorithm"] == algorithm)]
@@ -214,13 +218,12 @@ def round_times(lo, hi):
   return decades if len(decades) >= 2 else [t for _, t in inside]
 
 
-def common_seconds(df):
-  """The span of training seconds every seed of every algorithm of `df`
-  reached (lo > hi when they do not overlap; NaN without curves)."""
-  grid = on_time_grid(df, num_points=200)
+def _common_span(grid):
+  """The span of a time grid's seconds every (game, algorithm) of it
+  reached (lo > hi when they do not overlap; NaN for an empty grid)."""
   if grid.empty:
     return np.nan, np.nan
-  spans = grid.groupby("algorithm")["seconds"].agg(["min", "max"])
+  spans = grid.groupby(KEYS)["seconds"].agg(["min", "max"])
   return spans["min"].max(), spans["max"].min()
 
 
